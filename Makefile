@@ -1,0 +1,71 @@
+# tenantgate - the two commands a newcomer needs:
+#   make demo   real local provider + consumer clusters, webhook and signer, one authentication
+#   make test   every test: unit (normal and ASan+UBSan builds), CLI, fuzz (bounded), e2e
+# Both install what they need first (Debian packages, the pinned Kubernetes binaries).
+SHELL := /bin/bash
+JOBS  ?= $(shell nproc)
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
+
+# Debian packages the build, the tests and the demo use.
+DEB_PACKAGES := build-essential cmake ninja-build pkg-config git ca-certificates curl openssl \
+  libh2o-dev libuv1-dev libssl-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libcmocka-dev \
+  clang libclang-rt-14-dev python3 python3-venv
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps build build-asan build-fuzz test unit unit-asan fuzz e2e demo demo-down bench clean
+
+all: build
+
+# Idempotent: installs only what is missing, without prompts.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "deps: Debian packages present"; fi
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTG_SANITIZE=ON
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTG_FUZZ=ON
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+build-fuzz: deps $(FUZZ_BUILD)/build.ninja
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -L 'unit|cli'
+
+unit-asan: build-asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -L 'unit|cli'
+
+fuzz: build-fuzz
+	cd $(FUZZ_BUILD) && TG_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -L fuzz
+
+e2e: build
+	cd $(BUILD) && ctest --output-on-failure -L e2e
+
+test: unit unit-asan fuzz e2e
+
+bench: build
+	@for b in bench/*; do [ -x "$$b" ] && [ -f "$$b" ] && "$$b" $(BUILD); done
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

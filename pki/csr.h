@@ -1,0 +1,27 @@
+/* csr.h - the consumer's certificate signing request: build it, and check one
+ * (SPEC.md 5, steps 7-10). */
+#ifndef TG_PKI_CSR_H
+#define TG_PKI_CSR_H
+
+#include <stddef.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include "verdict.h"
+
+#define TG_CSR_ORGANIZATION "liqo.io"
+
+/* PEM "CERTIFICATE REQUEST" with subject O=liqo.io, CN=cluster_id and nothing
+ * else, signed by key. malloc'd, NUL-terminated; NULL on error. */
+char *tg_csr_build(EVP_PKEY *key, const char *cluster_id, size_t *pem_len);
+
+/* Steps 7-10 over PEM text: exactly one CERTIFICATE REQUEST block and nothing
+ * after it (7), valid self-signature (7), subject only O and CN, no extensions,
+ * no other attributes (8), exactly one CN == cluster_id and one O == liqo.io (9),
+ * SubjectPublicKeyInfo DER equal to expected_spki (10). Returns 0 or -1 with v.
+ * On success and if out_req is not NULL, *out_req receives the parsed request. */
+int tg_csr_check(const unsigned char *pem, size_t pem_len, const char *cluster_id,
+                 const unsigned char *expected_spki, size_t spki_len,
+                 tg_verdict *v, X509_REQ **out_req);
+
+#endif

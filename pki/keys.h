@@ -1,0 +1,40 @@
+/* keys.h - cluster keys: generation and the `authentication-keys` formats
+ * (private key PEM PKCS#8, public key PEM PKIX), and the two forms a Tenant's
+ * spec.publicKey comes in (raw 32-byte Ed25519, or PEM PKIX). */
+#ifndef TG_PKI_KEYS_H
+#define TG_PKI_KEYS_H
+
+#include <stddef.h>
+#include <openssl/evp.h>
+
+#include "verdict.h"
+
+typedef enum tg_key_type {
+    TG_KEY_ED25519 = 0,   /* default */
+    TG_KEY_RSA2048,
+    TG_KEY_ECDSA_P256,
+} tg_key_type;
+
+/* "ed25519" | "rsa" | "ecdsa" -> type; -1 when unknown. */
+int tg_key_type_parse(const char *name, tg_key_type *out);
+
+/* A new private key from the CSPRNG, or NULL. */
+EVP_PKEY *tg_key_generate(tg_key_type type);
+
+/* malloc'd NUL-terminated PEM text; *len (if not NULL) excludes the NUL. NULL on error. */
+char *tg_key_private_pem(EVP_PKEY *key, size_t *len);   /* PKCS#8 "PRIVATE KEY" */
+char *tg_key_public_pem(EVP_PKEY *key, size_t *len);    /* PKIX "PUBLIC KEY" */
+
+/* Parse PEM PKCS#8 (also accepts traditional RSA/EC PEM). NULL on error. */
+EVP_PKEY *tg_key_private_from_pem(const char *pem, size_t len);
+
+/* Parse spec.publicKey: exactly 32 bytes -> raw Ed25519; otherwise one PEM
+ * "PUBLIC KEY" block. Enforces key strength: RSA >= 2048 bits, EC only P-256
+ * or P-384. On failure returns NULL and fills v with InvalidPublicKey or WeakKey.
+ * *was_raw is set to 1 for the legacy raw form. */
+EVP_PKEY *tg_public_key_parse(const unsigned char *data, size_t len, int *was_raw, tg_verdict *v);
+
+/* PKIX SubjectPublicKeyInfo DER of a key; malloc'd, NULL on error. */
+unsigned char *tg_key_public_der(EVP_PKEY *key, size_t *len);
+
+#endif
