@@ -1,0 +1,221 @@
+/* log.c - JSON-lines logger: one line, one write(2). */
+#include "log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static tg_log_level min_level = TG_LOG_INFO;
+static int log_fd = 2;
+
+static const char *const level_names[] = {"debug", "info", "warn", "error"};
+
+void tg_log_set_level(tg_log_level level) { min_level = level; }
+void tg_log_set_fd(int fd) { log_fd = fd; }
+int tg_log_enabled(tg_log_level level) { return level >= min_level; }
+
+int tg_log_level_parse(const char *name, tg_log_level *out)
+{
+    for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
+        if (strcmp(name, level_names[i]) == 0) {
+            *out = (tg_log_level)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* A bounded writer. Space for the closing "}\n" plus the truncation marker is
+ * reserved up front so a cut line is still valid JSON. */
+#define LINE_RESERVE sizeof(",\"truncated\":true}\n")
+
+typedef struct line {
+    char *buf;
+    size_t len;
+    size_t cap;          /* usable bytes, reserve excluded */
+    int truncated;
+} line;
+
+static void put_raw(line *l, const char *s, size_t n)
+{
+    if (l->len + n > l->cap) {
+        l->truncated = 1;
+        return;
+    }
+    memcpy(l->buf + l->len, s, n);
+    l->len += n;
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
+static size_t utf8_seq_len(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0];
+    size_t n;
+    uint32_t cp;
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; }
+    else return 0;
+    if (avail < n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    /* overlong forms, surrogates, beyond U+10FFFF */
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* A JSON string literal. Never cuts inside an escape or a UTF-8 sequence, and
+ * always closes the quote: one byte is held back for it. */
+static void put_string(line *l, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t avail = strlen(s);
+
+    if (l->truncated || l->len + 2 > l->cap) {
+        l->truncated = 1;
+        return;
+    }
+    l->buf[l->len++] = '"';
+    l->cap -= 1;
+    while (avail > 0 && !l->truncated) {
+        char esc[8];
+        size_t n = utf8_seq_len(p, avail);
+
+        if (n == 0) {
+            put_raw(l, "\\ufffd", 6);           /* invalid byte */
+            p++, avail--;
+            continue;
+        }
+        if (n > 1) {
+            put_raw(l, (const char *)p, n);
+        } else if (*p == '"' || *p == '\\') {
+            esc[0] = '\\', esc[1] = (char)*p;
+            put_raw(l, esc, 2);
+        } else if (*p == '\n') {
+            put_raw(l, "\\n", 2);
+        } else if (*p == '\r') {
+            put_raw(l, "\\r", 2);
+        } else if (*p == '\t') {
+            put_raw(l, "\\t", 2);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[*p >> 4], esc[5] = hex[*p & 0xf];
+            put_raw(l, esc, 6);
+        } else {
+            put_raw(l, (const char *)p, 1);
+        }
+        p += n, avail -= n;
+    }
+    l->cap += 1;
+    l->buf[l->len++] = '"';
+}
+
+static void put_fmt_int(line *l, int64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
+    put_raw(l, tmp, (size_t)n);
+}
+
+size_t tg_log_format(char *buf, int64_t ts_ms, tg_log_level level, const char *msg,
+                     const tg_log_field *fields, size_t nfields)
+{
+    line l = {.buf = buf, .len = 0, .cap = TG_LOG_LINE_MAX - LINE_RESERVE - 1};
+    char ts[64];
+    time_t secs = (time_t)(ts_ms / 1000);
+    struct tm tm;
+
+    gmtime_r(&secs, &tm);
+    snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)((ts_ms % 1000 + 1000) % 1000));
+    put_raw(&l, "{\"ts\":\"", 7);
+    put_raw(&l, ts, strlen(ts));
+    put_raw(&l, "\",\"level\":\"", 11);
+    if ((unsigned)level > TG_LOG_ERROR)
+        level = TG_LOG_ERROR;
+    put_raw(&l, level_names[level], strlen(level_names[level]));
+    put_raw(&l, "\",\"msg\":", 8);
+    put_string(&l, msg ? msg : "");
+
+    for (size_t i = 0; i < nfields && !l.truncated; i++) {
+        const tg_log_field *f = &fields[i];
+        size_t mark = l.len;
+
+        put_raw(&l, ",", 1);
+        put_string(&l, f->key ? f->key : "");
+        put_raw(&l, ":", 1);
+        if (l.truncated) {
+            l.len = mark;             /* no room for the key: drop the field */
+            break;
+        }
+        switch (f->type) {
+        case TG_LOG_FIELD_STR:
+            if (f->s)
+                put_string(&l, f->s); /* cut but closed when too long */
+            else
+                put_raw(&l, "null", 4);
+            break;
+        case TG_LOG_FIELD_INT:
+            put_fmt_int(&l, f->i);
+            break;
+        case TG_LOG_FIELD_BOOL:
+            if (f->i)
+                put_raw(&l, "true", 4);
+            else
+                put_raw(&l, "false", 5);
+            break;
+        }
+        if (l.truncated && f->type != TG_LOG_FIELD_STR)
+            l.len = mark;
+        else if (l.truncated && !f->s)
+            l.len = mark;
+    }
+    /* The reserve always has room for the tail. */
+    if (l.truncated) {
+        static const char tail[] = ",\"truncated\":true}\n";
+        memcpy(l.buf + l.len, tail, sizeof(tail) - 1);
+        l.len += sizeof(tail) - 1;
+    } else {
+        memcpy(l.buf + l.len, "}\n", 2);
+        l.len += 2;
+    }
+    l.buf[l.len] = '\0';
+    return l.len;
+}
+
+void tg_log_fields(tg_log_level level, const char *msg, const tg_log_field *fields, size_t nfields)
+{
+    char buf[TG_LOG_LINE_MAX];
+    struct timespec now;
+    size_t len, off = 0;
+
+    if (!tg_log_enabled(level))
+        return;
+    clock_gettime(CLOCK_REALTIME, &now);
+    len = tg_log_format(buf, (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, level, msg,
+                        fields, nfields);
+    /* One write(2) per line: O_APPEND-free pipes and ttys keep lines whole up
+     * to PIPE_BUF; a short write is finished rather than lost. */
+    while (off < len) {
+        ssize_t n = write(log_fd, buf + off, len - off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        off += (size_t)n;
+    }
+}

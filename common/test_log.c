@@ -1,0 +1,181 @@
+/* test_log.c - every line is one valid JSON object with the fields given. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+/* Parse strictly as the consumers of our logs would. */
+static json_object *parse_line(const char *line, size_t len)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *o;
+
+    assert_non_null(tok);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+    assert_true(len > 0 && line[len - 1] == '\n');
+    o = json_tokener_parse_ex(tok, line, (int)len - 1);
+    assert_int_equal(json_tokener_get_error(tok), json_tokener_success);
+    json_tokener_free(tok);
+    assert_non_null(o);
+    return o;
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v))
+        return NULL;
+    return json_object_get_string(v);
+}
+
+static void test_format_basic(void **state)
+{
+    char buf[TG_LOG_LINE_MAX];
+    size_t n = tg_log_format(buf, 1795010076123LL, TG_LOG_WARN, "admission",
+                             (tg_log_field[]){TG_LOG_STR("uid", "abc"), TG_LOG_INT("us", -42),
+                                              TG_LOG_BOOL("ok", 1), TG_LOG_STR("none", NULL)},
+                             4);
+    assert_string_equal(buf, "{\"ts\":\"2026-11-18T13:54:36.123Z\",\"level\":\"warn\","
+                             "\"msg\":\"admission\",\"uid\":\"abc\",\"us\":-42,\"ok\":true,"
+                             "\"none\":null}\n");
+    assert_int_equal(n, strlen(buf));
+}
+
+static void test_escaping(void **state)
+{
+    static const struct {
+        const char *in;
+        const char *want;        /* the JSON literal, quotes included */
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"q\"b\\s", "\"q\\\"b\\\\s\""},
+        {"nl\nx\ty\r", "\"nl\\nx\\ty\\r\""},
+        {"\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        {"bad\xff\xc3", "\"bad\\ufffd\\ufffd\""},          /* stray byte, cut sequence */
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},                /* overlong "/" */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},     /* UTF-16 surrogate */
+        {"</script>", "\"</script>\""},
+    };
+    char buf[TG_LOG_LINE_MAX];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t n = tg_log_format(buf, 0, TG_LOG_INFO, "m",
+                                 (tg_log_field[]){TG_LOG_STR("v", cases[i].in)}, 1);
+        const char *p = strstr(buf, "\"v\":");
+        char want[256];
+
+        assert_non_null(p);
+        snprintf(want, sizeof(want), "\"v\":%s}\n", cases[i].want);
+        assert_string_equal(p, want);
+        json_object_put(parse_line(buf, n));
+    }
+}
+
+static void test_truncation_keeps_json_valid(void **state)
+{
+    char buf[TG_LOG_LINE_MAX];
+    size_t big = TG_LOG_LINE_MAX * 2;
+    char *s = malloc(big + 1);
+
+    /* Quotes expand to two bytes: the cut must not fall inside an escape. */
+    for (size_t i = 0; i < big; i++)
+        s[i] = (i % 3 == 0) ? '"' : (i % 3 == 1 ? 'a' : '\n');
+    s[big] = '\0';
+    for (size_t shift = 0; shift < 3; shift++) {
+        size_t n = tg_log_format(buf, 0, TG_LOG_ERROR, s + shift,
+                                 (tg_log_field[]){TG_LOG_STR("after", "x")}, 1);
+        json_object *o = parse_line(buf, n);
+        json_object *t;
+
+        assert_true(n < TG_LOG_LINE_MAX);
+        assert_true(json_object_object_get_ex(o, "truncated", &t));
+        assert_true(json_object_get_boolean(t));
+        json_object_put(o);
+    }
+    /* A long value in a later field: earlier fields survive. */
+    memset(s, 0xe2, big);       /* invalid alone: each becomes \ufffd (6 bytes) */
+    size_t n = tg_log_format(buf, 0, TG_LOG_INFO, "m",
+                             (tg_log_field[]){TG_LOG_STR("uid", "u1"), TG_LOG_STR("v", s)}, 2);
+    json_object *o = parse_line(buf, n);
+    assert_string_equal(get_str(o, "uid"), "u1");
+    json_object_put(o);
+    free(s);
+}
+
+static int pipe_fds[2];
+
+static void *writer(void *arg)
+{
+    char id[16];
+    snprintf(id, sizeof(id), "t%ld", (long)(intptr_t)arg);
+    for (int i = 0; i < 200; i++)
+        tg_log(TG_LOG_INFO, "concurrent", TG_LOG_STR("thread", id), TG_LOG_INT("i", i),
+               TG_LOG_STR("pad", "0123456789012345678901234567890123456789"));
+    return NULL;
+}
+
+static void test_threads_never_interleave(void **state)
+{
+    pthread_t th[4];
+    FILE *f;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lines = 0;
+
+    /* A temp file instead of a pipe: nobody has to drain it concurrently. */
+    f = tmpfile();
+    assert_non_null(f);
+    tg_log_set_fd(fileno(f));
+    for (long i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, writer, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    tg_log_set_fd(2);
+    rewind(f);
+    while ((n = getline(&line, &cap, f)) > 0) {
+        json_object *o = parse_line(line, (size_t)n);
+        assert_string_equal(get_str(o, "msg"), "concurrent");
+        json_object_put(o);
+        lines++;
+    }
+    assert_int_equal(lines, 800);
+    free(line);
+    fclose(f);
+    (void)pipe_fds;
+}
+
+static void test_levels(void **state)
+{
+    tg_log_level l;
+
+    assert_int_equal(tg_log_level_parse("warn", &l), 0);
+    assert_int_equal(l, TG_LOG_WARN);
+    assert_int_equal(tg_log_level_parse("loud", &l), -1);
+    tg_log_set_level(TG_LOG_WARN);
+    assert_false(tg_log_enabled(TG_LOG_INFO));
+    assert_true(tg_log_enabled(TG_LOG_ERROR));
+    tg_log_set_level(TG_LOG_INFO);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_format_basic),
+        cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_truncation_keeps_json_valid),
+        cmocka_unit_test(test_threads_never_interleave),
+        cmocka_unit_test(test_levels),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
