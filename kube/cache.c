@@ -1,0 +1,467 @@
+/* cache.c - informer store: a hash of namespace/name -> object, an optional
+ * label index, and the list/watch state machine. */
+#include "kube/cache.h"
+#include "kube/json.h"
+
+#include <json-c/linkhash.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cache_entry {
+    char *key;                     /* "ns/name", or "name" when cluster-scoped */
+    json_object *obj;              /* one reference */
+    char *index_value;             /* the index label's value, or NULL */
+    struct cache_entry *idx_next;  /* others with the same index value */
+    int seen;                      /* relist mark */
+} cache_entry;
+
+typedef struct index_bucket {
+    char *value;
+    cache_entry *head;
+} index_bucket;
+
+struct tg_cache {
+    pthread_rwlock_t lock;
+    struct lh_table *objects;      /* key -> cache_entry (owned) */
+    struct lh_table *index;        /* value -> index_bucket (owned), or NULL */
+    char *index_label;
+    char *rv;                      /* writer thread only */
+    int synced;
+};
+
+/* Handler calls are collected under the write lock and made after it. */
+typedef struct change {
+    enum { CH_ADD, CH_UPDATE, CH_DELETE } kind;
+    json_object *old_obj, *new_obj;   /* references held until the call is made */
+} change;
+
+typedef struct change_list {
+    change *v;
+    size_t n, cap;
+} change_list;
+
+static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t err_len, const char *fmt, ...)
+{
+    if (err != NULL && err_len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_len, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void entry_free(cache_entry *e)
+{
+    json_object_put(e->obj);
+    free(e->key);
+    free(e->index_value);
+    free(e);
+}
+
+static void on_object_entry_free(struct lh_entry *le)
+{
+    entry_free(lh_entry_v(le));
+}
+
+static void on_bucket_free(struct lh_entry *le)
+{
+    index_bucket *b = lh_entry_v(le);
+    free(b->value);
+    free(b);
+}
+
+tg_cache *tg_cache_new(const char *index_label)
+{
+    tg_cache *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    /* glibc's default lets a steady stream of readers (webhook workers)
+     * starve the writer (the informer): prefer the writer. */
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    int rc = pthread_rwlock_init(&c->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    if (rc != 0) {
+        free(c);
+        return NULL;
+    }
+    c->objects = lh_kchar_table_new(64, on_object_entry_free);
+    c->rv = strdup("");
+    if (index_label != NULL) {
+        c->index_label = strdup(index_label);
+        c->index = lh_kchar_table_new(64, on_bucket_free);
+    }
+    if (c->objects == NULL || c->rv == NULL || (index_label && (!c->index_label || !c->index))) {
+        tg_cache_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void tg_cache_free(tg_cache *c)
+{
+    if (c == NULL)
+        return;
+    if (c->index)
+        lh_table_free(c->index);
+    if (c->objects)
+        lh_table_free(c->objects);
+    free(c->index_label);
+    free(c->rv);
+    pthread_rwlock_destroy(&c->lock);
+    free(c);
+}
+
+/* --- keys and metadata --- */
+
+static char *object_key(json_object *obj)
+{
+    const char *name = tg_json_path_string(obj, "metadata", "name", NULL);
+    const char *ns = tg_json_path_string(obj, "metadata", "namespace", NULL);
+    if (name == NULL || *name == '\0')
+        return NULL;
+    char *key;
+    if (ns != NULL && *ns != '\0') {
+        size_t n = strlen(ns) + strlen(name) + 2;
+        if ((key = malloc(n)) != NULL)
+            snprintf(key, n, "%s/%s", ns, name);
+    } else {
+        key = strdup(name);
+    }
+    return key;
+}
+
+static const char *object_rv(json_object *obj)
+{
+    const char *rv = tg_json_path_string(obj, "metadata", "resourceVersion", NULL);
+    return rv ? rv : "";
+}
+
+/* managedFields are large and nobody here reads them. */
+static void strip(json_object *obj)
+{
+    json_object *meta;
+    if (json_object_object_get_ex(obj, "metadata", &meta) && json_object_is_type(meta, json_type_object))
+        json_object_object_del(meta, "managedFields");
+}
+
+/* --- the label index --- */
+
+static void index_add(tg_cache *c, cache_entry *e)
+{
+    if (c->index == NULL || e->index_value == NULL)
+        return;
+    struct lh_entry *le = lh_table_lookup_entry(c->index, e->index_value);
+    index_bucket *b;
+    if (le != NULL) {
+        b = lh_entry_v(le);
+    } else {
+        b = calloc(1, sizeof(*b));
+        if (b == NULL || (b->value = strdup(e->index_value)) == NULL ||
+            lh_table_insert(c->index, b->value, b) != 0) {
+            /* Out of memory: the object stays reachable by name, only the
+             * index misses it. Users fall back to a live read. */
+            if (b)
+                free(b->value);
+            free(b);
+            return;
+        }
+    }
+    e->idx_next = b->head;
+    b->head = e;
+}
+
+static void index_remove(tg_cache *c, cache_entry *e)
+{
+    if (c->index == NULL || e->index_value == NULL)
+        return;
+    struct lh_entry *le = lh_table_lookup_entry(c->index, e->index_value);
+    if (le == NULL)
+        return;
+    index_bucket *b = lh_entry_v(le);
+    for (cache_entry **p = &b->head; *p; p = &(*p)->idx_next) {
+        if (*p == e) {
+            *p = e->idx_next;
+            break;
+        }
+    }
+    e->idx_next = NULL;
+    if (b->head == NULL)
+        lh_table_delete_entry(c->index, le);
+}
+
+static char *index_value_of(tg_cache *c, json_object *obj)
+{
+    if (c->index_label == NULL)
+        return NULL;
+    const char *v = tg_json_string(tg_json_path(obj, "metadata", "labels", NULL), c->index_label);
+    return v ? strdup(v) : NULL;
+}
+
+/* --- changes --- */
+
+static int change_push(change_list *l, int kind, json_object *old_obj, json_object *new_obj)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        change *v = realloc(l->v, cap * sizeof(*v));
+        if (v == NULL)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].kind = kind;
+    l->v[l->n].old_obj = old_obj ? json_object_get(old_obj) : NULL;
+    l->v[l->n].new_obj = new_obj ? json_object_get(new_obj) : NULL;
+    l->n++;
+    return 0;
+}
+
+static void changes_deliver(change_list *l, const tg_cache_handlers *h)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        change *ch = &l->v[i];
+        if (h != NULL) {
+            if (ch->kind == CH_ADD && h->on_add)
+                h->on_add(ch->new_obj, h->data);
+            else if (ch->kind == CH_UPDATE && h->on_update)
+                h->on_update(ch->old_obj, ch->new_obj, h->data);
+            else if (ch->kind == CH_DELETE && h->on_delete)
+                h->on_delete(ch->old_obj, h->data);
+        }
+        json_object_put(ch->old_obj);
+        json_object_put(ch->new_obj);
+    }
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+/* --- writes (under the write lock) --- */
+
+/* Insert or replace obj under key (key is consumed). */
+static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes)
+{
+    struct lh_entry *le = lh_table_lookup_entry(c->objects, key);
+    if (le != NULL) {
+        cache_entry *e = lh_entry_v(le);
+        free(key);
+        e->seen = 1;
+        if (e->obj == obj || strcmp(object_rv(e->obj), object_rv(obj)) == 0)
+            return 0;   /* unchanged: a relist of an object we already have */
+        char *iv = index_value_of(c, obj);
+        if (changes)
+            change_push(changes, CH_UPDATE, e->obj, obj);
+        index_remove(c, e);
+        json_object_put(e->obj);
+        e->obj = json_object_get(obj);
+        free(e->index_value);
+        e->index_value = iv;
+        index_add(c, e);
+        return 0;
+    }
+    cache_entry *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        free(key);
+        return -1;
+    }
+    e->key = key;
+    e->obj = json_object_get(obj);
+    e->index_value = index_value_of(c, obj);
+    e->seen = 1;
+    if (lh_table_insert(c->objects, e->key, e) != 0) {
+        entry_free(e);
+        return -1;
+    }
+    index_add(c, e);
+    if (changes)
+        change_push(changes, CH_ADD, NULL, obj);
+    return 0;
+}
+
+static void remove_entry(tg_cache *c, struct lh_entry *le, change_list *changes)
+{
+    cache_entry *e = lh_entry_v(le);
+    if (changes)
+        change_push(changes, CH_DELETE, e->obj, NULL);
+    index_remove(c, e);
+    lh_table_delete_entry(c->objects, le);   /* frees e */
+}
+
+static int set_rv(tg_cache *c, const char *rv)
+{
+    if (rv == NULL || *rv == '\0' || strcmp(rv, c->rv) == 0)
+        return 0;
+    char *copy = strdup(rv);
+    if (copy == NULL)
+        return -1;
+    free(c->rv);
+    c->rv = copy;
+    return 0;
+}
+
+int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_cache_handlers *h,
+                     char *err, size_t err_len)
+{
+    if (!json_object_is_type(items, json_type_array))
+        return fail(err, err_len, "list has no items array");
+    if (rv == NULL || *rv == '\0')
+        return fail(err, err_len, "list has no metadata.resourceVersion");
+    size_t n = json_object_array_length(items);
+    /* Validate first so that a bad list leaves the cache as it was. */
+    for (size_t i = 0; i < n; i++) {
+        json_object *it = json_object_array_get_idx(items, i);
+        if (!json_object_is_type(it, json_type_object) ||
+            tg_json_path_string(it, "metadata", "name", NULL) == NULL)
+            return fail(err, err_len, "list item %zu has no metadata.name", i);
+    }
+
+    change_list changes = {0};
+    int rc = 0;
+    pthread_rwlock_wrlock(&c->lock);
+    struct lh_entry *le, *tmp;
+    lh_foreach(c->objects, le)
+        ((cache_entry *)lh_entry_v(le))->seen = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_object *it = json_object_array_get_idx(items, i);
+        strip(it);
+        char *key = object_key(it);
+        if (key == NULL || upsert(c, key, it, &changes) != 0)
+            rc = fail(err, err_len, "out of memory storing the list");
+    }
+    if (rc == 0) {
+        /* Whatever the list no longer has was deleted while we were not watching. */
+        lh_foreach_safe(c->objects, le, tmp) {
+            if (!((cache_entry *)lh_entry_v(le))->seen)
+                remove_entry(c, le, &changes);
+        }
+        if (set_rv(c, rv) != 0)
+            rc = fail(err, err_len, "out of memory");
+        else
+            c->synced = 1;
+    }
+    pthread_rwlock_unlock(&c->lock);
+    changes_deliver(&changes, h);
+    return rc;
+}
+
+int tg_cache_apply(tg_cache *c, const tg_watch_event *ev, const tg_cache_handlers *h, char *err, size_t err_len)
+{
+    json_object *obj = ev->object;
+    if (ev->type == TG_WATCH_ERROR) {
+        int code = tg_watch_status_code(obj);
+        const char *msg = tg_json_string(obj, "message");
+        fail(err, err_len, "watch ERROR %d: %.200s", code, msg ? msg : "(no message)");
+        return code == 410 ? TG_CACHE_GONE : TG_CACHE_ERROR;
+    }
+    const char *rv = tg_json_path_string(obj, "metadata", "resourceVersion", NULL);
+    if (rv == NULL || *rv == '\0')
+        return fail(err, err_len, "%s event without metadata.resourceVersion", tg_watch_type_name(ev->type));
+    if (ev->type == TG_WATCH_BOOKMARK)
+        return set_rv(c, rv) == 0 ? TG_CACHE_OK : fail(err, err_len, "out of memory");
+
+    char *key = object_key(obj);
+    if (key == NULL)
+        return fail(err, err_len, "%s event without metadata.name", tg_watch_type_name(ev->type));
+
+    change_list changes = {0};
+    int rc = TG_CACHE_OK;
+    strip(obj);
+    pthread_rwlock_wrlock(&c->lock);
+    if (ev->type == TG_WATCH_DELETED) {
+        struct lh_entry *le = lh_table_lookup_entry(c->objects, key);
+        if (le != NULL)
+            remove_entry(c, le, &changes);
+        free(key);
+    } else if (upsert(c, key, obj, &changes) != 0) {
+        rc = fail(err, err_len, "out of memory storing an event");
+    }
+    if (rc == TG_CACHE_OK && set_rv(c, rv) != 0)
+        rc = fail(err, err_len, "out of memory");
+    pthread_rwlock_unlock(&c->lock);
+    changes_deliver(&changes, h);
+    return rc;
+}
+
+int tg_cache_set_resource_version(tg_cache *c, const char *rv)
+{
+    return set_rv(c, rv);
+}
+
+const char *tg_cache_resource_version(const tg_cache *c)
+{
+    return c->rv;
+}
+
+/* --- reads --- */
+
+static char *make_key(const char *ns, const char *name, char *buf, size_t len)
+{
+    int n = ns && *ns ? snprintf(buf, len, "%s/%s", ns, name) : snprintf(buf, len, "%s", name);
+    return n >= 0 && (size_t)n < len ? buf : NULL;
+}
+
+int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_cb visit, void *data)
+{
+    char buf[512];   /* 253 for a namespace + '/' + 253 for a name */
+    if (name == NULL || make_key(ns, name, buf, sizeof(buf)) == NULL)
+        return 0;
+    pthread_rwlock_rdlock(&c->lock);
+    struct lh_entry *le = lh_table_lookup_entry(c->objects, buf);
+    if (le != NULL && visit != NULL)
+        visit(((cache_entry *)lh_entry_v(le))->obj, data);
+    pthread_rwlock_unlock(&c->lock);
+    return le != NULL;
+}
+
+size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb visit, void *data)
+{
+    size_t n = 0;
+    if (c->index == NULL || value == NULL)
+        return 0;
+    pthread_rwlock_rdlock(&c->lock);
+    struct lh_entry *le = lh_table_lookup_entry(c->index, value);
+    if (le != NULL) {
+        for (cache_entry *e = ((index_bucket *)lh_entry_v(le))->head; e; e = e->idx_next, n++)
+            if (visit)
+                visit(e->obj, data);
+    }
+    pthread_rwlock_unlock(&c->lock);
+    return n;
+}
+
+size_t tg_cache_foreach(tg_cache *c, tg_cache_visit_cb visit, void *data)
+{
+    size_t n = 0;
+    struct lh_entry *le;
+    pthread_rwlock_rdlock(&c->lock);
+    lh_foreach(c->objects, le) {
+        if (visit)
+            visit(((cache_entry *)lh_entry_v(le))->obj, data);
+        n++;
+    }
+    pthread_rwlock_unlock(&c->lock);
+    return n;
+}
+
+size_t tg_cache_count(tg_cache *c)
+{
+    pthread_rwlock_rdlock(&c->lock);
+    size_t n = (size_t)lh_table_length(c->objects);
+    pthread_rwlock_unlock(&c->lock);
+    return n;
+}
+
+int tg_cache_synced(tg_cache *c)
+{
+    pthread_rwlock_rdlock(&c->lock);
+    int s = c->synced;
+    pthread_rwlock_unlock(&c->lock);
+    return s;
+}

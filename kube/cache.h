@@ -1,0 +1,85 @@
+/* cache.h - the object store behind an informer: the state machine that
+ * turns a list and a stream of watch events into "the objects as they are
+ * now", and the handlers' add/update/delete notifications.
+ *
+ * Pure (no I/O): the informer feeds it; tests feed it recorded API JSON.
+ *
+ * Threads: ONE writer thread (the informer's loop) calls replace/apply/
+ * resource_version; ANY thread may read through the visitors, which run
+ * under a read lock. json-c is not thread-safe even for reads that look
+ * harmless: reference counts are not atomic and json_object_to_json_string()
+ * (and json_object_get_string() on a non-string) writes a cached buffer into
+ * the object. So a visitor may only walk the tree with getters
+ * (json_object_object_get_ex, json_object_array_get_idx, tg_json_string, and
+ * json_object_get_string/get_int64/get_boolean on values of that very type),
+ * must copy what it needs, and must never keep a pointer, take a reference or
+ * serialise. The handlers run on the writer thread after the lock is
+ * released; they may take references. */
+#ifndef TG_KUBE_CACHE_H
+#define TG_KUBE_CACHE_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "kube/watch.h"
+
+typedef struct tg_cache tg_cache;
+
+typedef struct tg_cache_handlers {
+    void (*on_add)(json_object *obj, void *data);
+    void (*on_update)(json_object *old_obj, json_object *new_obj, void *data);
+    void (*on_delete)(json_object *last_known, void *data);
+    void *data;
+} tg_cache_handlers;
+
+/* index_label: a label whose value indexes the objects (e.g.
+ * "liqo.io/remote-cluster-id"), or NULL. Returns NULL when out of memory. */
+tg_cache *tg_cache_new(const char *index_label);
+void tg_cache_free(tg_cache *c);
+
+/* The result of applying a watch event. */
+#define TG_CACHE_OK 0
+#define TG_CACHE_ERROR (-1)    /* malformed event or an ERROR event: rewatch from the last RV */
+#define TG_CACHE_GONE 410      /* ERROR event with code 410: the RV is too old, relist */
+
+/* A (re)list: items is the JSON array of every object (all pages), rv the
+ * list's metadata.resourceVersion. Objects not in items are deleted
+ * (on_delete), new ones added, changed ones (other resourceVersion) updated.
+ * The cache takes its own references. Marks the cache synced. Returns 0, or
+ * -1 with err when the input is malformed (the cache is left untouched). */
+int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_cache_handlers *h,
+                     char *err, size_t err_len);
+
+/* One watch event. Returns TG_CACHE_OK, TG_CACHE_GONE, or TG_CACHE_ERROR with err. */
+int tg_cache_apply(tg_cache *c, const tg_watch_event *ev, const tg_cache_handlers *h,
+                   char *err, size_t err_len);
+
+/* Set the resourceVersion to watch from without listing (an informer told
+ * to resume). The cache does not count as synced until a list. */
+int tg_cache_set_resource_version(tg_cache *c, const char *rv);
+
+/* The resourceVersion to resume watching from ("" before the first list).
+ * Writer thread only. */
+const char *tg_cache_resource_version(const tg_cache *c);
+
+/* --- readers: any thread --- */
+
+/* Called under the read lock; see the rules at the top. */
+typedef void (*tg_cache_visit_cb)(json_object *obj, void *data);
+
+/* The object namespace/name (ns NULL or "" for cluster-scoped objects).
+ * Returns 1 if found (visit was called), 0 if not. */
+int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_cb visit, void *data);
+
+/* Every object whose index label equals value. Returns how many were visited. */
+size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb visit, void *data);
+
+/* Every object. Returns how many were visited. */
+size_t tg_cache_foreach(tg_cache *c, tg_cache_visit_cb visit, void *data);
+
+size_t tg_cache_count(tg_cache *c);
+
+/* 1 once the first list has been stored. */
+int tg_cache_synced(tg_cache *c);
+
+#endif
