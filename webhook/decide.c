@@ -1,0 +1,284 @@
+/* decide.c - validate and mutate decisions for Tenants. */
+#include "decide.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "pki/tenant.h"
+
+#include <openssl/crypto.h>
+
+static const char warn_raw_key[] =
+    "spec.publicKey is a legacy raw 32-byte Ed25519 key (Liqo 1.0.0-1.0.1); regenerate the Tenant "
+    "to carry a PEM PUBLIC KEY";
+
+static void decision_init(tg_decision *d)
+{
+    memset(d, 0, sizeof(*d));
+    tg_verdict_init(&d->verdict);
+    d->reason = tg_reason_name(TG_ACCEPTED);
+    d->response.allowed = 1;
+}
+
+void tg_decision_clear(tg_decision *d)
+{
+    free(d->patch);
+    d->patch = NULL;
+}
+
+/* Fill the response from the verdict: the message always starts with the
+ * reason code so scripts and humans can match on it. */
+static void finish(tg_decision *d)
+{
+    tg_review_response *r = &d->response;
+
+    d->reason = tg_reason_name(d->verdict.reason);
+    r->allowed = d->verdict.reason == TG_ACCEPTED;
+    r->nwarnings = 0;
+    if (d->verdict.warnings & TG_WARN_RAW_PUBLIC_KEY)
+        r->warnings[r->nwarnings++] = warn_raw_key;
+    if (!r->allowed) {
+        r->code = d->verdict.code;
+        snprintf(d->message, sizeof(d->message), "%s: %s", d->reason, d->verdict.message);
+        r->message = d->message;
+        r->reason = r->code == 403 ? "Forbidden" : (r->code >= 500 ? "InternalError" : "BadRequest");
+    }
+}
+
+void tg_decide_error(tg_decision *d, int code, const char *reason, const char *message)
+{
+    decision_init(d);
+    d->reason = reason;
+    d->response.allowed = 0;
+    d->response.code = code;
+    snprintf(d->message, sizeof(d->message), "%s: %s", reason, message);
+    /* same one-line rule as verdicts */
+    for (char *p = d->message; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+    d->response.message = d->message;
+    d->response.reason = code >= 500 ? "InternalError" : "BadRequest";
+}
+
+/* Only CREATE and UPDATE of the tenants resource itself; DELETE and /status
+ * are not ours to judge (SPEC.md 5). */
+static int intercepted(const tg_review_request *req)
+{
+    return (req->op == TG_OP_CREATE || req->op == TG_OP_UPDATE) &&
+           strcmp(req->resource_group, TG_TENANT_GROUP) == 0 &&
+           strcmp(req->resource, TG_TENANT_RESOURCE) == 0 && req->sub_resource[0] == '\0';
+}
+
+/* Names in messages: bounded, so a hostile value cannot push the reason out. */
+#define SHOWN 63
+
+/* Step 2. The namespace is the request's (an object may omit it on CREATE). */
+static int check_placement(const tg_review_request *req, const tg_tenant *t, const char *ns,
+                           const tg_lookup *lk, tg_verdict *v)
+{
+    char value[TG_LABEL_VALUE_MAX];
+    int ns_exists = 0, rc;
+    const char *name = req->name[0] ? req->name : (t->name ? t->name : "");
+
+    rc = lk->ops->namespace_label(lk, ns, TG_LABEL_TENANT_NAMESPACE, value, &ns_exists);
+    if (!ns_exists)
+        return tg_verdict_deny_code(v, 400, TG_WRONG_NAMESPACE,
+                                    "expected namespace %.*s to carry label %s=true, found no tenant "
+                                    "namespace of that name",
+                                    SHOWN, ns, TG_LABEL_TENANT_NAMESPACE);
+    if (rc != TG_LOOKUP_FOUND || strcmp(value, "true") != 0)
+        return tg_verdict_deny_code(v, 400, TG_WRONG_NAMESPACE,
+                                    "expected namespace %.*s to carry label %s=true, found %s%.*s%s", SHOWN,
+                                    ns, TG_LABEL_TENANT_NAMESPACE, rc == TG_LOOKUP_FOUND ? "\"" : "",
+                                    SHOWN, rc == TG_LOOKUP_FOUND ? value : "no such label",
+                                    rc == TG_LOOKUP_FOUND ? "\"" : "");
+
+    if (!t->label_cluster_id || strcmp(t->label_cluster_id, t->cluster_id) != 0)
+        return tg_verdict_deny_code(v, 400, TG_LABEL_MISMATCH,
+                                    "expected label %s=%.*s (spec.clusterID), found %s%.*s%s",
+                                    TG_LABEL_REMOTE_CLUSTER_ID, SHOWN, t->cluster_id,
+                                    t->label_cluster_id ? "\"" : "", SHOWN,
+                                    t->label_cluster_id ? t->label_cluster_id : "no such label",
+                                    t->label_cluster_id ? "\"" : "");
+
+    rc = lk->ops->namespace_label(lk, ns, TG_LABEL_REMOTE_CLUSTER_ID, value, &ns_exists);
+    if (rc != TG_LOOKUP_FOUND || strcmp(value, t->cluster_id) != 0)
+        return tg_verdict_deny_code(v, 403, TG_LABEL_MISMATCH,
+                                    "expected spec.clusterID to equal label %s of namespace %.*s, found "
+                                    "%.*s vs %s%.*s%s",
+                                    TG_LABEL_REMOTE_CLUSTER_ID, SHOWN, ns, SHOWN, t->cluster_id,
+                                    rc == TG_LOOKUP_FOUND ? "\"" : "", SHOWN,
+                                    rc == TG_LOOKUP_FOUND ? value : "no such label",
+                                    rc == TG_LOOKUP_FOUND ? "\"" : "");
+
+    if (req->op == TG_OP_CREATE) {
+        size_t n = lk->ops->tenants_in_namespace(lk, ns);
+        if (n > 0)
+            return tg_verdict_deny_code(v, 403, TG_DUPLICATE,
+                                        "expected no other Tenant in namespace %.*s, found %zu", SHOWN, ns,
+                                        n);
+        if (name[0] && lk->ops->tenant_name_exists(lk, name))
+            return tg_verdict_deny_code(v, 403, TG_DUPLICATE,
+                                        "expected no other Tenant named %.*s in any namespace, found one",
+                                        SHOWN, name);
+    }
+    return 0;
+}
+
+/* An UPDATE whose proof is what was already admitted (SPEC.md 5): compare the
+ * base64 text of publicKey, csr and signature in oldObject and object. */
+static int proof_unchanged(const tg_review_request *req)
+{
+    static const char *const fields[] = {"publicKey", "csr", "signature"};
+
+    if (req->op != TG_OP_UPDATE || !req->old_object || !req->object)
+        return 0;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *a = tg_json_path_string(req->object, "spec", fields[i], NULL);
+        const char *b = tg_json_path_string(req->old_object, "spec", fields[i], NULL);
+        if (!a || !b || strcmp(a, b) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
+                        const tg_decide_opts *opts, tg_decision *d)
+{
+    tg_tenant t = {0};
+    tg_check_opts check_opts = {.allow_no_handshake = opts ? opts->allow_no_handshake : 0};
+    const char *ns;
+    char nonce[TG_LOOKUP_NONCE_MAX];
+    const char *nonce_text = NULL;
+    size_t nonce_len = 0;
+
+    decision_init(d);
+    if (!intercepted(req)) {
+        d->reason = TG_REASON_NOT_INTERCEPTED;
+        return;
+    }
+    d->intercepted = 1;
+
+    /* 1: decode. */
+    if (!req->object) {
+        tg_verdict_deny(&d->verdict, TG_MALFORMED_TENANT, "request.object: expected a Tenant, found none");
+        goto out;
+    }
+    if (tg_tenant_from_json(req->object, &t, &d->verdict) != 0)
+        goto out;
+    /* Only a valid id may reach the live read's label selector. */
+    if (tg_cluster_id_valid(t.cluster_id))
+        snprintf(d->cluster_id, sizeof(d->cluster_id), "%s", t.cluster_id);
+    ns = req->namespace_[0] ? req->namespace_ : (t.namespace_ ? t.namespace_ : "");
+
+    /* Everything past here reads the caches: without them we cannot tell, and
+     * an error (not a denial reason) lets failurePolicy decide. */
+    if (!lk->ops->synced(lk)) {
+        tg_tenant_clear(&t);
+        tg_decide_error(d, 500, TG_REASON_NOT_SYNCED, "cache not synced, retry later");
+        d->intercepted = 1;
+        return;
+    }
+
+    /* 2: placement. */
+    if (check_placement(req, &t, ns, lk, &d->verdict) != 0)
+        goto out;
+
+    /* UPDATE that keeps the proof: only the cheap checks. */
+    if (t.authz_policy == TG_POLICY_KEYS_EXCHANGE && proof_unchanged(req)) {
+        d->crypto_skipped = 1;
+        if (!tg_cluster_id_valid(t.cluster_id))
+            tg_verdict_deny(&d->verdict, TG_INVALID_CLUSTER_ID,
+                            "spec.clusterID: expected ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ of at most 63 "
+                            "characters, found \"%.*s\"",
+                            SHOWN, t.cluster_id);
+        else if (t.public_key.len == 32)
+            d->verdict.warnings |= TG_WARN_RAW_PUBLIC_KEY;
+        goto out;
+    }
+
+    /* 5: the nonce, from the cache, else from the caller's live read. */
+    if (t.authz_policy == TG_POLICY_KEYS_EXCHANGE) {
+        if (opts && opts->live_nonce_done) {
+            nonce_text = opts->live_nonce;
+            nonce_len = opts->live_nonce ? opts->live_nonce_len : 0;
+        } else if (lk->ops->nonce_for_cluster(lk, t.cluster_id, nonce, &nonce_len) == TG_LOOKUP_FOUND) {
+            nonce_text = nonce;
+        }
+    }
+
+    /* 3, 4, 6-10. */
+    tg_tenant_check(&t, nonce_text, nonce_len, &check_opts, &d->verdict);
+    if (d->verdict.reason == TG_NONCE_NOT_FOUND && !(opts && opts->live_nonce_done) && d->cluster_id[0])
+        d->need_live_nonce = 1;
+
+out:
+    /* The nonce is a secret: do not leave it on the stack. */
+    OPENSSL_cleanse(nonce, sizeof(nonce));
+    tg_tenant_clear(&t);
+    finish(d);
+}
+
+void tg_decide_mutate(const tg_review_request *req, tg_decision *d)
+{
+    json_object *labels, *metadata, *patch = NULL, *op = NULL, *value = NULL;
+    const char *cluster_id, *text;
+    char path[128];
+
+    decision_init(d);
+    if (!intercepted(req) || !req->object) {
+        d->reason = TG_REASON_NOT_INTERCEPTED;
+        return;
+    }
+    d->intercepted = 1;
+    d->reason = TG_REASON_UNCHANGED;
+    cluster_id = tg_json_path_string(req->object, "spec", "clusterID", NULL);
+    /* A missing or invalid id is for validation to reject with its reason;
+     * copying it into a label would only produce a less clear API error. */
+    if (!cluster_id || !tg_cluster_id_valid(cluster_id))
+        return;
+    metadata = tg_json_path(req->object, "metadata", NULL);
+    labels = tg_json_path(req->object, "metadata", "labels", NULL);
+    if (labels && json_object_is_type(labels, json_type_object) &&
+        json_object_object_get_ex(labels, TG_LABEL_REMOTE_CLUSTER_ID, NULL))
+        return;                      /* present: validation compares it */
+
+    /* JSON Pointer: "/" inside the key is "~1" (RFC 6901). */
+    if (labels && json_object_is_type(labels, json_type_object)) {
+        snprintf(path, sizeof(path), "/metadata/labels/liqo.io~1remote-cluster-id");
+        value = json_object_new_string(cluster_id);
+    } else if (metadata && json_object_is_type(metadata, json_type_object)) {
+        snprintf(path, sizeof(path), "/metadata/labels");
+        value = json_object_new_object();
+        if (value)
+            json_object_object_add(value, TG_LABEL_REMOTE_CLUSTER_ID, json_object_new_string(cluster_id));
+    } else {
+        return;                      /* no metadata: not an object the API server stores */
+    }
+    patch = json_object_new_array();
+    op = json_object_new_object();
+    if (!patch || !op || !value)
+        goto oom;
+    json_object_object_add(op, "op", json_object_new_string("add"));
+    json_object_object_add(op, "path", json_object_new_string(path));
+    json_object_object_add(op, "value", value);
+    value = NULL;
+    json_object_array_add(patch, op);
+    op = NULL;
+    text = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (!text || !(d->patch = strdup(text)))
+        goto oom;
+    d->response.patch = d->patch;
+    d->response.patch_len = strlen(d->patch);
+    d->reason = TG_REASON_MUTATED;
+    json_object_put(patch);
+    return;
+oom:
+    json_object_put(value);
+    json_object_put(op);
+    json_object_put(patch);
+    tg_decide_error(d, 500, "InternalError", "out of memory building the patch");
+}

@@ -1,0 +1,64 @@
+/* decide.h - the admission decisions, pure: an AdmissionReview request and
+ * the cluster facts (lookup.h) in, the answer out. No I/O, no clock.
+ *
+ * Validation order (SPEC.md 5): 1 decode (MalformedTenant), 2 placement
+ * (WrongNamespace, LabelMismatch, Duplicate), then tg_tenant_check() for 3, 4
+ * and 6-10 with the nonce of step 5 looked up in between. */
+#ifndef TG_WEBHOOK_DECIDE_H
+#define TG_WEBHOOK_DECIDE_H
+
+#include <stddef.h>
+
+#include "pki/verdict.h"
+#include "webhook/lookup.h"
+#include "webhook/review.h"
+
+#define TG_TENANT_GROUP "authentication.liqo.io"
+#define TG_TENANT_RESOURCE "tenants"
+
+/* Reason label for an answer that is not a Tenant verdict. */
+#define TG_REASON_NOT_INTERCEPTED "NotIntercepted"   /* DELETE, other resources, subresources */
+#define TG_REASON_NOT_SYNCED "CacheNotSynced"        /* 500: failurePolicy Fail semantics */
+#define TG_REASON_MUTATED "LabelAdded"
+#define TG_REASON_UNCHANGED "Unchanged"
+
+typedef struct tg_decide_opts {
+    int allow_no_handshake;        /* --allow-no-handshake */
+    /* Second pass after the caller's live read of the nonce (need_live_nonce):
+     * live_nonce_done = 1 and live_nonce the text found, or NULL. */
+    int live_nonce_done;
+    const char *live_nonce;
+    size_t live_nonce_len;
+} tg_decide_opts;
+
+#define TG_DECISION_TEXT_MAX (TG_VERDICT_MESSAGE_MAX + 64)
+
+typedef struct tg_decision {
+    int intercepted;               /* a Tenant CREATE/UPDATE we judged */
+    int need_live_nonce;           /* cache had no nonce: read it live, decide again */
+    int crypto_skipped;            /* UPDATE with unchanged publicKey/csr/signature */
+    const char *reason;            /* reason name for logs and metrics */
+    tg_verdict verdict;
+    tg_review_response response;   /* points into this struct */
+    char message[TG_DECISION_TEXT_MAX];
+    char cluster_id[TG_LABEL_VALUE_MAX];   /* for the live read; "" when unknown */
+    char *patch;                   /* owned JSONPatch text (mutate) */
+} tg_decision;
+
+/* /validate/tenants. Fills d; d->response is the answer unless
+ * d->need_live_nonce, in which case the caller fetches the nonce for
+ * d->cluster_id and calls again with opts->live_nonce_done set. */
+void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
+                        const tg_decide_opts *opts, tg_decision *d);
+
+/* /mutate/tenants: adds metadata.labels["liqo.io/remote-cluster-id"] =
+ * spec.clusterID when missing. Never denies: validation judges. */
+void tg_decide_mutate(const tg_review_request *req, tg_decision *d);
+
+/* A denial that is not a Tenant verdict (a review we could not read: code
+ * 400, reason MalformedTenant; an internal error: code 500). */
+void tg_decide_error(tg_decision *d, int code, const char *reason, const char *message);
+
+void tg_decision_clear(tg_decision *d);
+
+#endif

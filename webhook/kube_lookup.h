@@ -1,0 +1,30 @@
+/* kube_lookup.h - the lookups (lookup.h) fed by the cluster: informers on
+ * the main loop for tenant Namespaces, Tenants and nonce Secrets, readable
+ * from every worker under the caches' read locks, plus the live read of a
+ * nonce Secret on the asking worker's own loop (one API client per worker,
+ * created on that worker's thread on first use).
+ *
+ * While the API server cannot be reached the caches are not synced: /readyz
+ * answers 503 and Tenant admissions get a 500 "cache not synced" error, so
+ * failurePolicy Fail refuses them instead of a made-up denial. */
+#ifndef TG_WEBHOOK_KUBE_LOOKUP_H
+#define TG_WEBHOOK_KUBE_LOOKUP_H
+
+#include <uv.h>
+
+#include "webhook/lookup.h"
+#include "webhook/server.h"
+
+typedef struct tg_kube_lookup tg_kube_lookup;
+
+/* kubeconfig NULL: $KUBECONFIG, in-cluster, ~/.kube/config (kubectl's
+ * search). The informers start on loop at once. NULL with err when the
+ * configuration cannot be read (a missing API server is not an error). */
+tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int workers, char *err,
+                                   size_t err_len);
+const tg_lookup *tg_kube_lookup_get(tg_kube_lookup *kl);
+const tg_live_nonce *tg_kube_lookup_live(tg_kube_lookup *kl);
+/* After the workers stopped; runs loop until the informers are closed. */
+void tg_kube_lookup_free(tg_kube_lookup *kl);
+
+#endif

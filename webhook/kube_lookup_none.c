@@ -1,0 +1,35 @@
+/* kube_lookup_none.c - kube_lookup.h for builds without the API client
+ * (kube/client.cmake absent): the cluster is never readable, so the webhook
+ * never becomes ready and answers Tenant admissions with 500. */
+#include "kube_lookup.h"
+
+#include <stdlib.h>
+
+#include "common/log.h"
+#include "webhook/lookup_unavailable.h"
+
+struct tg_kube_lookup {
+    int unused;
+};
+
+tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int workers, char *err,
+                                   size_t err_len)
+{
+    tg_log_msg(TG_LOG_WARN, "built without the Kubernetes client: caches will never sync");
+    return calloc(1, sizeof(tg_kube_lookup));
+}
+
+const tg_lookup *tg_kube_lookup_get(tg_kube_lookup *kl)
+{
+    return &tg_lookup_unavailable;
+}
+
+const tg_live_nonce *tg_kube_lookup_live(tg_kube_lookup *kl)
+{
+    return NULL;
+}
+
+void tg_kube_lookup_free(tg_kube_lookup *kl)
+{
+    free(kl);
+}

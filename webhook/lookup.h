@@ -1,0 +1,66 @@
+/* lookup.h - what the admission decision needs to know about the cluster
+ * (SPEC.md 5, steps 2 and 5), behind an interface so that the decision stays
+ * pure and is tested with a table of fake clusters.
+ *
+ * The production implementation reads watch-fed informer caches (any thread,
+ * under their read locks) and never blocks: a live read of the nonce Secret
+ * before denying NonceNotFound is a separate asynchronous step the server
+ * drives on the worker's loop (see decide.h, need_live_nonce). */
+#ifndef TG_WEBHOOK_LOOKUP_H
+#define TG_WEBHOOK_LOOKUP_H
+
+#include <stddef.h>
+
+#include "pki/nonce.h"
+
+#define TG_LABEL_TENANT_NAMESPACE "liqo.io/tenant-namespace"
+#define TG_LABEL_NONCE "liqo.io/nonce"
+#define TG_NONCE_DATA_KEY "nonce"
+
+/* Results of the lookups. */
+#define TG_LOOKUP_FOUND 1
+#define TG_LOOKUP_NOT_FOUND 0
+#define TG_LOOKUP_ERROR (-1)      /* cannot tell (caches not synced, I/O): never a denial reason */
+
+/* The longest label value Kubernetes allows is 63; room for a NUL. */
+#define TG_LABEL_VALUE_MAX 64
+
+/* Room for a nonce text and its NUL: ours are TG_NONCE_TEXT_LEN (88). */
+#define TG_LOOKUP_NONCE_MAX 256
+
+typedef struct tg_lookup tg_lookup;
+
+typedef struct tg_lookup_ops {
+    /* 1 when every cache the decision reads has completed its first list. */
+    int (*synced)(const tg_lookup *lk);
+
+    /* The value of label `key` on Namespace `ns`, copied into value.
+     * TG_LOOKUP_FOUND; TG_LOOKUP_NOT_FOUND when the namespace has no such
+     * label; *ns_exists says whether the namespace itself is known. */
+    int (*namespace_label)(const tg_lookup *lk, const char *ns, const char *key,
+                           char value[TG_LABEL_VALUE_MAX], int *ns_exists);
+
+    /* How many Tenants live in namespace ns. */
+    size_t (*tenants_in_namespace)(const tg_lookup *lk, const char *ns);
+
+    /* 1 when a Tenant called name exists in any namespace. */
+    int (*tenant_name_exists)(const tg_lookup *lk, const char *name);
+
+    /* The nonce text for consumer cluster_id: the one Secret labelled
+     * liqo.io/nonce=true and liqo.io/remote-cluster-id=<cluster_id>, data key
+     * "nonce" (base64-decoded). More than one such Secret, or an empty value,
+     * is TG_LOOKUP_NOT_FOUND. The text is copied into nonce, NUL-terminated;
+     * a value that does not fit is NOT_FOUND too (ours are 88 characters). */
+    int (*nonce_for_cluster)(const tg_lookup *lk, const char *cluster_id,
+                             char nonce[TG_LOOKUP_NONCE_MAX], size_t *len);
+
+    /* Optional (may be NULL), for metrics only: objects in each cache. */
+    void (*cache_sizes)(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets);
+} tg_lookup_ops;
+
+struct tg_lookup {
+    const tg_lookup_ops *ops;
+    void *data;
+};
+
+#endif

@@ -1,0 +1,206 @@
+/* main.c - tenantgate-webhook: flags, then the server. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "common/log.h"
+#include "webhook/kube_lookup.h"
+#include "webhook/server.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tenantgate-webhook --cert FILE --key FILE [options]\n"
+            "\n"
+            "Validating and mutating admission webhook for Liqo Tenants.\n"
+            "\n"
+            "  --cert FILE               serving certificate (PEM, leaf first); reloaded on change\n"
+            "  --key FILE                its private key (PEM)\n"
+            "  --listen ADDR:PORT        HTTPS address (default 0.0.0.0:8443; [::]:8443 for IPv6)\n"
+            "  --metrics-listen ADDR:PORT  plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080;\n"
+            "                            \"off\" to disable)\n"
+            "  --kubeconfig FILE         API access (default: in-cluster service account)\n"
+            "  --threads N               worker threads (default: number of cores)\n"
+            "  --allow-no-handshake      accept authzPolicy TolerateNoHandshake (off by default)\n"
+            "  --shutdown-grace SECONDS  on SIGTERM, wait this long for in-flight requests (default 10)\n"
+            "  --cert-check-interval SECONDS  periodic check of the cert files (default 10)\n"
+            "  --no-http2                offer only http/1.1 by ALPN\n"
+            "  --log-level LEVEL         debug, info, warn, error (default info)\n"
+            "  -h, --help\n");
+}
+
+/* "host:port" or "[v6]:port" into host (NUL-terminated copy) and port. */
+static int parse_addr(const char *arg, char *host, size_t host_len, int *port)
+{
+    const char *colon;
+    char *end;
+    long p;
+    size_t n;
+
+    if (arg[0] == '[') {
+        const char *close = strchr(arg, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        n = (size_t)(close - arg - 1);
+        if (n == 0 || n >= host_len)
+            return -1;
+        memcpy(host, arg + 1, n);
+        colon = close + 1;
+    } else {
+        colon = strrchr(arg, ':');
+        if (!colon || strchr(arg, ':') != colon)
+            return -1;
+        n = (size_t)(colon - arg);
+        if (n >= host_len)
+            return -1;
+        memcpy(host, arg, n);
+        if (n == 0) {
+            strcpy(host, "0.0.0.0");
+            n = 7;
+        }
+    }
+    host[n] = '\0';
+    errno = 0;
+    p = strtol(colon + 1, &end, 10);
+    if (errno || *end || end == colon + 1 || p < 0 || p > 65535)
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+static int parse_seconds(const char *arg, uint64_t *ms)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(arg, &end);
+    if (errno || end == arg || (*end && strcmp(end, "s") != 0) || v < 0 || v > 3600)
+        return -1;
+    *ms = (uint64_t)(v * 1000);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    enum {
+        OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_GRACE,
+        OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL,
+    };
+    static const struct option opts[] = {
+        {"cert", required_argument, NULL, OPT_CERT},
+        {"key", required_argument, NULL, OPT_KEY},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"metrics-listen", required_argument, NULL, OPT_METRICS},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"allow-no-handshake", no_argument, NULL, OPT_ALLOW_NH},
+        {"shutdown-grace", required_argument, NULL, OPT_GRACE},
+        {"cert-check-interval", required_argument, NULL, OPT_CHECK},
+        {"no-http2", no_argument, NULL, OPT_NO_H2},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    char listen_host[256] = "0.0.0.0", metrics_host[256] = "0.0.0.0", err[512];
+    const char *kubeconfig = NULL;
+    tg_server_config cfg = {
+        .listen_host = listen_host,
+        .listen_port = 8443,
+        .metrics_host = metrics_host,
+        .metrics_port = 8080,
+        .threads = 0,
+        .cert_check_ms = 10000,
+        .shutdown_grace_ms = 10000,
+        .enable_h2 = 1,
+    };
+    tg_kube_lookup *kl = NULL;
+    uv_loop_t *loop = uv_default_loop();
+    tg_server *s;
+    int c;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_CERT: cfg.cert_path = optarg; break;
+        case OPT_KEY: cfg.key_path = optarg; break;
+        case OPT_LISTEN:
+            if (parse_addr(optarg, listen_host, sizeof(listen_host), &cfg.listen_port) != 0)
+                goto bad;
+            break;
+        case OPT_METRICS:
+            if (strcmp(optarg, "off") == 0)
+                cfg.metrics_port = -1;
+            else if (parse_addr(optarg, metrics_host, sizeof(metrics_host), &cfg.metrics_port) != 0)
+                goto bad;
+            break;
+        case OPT_KUBECONFIG: kubeconfig = optarg; break;
+        case OPT_THREADS: {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 256)
+                goto bad;
+            cfg.threads = (int)n;
+            break;
+        }
+        case OPT_ALLOW_NH: cfg.allow_no_handshake = 1; break;
+        case OPT_GRACE:
+            if (parse_seconds(optarg, &cfg.shutdown_grace_ms) != 0)
+                goto bad;
+            break;
+        case OPT_CHECK:
+            if (parse_seconds(optarg, &cfg.cert_check_ms) != 0 || cfg.cert_check_ms < 100)
+                goto bad;
+            break;
+        case OPT_NO_H2: cfg.enable_h2 = 0; break;
+        case OPT_LOG_LEVEL: {
+            tg_log_level l;
+            if (tg_log_level_parse(optarg, &l) != 0)
+                goto bad;
+            tg_log_set_level(l);
+            break;
+        }
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc || !cfg.cert_path || !cfg.key_path) {
+        fprintf(stderr, "tenantgate-webhook: --cert and --key are required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (cfg.threads == 0)
+        cfg.threads = (int)uv_available_parallelism();
+    /* A peer that resets mid-write must not kill the process. */
+    signal(SIGPIPE, SIG_IGN);
+
+    kl = tg_kube_lookup_new(loop, kubeconfig, cfg.threads, err, sizeof(err));
+    if (!kl) {
+        tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", err));
+        return 1;
+    }
+    cfg.lookup = tg_kube_lookup_get(kl);
+    cfg.live = tg_kube_lookup_live(kl);
+    s = tg_server_new(loop, &cfg, err, sizeof(err));
+    if (!s) {
+        tg_log(TG_LOG_ERROR, "cannot start", TG_LOG_STR("error", err));
+        return 1;
+    }
+    if (tg_server_start(s, err, sizeof(err)) != 0) {
+        tg_log(TG_LOG_ERROR, "cannot start", TG_LOG_STR("error", err));
+        return 1;
+    }
+    if (tg_server_free(s) == 0)
+        tg_kube_lookup_free(kl);
+    return 0;
+
+bad:
+    fprintf(stderr, "tenantgate-webhook: bad value for --%s: %s\n", opts[c - OPT_CERT].name, optarg);
+    return 2;
+}

@@ -1,0 +1,208 @@
+/* review.c - AdmissionReview request parsing and response building. */
+#include "review.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+
+#include "kube/json.h"
+
+#define API_GROUP "admission.k8s.io/"
+
+/* The API server's uids are UUIDs; anything longer is not one of its reviews
+ * and is not echoed into our logs and answers. */
+#define UID_MAX 128
+
+static const char *str_or_empty(json_object *o, const char *key)
+{
+    const char *s = tg_json_string(o, key);
+    return s ? s : "";
+}
+
+static tg_review_op op_parse(const char *s)
+{
+    static const struct {
+        const char *name;
+        tg_review_op op;
+    } ops[] = {
+        {"CREATE", TG_OP_CREATE},
+        {"UPDATE", TG_OP_UPDATE},
+        {"DELETE", TG_OP_DELETE},
+        {"CONNECT", TG_OP_CONNECT},
+    };
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        if (strcmp(s, ops[i].name) == 0)
+            return ops[i].op;
+    return TG_OP_OTHER;
+}
+
+/* An optional member: absent and JSON null are the same; any other type than
+ * an object is an error. */
+static int optional_object(json_object *parent, const char *key, json_object **out)
+{
+    json_object *v = NULL;
+
+    *out = NULL;
+    if (!json_object_object_get_ex(parent, key, &v) || v == NULL)
+        return 0;
+    if (!json_object_is_type(v, json_type_object))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int fail(char *err, size_t err_len, const char *msg)
+{
+    snprintf(err, err_len, "%s", msg);
+    return -1;
+}
+
+int tg_review_parse(const char *body, size_t len, tg_review_request *req, char *err, size_t err_len)
+{
+    char perr[160];
+    const char *api_version, *kind, *uid;
+    json_object *request, *resource, *kind_obj, *dry;
+
+    memset(req, 0, sizeof(*req));
+    req->version = TG_REVIEW_V1;
+    req->uid = req->resource_group = req->resource = req->sub_resource = "";
+    req->kind = req->name = req->namespace_ = req->operation = "";
+
+    req->root = tg_json_parse(body, len, perr, sizeof(perr));
+    if (req->root == NULL) {
+        snprintf(err, err_len, "expected an AdmissionReview in JSON, found invalid JSON: %s", perr);
+        return -1;
+    }
+    if (!json_object_is_type(req->root, json_type_object))
+        return fail(err, err_len, "expected an AdmissionReview object, found another JSON value");
+
+    /* Read what an answer needs first, so even a broken review gets its uid
+     * echoed in the version it spoke. */
+    api_version = tg_json_string(req->root, "apiVersion");
+    if (api_version && strcmp(api_version, API_GROUP "v1beta1") == 0)
+        req->version = TG_REVIEW_V1BETA1;
+    request = tg_json_path(req->root, "request", NULL);
+    if (request && json_object_is_type(request, json_type_object)) {
+        uid = tg_json_string(request, "uid");
+        if (uid && strlen(uid) <= UID_MAX)
+            req->uid = uid;
+    }
+
+    if (!api_version || (strcmp(api_version, API_GROUP "v1") != 0 &&
+                         strcmp(api_version, API_GROUP "v1beta1") != 0))
+        return fail(err, err_len, "apiVersion: expected admission.k8s.io/v1 or v1beta1");
+    kind = tg_json_string(req->root, "kind");
+    if (!kind || strcmp(kind, "AdmissionReview") != 0)
+        return fail(err, err_len, "kind: expected AdmissionReview");
+    if (!request || !json_object_is_type(request, json_type_object))
+        return fail(err, err_len, "request: expected an object, found none");
+    if (req->uid[0] == '\0')
+        return fail(err, err_len, "request.uid: expected a string of 1 to 128 characters");
+
+    if (optional_object(request, "resource", &resource) != 0 || !resource)
+        return fail(err, err_len, "request.resource: expected an object");
+    req->resource_group = str_or_empty(resource, "group");
+    req->resource = str_or_empty(resource, "resource");
+    req->sub_resource = str_or_empty(request, "subResource");
+    if (optional_object(request, "kind", &kind_obj) != 0)
+        return fail(err, err_len, "request.kind: expected an object");
+    if (kind_obj)
+        req->kind = str_or_empty(kind_obj, "kind");
+    req->name = str_or_empty(request, "name");
+    req->namespace_ = str_or_empty(request, "namespace");
+    req->operation = str_or_empty(request, "operation");
+    if (req->operation[0] == '\0')
+        return fail(err, err_len, "request.operation: expected CREATE, UPDATE, DELETE or CONNECT");
+    req->op = op_parse(req->operation);
+    if (json_object_object_get_ex(request, "dryRun", &dry) && dry &&
+        json_object_is_type(dry, json_type_boolean))
+        req->dry_run = json_object_get_boolean(dry);
+    if (optional_object(request, "object", &req->object) != 0)
+        return fail(err, err_len, "request.object: expected an object");
+    if (optional_object(request, "oldObject", &req->old_object) != 0)
+        return fail(err, err_len, "request.oldObject: expected an object");
+    return 0;
+}
+
+void tg_review_request_clear(tg_review_request *req)
+{
+    if (req->root)
+        json_object_put(req->root);
+    memset(req, 0, sizeof(*req));
+}
+
+/* Standard base64 of the patch, as the API's []byte fields are encoded. */
+static json_object *base64_string(const char *data, size_t len)
+{
+    size_t out_len = 4 * ((len + 2) / 3);
+    unsigned char *out = malloc(out_len + 1);
+    json_object *s;
+
+    if (!out)
+        return NULL;
+    EVP_EncodeBlock(out, (const unsigned char *)data, (int)len);
+    s = json_object_new_string_len((const char *)out, (int)out_len);
+    free(out);
+    return s;
+}
+
+char *tg_review_response_json(tg_review_version version, const char *uid,
+                              const tg_review_response *resp, size_t *len)
+{
+    json_object *root = json_object_new_object();
+    json_object *response = json_object_new_object();
+    const char *text;
+    char *copy = NULL;
+    int oom = 0;
+
+    if (!root || !response)
+        goto out;
+    oom |= json_object_object_add(root, "apiVersion",
+                                  json_object_new_string(version == TG_REVIEW_V1BETA1
+                                                             ? API_GROUP "v1beta1"
+                                                             : API_GROUP "v1"));
+    oom |= json_object_object_add(root, "kind", json_object_new_string("AdmissionReview"));
+    oom |= json_object_object_add(response, "uid", json_object_new_string(uid ? uid : ""));
+    oom |= json_object_object_add(response, "allowed", json_object_new_boolean(resp->allowed));
+    if (!resp->allowed) {
+        json_object *status = json_object_new_object();
+        oom |= status == NULL;
+        if (status) {
+            oom |= json_object_object_add(status, "code", json_object_new_int(resp->code));
+            oom |= json_object_object_add(status, "message",
+                                          json_object_new_string(resp->message ? resp->message : ""));
+            if (resp->reason)
+                oom |= json_object_object_add(status, "reason", json_object_new_string(resp->reason));
+            oom |= json_object_object_add(response, "status", status);
+        }
+    }
+    if (resp->nwarnings > 0) {
+        json_object *warnings = json_object_new_array();
+        oom |= warnings == NULL;
+        for (size_t i = 0; warnings && i < resp->nwarnings && i < TG_REVIEW_MAX_WARNINGS; i++)
+            oom |= json_object_array_add(warnings, json_object_new_string(resp->warnings[i]));
+        if (warnings)
+            oom |= json_object_object_add(response, "warnings", warnings);
+    }
+    if (resp->allowed && resp->patch) {
+        json_object *patch = base64_string(resp->patch, resp->patch_len);
+        oom |= patch == NULL;
+        oom |= json_object_object_add(response, "patchType", json_object_new_string("JSONPatch"));
+        oom |= json_object_object_add(response, "patch", patch);
+    }
+    oom |= json_object_object_add(root, "response", response);
+    response = NULL;
+    if (oom)
+        goto out;
+    text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (text) {
+        copy = strdup(text);
+        if (copy && len)
+            *len = strlen(copy);
+    }
+out:
+    json_object_put(response);
+    json_object_put(root);
+    return copy;
+}

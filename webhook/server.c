@@ -1,0 +1,875 @@
+/* server.c - workers, handlers, the metrics port and graceful shutdown. */
+#include "server.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <h2o.h>
+#include <h2o/socket/uv-binding.h>
+
+#include "common/log.h"
+#include "common/metrics.h"
+#include "webhook/certwatch.h"
+#include "webhook/decide.h"
+#include "webhook/review.h"
+#include "webhook/tls.h"
+
+#define PATH_VALIDATE "/validate/tenants"
+#define PATH_MUTATE "/mutate/tenants"
+
+/* kube-apiserver waits at most 30 s for a webhook: a request that has not
+ * arrived whole within 10 s, or a handshake that slow, is someone else. */
+#define REQ_TIMEOUT_MS 10000
+#define HANDSHAKE_TIMEOUT_MS 10000
+#define DRAIN_POLL_MS 50
+
+enum worker_phase { PHASE_RUN = 0, PHASE_DRAIN, PHASE_STOP };
+
+/* A connection we accepted: h2o owns the protocol, we keep the list so a
+ * drain can find the idle ones (h2o 2.2 leaves idle HTTP/1.1 keep-alive
+ * connections open on shutdown until their timeout). */
+typedef struct conn {
+    uv_tcp_t tcp;                  /* first: the close callback gets &tcp */
+    h2o_socket_t *sock;
+    h2o_linklist_t link;
+    int shut;
+} conn;
+
+typedef struct worker {
+    tg_server *server;
+    int index;
+    pthread_t thread;
+    int thread_started;
+    uv_loop_t loop;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept_ctx;
+    uv_tcp_t listener;
+    uv_async_t wake;               /* phase changes from the main thread */
+    uv_timer_t reaper;             /* while draining: closes idle connections */
+    h2o_linklist_t conn_list;      /* loop thread only */
+    atomic_int phase;
+    atomic_long conns;             /* open TCP connections */
+    atomic_long in_flight;         /* requests inside our handlers */
+} worker;
+
+typedef struct app_handler {
+    h2o_handler_t super;
+    tg_server *server;
+} app_handler;
+
+struct tg_server {
+    tg_server_config cfg;
+    uv_loop_t *main_loop;
+    h2o_globalconf_t conf;         /* HTTPS, shared read-only by the workers */
+    h2o_globalconf_t metrics_conf;
+    h2o_context_t metrics_ctx;
+    h2o_accept_ctx_t metrics_accept;
+    uv_tcp_t metrics_listener;
+    int metrics_open;
+    int metrics_conns;             /* main loop only */
+    SSL_CTX *ssl_ctx;
+    tg_tls_store tls;
+    tg_certwatch watch;
+    int watch_started;
+    uv_signal_t sigterm, sigint;
+    uv_timer_t drain_timer;
+    uint64_t drain_deadline;
+    atomic_int draining;
+    int stopped;
+    worker *workers;
+    int nworkers;
+    int port, metrics_port;
+    /* telemetry */
+    tg_metrics *metrics;
+    tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_cert_expiry, *m_reloads,
+        *m_ready;
+};
+
+/* ---------- small helpers ---------- */
+
+static uint64_t now_us(void)
+{
+    return uv_hrtime() / 1000;
+}
+
+static int iov_is(h2o_iovec_t v, const char *s)
+{
+    size_t n = strlen(s);
+    return v.len == n && memcmp(v.base, s, n) == 0;
+}
+
+/* "application/json", any case, optionally followed by parameters. */
+static int is_json_content_type(h2o_req_t *req)
+{
+    static const char want[] = "application/json";
+    ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_TYPE, -1);
+    h2o_iovec_t v;
+
+    if (i < 0)
+        return 0;
+    v = req->headers.entries[i].value;
+    if (v.len < sizeof(want) - 1 || strncasecmp(v.base, want, sizeof(want) - 1) != 0)
+        return 0;
+    return v.len == sizeof(want) - 1 || v.base[sizeof(want) - 1] == ';' || v.base[sizeof(want) - 1] == ' ';
+}
+
+static void send_text(h2o_req_t *req, int status, const char *reason, const char *content_type,
+                      const char *body, size_t len)
+{
+    req->res.status = status;
+    req->res.reason = reason;
+    req->res.content_length = len;     /* not chunked: plain keep-alive for HTTP/1.1 */
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, content_type,
+                   strlen(content_type));
+    h2o_send_inline(req, body, len);
+}
+
+static void count_request(tg_server *s, const char *path, const char *verdict, const char *reason,
+                          uint64_t started_us)
+{
+    tg_counter_add(tg_metric_series_get(s->m_requests, (const char *[]){path, verdict, reason}), 1);
+    if (started_us)
+        tg_histogram_observe(tg_metric_series_get(s->m_duration, (const char *[]){path}),
+                             (double)(now_us() - started_us) / 1e6);
+}
+
+/* ---------- admission ---------- */
+
+typedef struct admission {
+    tg_server *server;
+    worker *w;
+    h2o_req_t *req;                /* NULL once the client went away */
+    const char *path;              /* PATH_VALIDATE or PATH_MUTATE (static) */
+    int validate;
+    uint64_t started_us;
+    tg_review_request review;
+    int review_ok;
+    char error[256];
+} admission;
+
+static void admission_log(const admission *a, const tg_decision *d)
+{
+    const tg_review_request *r = &a->review;
+    const char *verdict = d->response.allowed ? "allowed" : (d->response.code >= 500 ? "error" : "denied");
+
+    /* No nonce, key, CSR, signature or token ever reaches this line: only
+     * names, the verdict and its one-line reason. */
+    tg_log(d->response.allowed ? TG_LOG_INFO : TG_LOG_WARN, "admission", TG_LOG_STR("path", a->path),
+           TG_LOG_STR("uid", r->uid), TG_LOG_STR("tenant", r->name), TG_LOG_STR("namespace", r->namespace_),
+           TG_LOG_STR("op", r->operation), TG_LOG_STR("verdict", verdict), TG_LOG_STR("reason", d->reason),
+           TG_LOG_STR("message", d->response.allowed ? NULL : d->response.message),
+           TG_LOG_BOOL("dry_run", r->dry_run), TG_LOG_BOOL("crypto_skipped", d->crypto_skipped),
+           TG_LOG_INT("us", (int64_t)(now_us() - a->started_us)));
+}
+
+/* Answer, account and release. a->req may be gone (client closed). */
+static void admission_finish(admission *a, tg_decision *d)
+{
+    const char *verdict = d->response.allowed ? "allowed" : (d->response.code >= 500 ? "error" : "denied");
+
+    admission_log(a, d);
+    count_request(a->server, a->path, verdict, d->reason, a->started_us);
+    if (a->req) {
+        size_t len = 0;
+        char *body = tg_review_response_json(a->review.version, a->review.uid, &d->response, &len);
+        if (body) {
+            send_text(a->req, 200, "OK", "application/json", body, len);
+            free(body);
+        } else {
+            h2o_send_error_500(a->req, "Internal Server Error", "out of memory\n", 0);
+        }
+    }
+    atomic_fetch_sub(&a->w->in_flight, 1);
+}
+
+static void admission_free(admission *a)
+{
+    tg_review_request_clear(&a->review);
+    free(a);
+}
+
+/* The request's pool holds a pointer to the admission; when h2o disposes the
+ * request (answered, or the connection closed) it clears the back pointer. */
+typedef struct admission_guard {
+    admission *a;
+} admission_guard;
+
+static void on_request_disposed(void *p)
+{
+    admission_guard *g = p;
+    if (g->a)
+        g->a->req = NULL;
+}
+
+typedef struct live_wait {
+    admission *a;
+    admission_guard *guard;
+} live_wait;
+
+static void on_live_nonce(void *cbdata, const char *nonce, size_t len, int status)
+{
+    live_wait *lw = cbdata;
+    admission *a = lw->a;
+    tg_decide_opts opts = {
+        .allow_no_handshake = a->server->cfg.allow_no_handshake,
+        .live_nonce_done = 1,
+        .live_nonce = nonce,
+        .live_nonce_len = nonce ? len : 0,
+    };
+    tg_decision d;
+
+    if (status < 0) {
+        /* Could not ask: not a reason to deny as NonceNotFound. */
+        tg_decide_error(&d, 500, "LiveReadFailed", "cannot read the nonce Secret from the API server, retry later");
+        d.intercepted = 1;
+    } else {
+        tg_decide_validate(&a->review, a->server->cfg.lookup, &opts, &d);
+    }
+    if (a->req)
+        lw->guard->a = NULL;       /* answering now: the guard must not touch a */
+    admission_finish(a, &d);
+    tg_decision_clear(&d);
+    admission_free(a);
+    free(lw);
+}
+
+static int handle_admission(tg_server *s, worker *w, h2o_req_t *req, const char *path, uint64_t started_us)
+{
+    admission *a = calloc(1, sizeof(*a));
+    tg_decide_opts opts = {.allow_no_handshake = s->cfg.allow_no_handshake};
+    tg_decision d;
+
+    if (!a) {
+        h2o_send_error_503(req, "Service Unavailable", "out of memory\n", 0);
+        return 0;
+    }
+    atomic_fetch_add(&w->in_flight, 1);
+    a->server = s;
+    a->w = w;
+    a->req = req;
+    a->path = path;
+    a->validate = strcmp(path, PATH_VALIDATE) == 0;
+    a->started_us = started_us;
+    a->review_ok = tg_review_parse(req->entity.base ? req->entity.base : "", req->entity.len, &a->review,
+                                   a->error, sizeof(a->error)) == 0;
+    if (!a->review_ok) {
+        /* Still HTTP 200 with an AdmissionReview: the API server shows the
+         * message, and the uid is echoed when it could be read. */
+        tg_decide_error(&d, 400, tg_reason_name(TG_MALFORMED_TENANT), a->error);
+    } else if (!a->validate) {
+        tg_decide_mutate(&a->review, &d);
+    } else {
+        tg_decide_validate(&a->review, s->cfg.lookup, &opts, &d);
+        if (d.need_live_nonce && s->cfg.live) {
+            live_wait *lw = malloc(sizeof(*lw));
+            admission_guard *g = h2o_mem_alloc_shared(&req->pool, sizeof(*g), on_request_disposed);
+            if (lw) {
+                g->a = a;
+                lw->a = a;
+                lw->guard = g;
+                if (s->cfg.live->fetch(s->cfg.live->self, &w->loop, w->index, d.cluster_id, on_live_nonce, lw) ==
+                    0) {
+                    tg_decision_clear(&d);
+                    return 0;      /* answered from on_live_nonce */
+                }
+                g->a = NULL;
+                free(lw);
+            }
+            /* No live read possible: decide with what the cache said. */
+            tg_decision_clear(&d);
+            opts.live_nonce_done = 1;
+            tg_decide_validate(&a->review, s->cfg.lookup, &opts, &d);
+        }
+    }
+    admission_finish(a, &d);
+    tg_decision_clear(&d);
+    admission_free(a);
+    return 0;
+}
+
+static int on_https_request(h2o_handler_t *self, h2o_req_t *req)
+{
+    tg_server *s = ((app_handler *)self)->server;
+    worker *w = H2O_STRUCT_FROM_MEMBER(worker, ctx, req->conn->ctx);
+    uint64_t started = now_us();
+    const char *path;
+
+    if (iov_is(req->path_normalized, PATH_VALIDATE)) {
+        path = PATH_VALIDATE;
+    } else if (iov_is(req->path_normalized, PATH_MUTATE)) {
+        path = PATH_MUTATE;
+    } else {
+        /* "other": arbitrary paths must not become metric label values */
+        count_request(s, "other", "rejected", "NotFound", 0);
+        send_text(req, 404, "Not Found", "text/plain; charset=utf-8", H2O_STRLIT("not found\n"));
+        return 0;
+    }
+    if (!iov_is(req->method, "POST")) {
+        count_request(s, path, "rejected", "MethodNotAllowed", 0);
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("POST"));
+        send_text(req, 405, "Method Not Allowed", "text/plain; charset=utf-8", H2O_STRLIT("use POST\n"));
+        return 0;
+    }
+    if (!is_json_content_type(req)) {
+        count_request(s, path, "rejected", "UnsupportedMediaType", 0);
+        send_text(req, 415, "Unsupported Media Type", "text/plain; charset=utf-8",
+                  H2O_STRLIT("expected Content-Type: application/json\n"));
+        return 0;
+    }
+    /* h2o answers 413 itself above max_request_entity_size; this catches a
+     * body that got through some other way. */
+    if (req->entity.len > TG_WEBHOOK_MAX_BODY) {
+        count_request(s, path, "rejected", "PayloadTooLarge", 0);
+        send_text(req, 413, "Request Entity Too Large", "text/plain; charset=utf-8",
+                  H2O_STRLIT("body over 3 MiB\n"));
+        return 0;
+    }
+    return handle_admission(s, w, req, path, started);
+}
+
+/* ---------- metrics port ---------- */
+
+static long total(tg_server *s, int in_flight)
+{
+    long n = 0;
+    for (int i = 0; i < s->nworkers; i++)
+        n += atomic_load(in_flight ? &s->workers[i].in_flight : &s->workers[i].conns);
+    return n;
+}
+
+/* Why not ready, or NULL when ready. */
+static const char *not_ready_reason(tg_server *s)
+{
+    if (atomic_load(&s->draining))
+        return "shutting down";
+    if (!tg_tls_store_loaded(&s->tls, NULL))
+        return "no serving certificate loaded";
+    if (!s->cfg.lookup->ops->synced(s->cfg.lookup))
+        return "caches not synced";
+    return NULL;
+}
+
+static void refresh_gauges(tg_server *s)
+{
+    time_t not_after;
+    const tg_lookup *lk = s->cfg.lookup;
+
+    tg_gauge_set(tg_metric_series_get(s->m_in_flight, NULL), (double)total(s, 1));
+    if (tg_tls_store_loaded(&s->tls, &not_after))
+        tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, NULL), (double)not_after);
+    if (lk->ops->cache_sizes) {
+        size_t ns = 0, tenants = 0, nonces = 0;
+        lk->ops->cache_sizes(lk, &ns, &tenants, &nonces);
+        tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){"namespaces"}), (double)ns);
+        tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){"tenants"}), (double)tenants);
+        tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){"nonce_secrets"}), (double)nonces);
+    }
+    tg_gauge_set(tg_metric_series_get(s->m_ready, NULL), not_ready_reason(s) ? 0 : 1);
+}
+
+static int on_metrics_request(h2o_handler_t *self, h2o_req_t *req)
+{
+    tg_server *s = ((app_handler *)self)->server;
+    static const char text[] = "text/plain; charset=utf-8";
+
+    if (!iov_is(req->method, "GET") && !iov_is(req->method, "HEAD")) {
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET, HEAD"));
+        send_text(req, 405, "Method Not Allowed", text, H2O_STRLIT("use GET\n"));
+    } else if (iov_is(req->path_normalized, "/healthz")) {
+        send_text(req, 200, "OK", text, H2O_STRLIT("ok\n"));
+    } else if (iov_is(req->path_normalized, "/readyz")) {
+        const char *why = not_ready_reason(s);
+        char body[128];
+        int n = snprintf(body, sizeof(body), "%s\n", why ? why : "ready");
+        send_text(req, why ? 503 : 200, why ? "Service Unavailable" : "OK", text, body, (size_t)n);
+    } else if (iov_is(req->path_normalized, "/metrics")) {
+        size_t len;
+        char *body;
+        refresh_gauges(s);
+        body = tg_metrics_render(s->metrics, &len);
+        if (!body) {
+            h2o_send_error_500(req, "Internal Server Error", "out of memory\n", 0);
+            return 0;
+        }
+        send_text(req, 200, "OK", TG_METRICS_CONTENT_TYPE, body, len);
+        free(body);
+    } else {
+        send_text(req, 404, "Not Found", text, H2O_STRLIT("not found\n"));
+    }
+    return 0;
+}
+
+/* ---------- accepting ---------- */
+
+static void on_conn_closed(uv_handle_t *h)
+{
+    worker *w = h->loop->data;
+    conn *c = (conn *)h;
+
+    h2o_linklist_unlink(&c->link);
+    atomic_fetch_sub(&w->conns, 1);
+    free(c);
+}
+
+static void on_accept(uv_stream_t *listener, int status)
+{
+    worker *w = listener->loop->data;
+    conn *c;
+
+    if (status != 0)
+        return;
+    c = h2o_mem_alloc(sizeof(*c));
+    memset(c, 0, sizeof(*c));
+    uv_tcp_init(listener->loop, &c->tcp);
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0) {
+        uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    atomic_fetch_add(&w->conns, 1);
+    h2o_linklist_insert(&w->conn_list, &c->link);
+    c->sock = h2o_uv_socket_create((uv_stream_t *)&c->tcp, on_conn_closed);
+    h2o_accept(&w->accept_ctx, c->sock);
+}
+
+/* While draining: a connection that waits for its next request (reading,
+ * nothing buffered, nothing being written) gets its read side shut. h2o
+ * then sees end-of-stream and closes it through its own path, so no state
+ * is pulled from under it. Clients (Go's net/http in kube-apiserver) retry a
+ * request on a kept-alive connection the server closed before answering. */
+static void on_reap(uv_timer_t *t)
+{
+    worker *w = t->data;
+    h2o_linklist_t *node;
+
+    if (atomic_load(&w->in_flight) != 0)
+        return;                    /* an asynchronous answer is pending */
+    for (node = w->conn_list.next; node != &w->conn_list; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        uv_os_fd_t fd;
+
+        if (c->shut || !h2o_socket_is_reading(c->sock) || h2o_socket_is_writing(c->sock) ||
+            c->sock->input->size != 0)
+            continue;
+        if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 && shutdown(fd, SHUT_RD) == 0)
+            c->shut = 1;
+    }
+}
+
+/* h2o's uv binding keeps its socket in the handle's data: ours go beside. */
+typedef struct metrics_conn {
+    uv_tcp_t tcp;                  /* first: the close callback gets &tcp */
+    tg_server *server;
+} metrics_conn;
+
+static void on_metrics_conn_closed(uv_handle_t *h)
+{
+    metrics_conn *mc = (metrics_conn *)h;
+    mc->server->metrics_conns--;
+    free(mc);
+}
+
+static void on_metrics_accept(uv_stream_t *listener, int status)
+{
+    tg_server *s = listener->data;
+    metrics_conn *mc;
+
+    if (status != 0)
+        return;
+    mc = h2o_mem_alloc(sizeof(*mc));
+    mc->server = s;
+    uv_tcp_init(listener->loop, &mc->tcp);
+    if (uv_accept(listener, (uv_stream_t *)&mc->tcp) != 0) {
+        uv_close((uv_handle_t *)&mc->tcp, (uv_close_cb)free);
+        return;
+    }
+    s->metrics_conns++;
+    h2o_accept(&s->metrics_accept, h2o_uv_socket_create((uv_stream_t *)&mc->tcp, on_metrics_conn_closed));
+}
+
+/* A bound, listening TCP socket; SO_REUSEPORT so every worker has its own. */
+static int bind_socket(const char *host, int port, int reuseport, int *bound_port, char *err, size_t err_len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    int fd, on = 1;
+
+    memset(&ss, 0, sizeof(ss));
+    if (uv_ip4_addr(host, port, (struct sockaddr_in *)&ss) != 0 &&
+        uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss) != 0) {
+        snprintf(err, err_len, "bad listen address %s", host);
+        return -1;
+    }
+    sl = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+    if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) ||
+        bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0) {
+        snprintf(err, err_len, "cannot listen on %s:%d: %s", host, port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    sl = sizeof(ss);
+    getsockname(fd, (struct sockaddr *)&ss, &sl);
+    *bound_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                                : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    return fd;
+}
+
+/* ---------- workers ---------- */
+
+/* h2o_context_request_shutdown() leaves the HTTP/2 GOAWAY re-send timer
+ * linked, and h2o_context_dispose() insists on empty timeouts. */
+static void context_dispose(h2o_context_t *ctx)
+{
+    if (h2o_timeout_is_linked(&ctx->http2._graceful_shutdown_timeout))
+        h2o_timeout_unlink(&ctx->http2._graceful_shutdown_timeout);
+    h2o_context_dispose(ctx);
+}
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void on_wake(uv_async_t *a)
+{
+    worker *w = a->data;
+    int phase = atomic_load(&w->phase);
+
+    if (phase >= PHASE_DRAIN && !uv_is_closing((uv_handle_t *)&w->listener)) {
+        uv_close((uv_handle_t *)&w->listener, NULL);
+        /* HTTP/2: GOAWAY. HTTP/1.1: nothing in h2o 2.2, hence the reaper. */
+        h2o_context_request_shutdown(&w->ctx);
+        uv_timer_start(&w->reaper, on_reap, 0, DRAIN_POLL_MS);
+    }
+    if (phase == PHASE_STOP) {
+        const tg_live_nonce *live = w->server->cfg.live;
+        if (live && live->worker_stop)
+            live->worker_stop(live->self, w->index);
+        uv_stop(&w->loop);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    uv_run(&w->loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+static int worker_init(tg_server *s, worker *w, int index, int fd, char *err, size_t err_len)
+{
+    int rc;
+
+    w->server = s;
+    w->index = index;
+    uv_loop_init(&w->loop);
+    w->loop.data = w;
+    h2o_context_init(&w->ctx, &w->loop, &s->conf);
+    w->accept_ctx.ctx = &w->ctx;
+    w->accept_ctx.hosts = s->conf.hosts;
+    w->accept_ctx.ssl_ctx = s->ssl_ctx;
+    uv_tcp_init(&w->loop, &w->listener);
+    w->listener.data = w;
+    if ((rc = uv_tcp_open(&w->listener, fd)) != 0 ||
+        (rc = uv_listen((uv_stream_t *)&w->listener, 1024, on_accept)) != 0) {
+        snprintf(err, err_len, "worker %d cannot listen: %s", index, uv_strerror(rc));
+        return -1;
+    }
+    uv_async_init(&w->loop, &w->wake, on_wake);
+    w->wake.data = w;
+    uv_timer_init(&w->loop, &w->reaper);
+    w->reaper.data = w;
+    h2o_linklist_init_anchor(&w->conn_list);
+    return 0;
+}
+
+/* ---------- shutdown ---------- */
+
+static void set_phase(tg_server *s, int phase)
+{
+    for (int i = 0; i < s->nworkers; i++) {
+        atomic_store(&s->workers[i].phase, phase);
+        uv_async_send(&s->workers[i].wake);
+    }
+}
+
+static void stop_everything(tg_server *s)
+{
+    if (s->stopped)
+        return;
+    s->stopped = 1;
+    set_phase(s, PHASE_STOP);
+    uv_close((uv_handle_t *)&s->drain_timer, NULL);
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+    if (s->watch_started)
+        tg_certwatch_stop(&s->watch, NULL);
+    if (s->metrics_open)
+        uv_close((uv_handle_t *)&s->metrics_listener, NULL);
+    h2o_context_request_shutdown(&s->metrics_ctx);
+    /* The main loop ends once its remaining metrics connections close; do not
+     * wait for a scraper that keeps one alive. */
+    uv_stop(s->main_loop);
+}
+
+static void on_drain_tick(uv_timer_t *t)
+{
+    tg_server *s = t->data;
+    long conns = total(s, 0), in_flight = total(s, 1);
+
+    if (conns == 0 && in_flight == 0) {
+        tg_log_msg(TG_LOG_INFO, "shutdown complete");
+        stop_everything(s);
+    } else if (uv_now(s->main_loop) >= s->drain_deadline) {
+        tg_log(TG_LOG_WARN, "grace period over, closing connections", TG_LOG_INT("connections", conns),
+               TG_LOG_INT("in_flight", in_flight));
+        stop_everything(s);
+    }
+}
+
+void tg_server_shutdown(tg_server *s)
+{
+    if (atomic_exchange(&s->draining, 1))
+        return;
+    tg_log(TG_LOG_INFO, "shutting down", TG_LOG_INT("grace_ms", (int64_t)s->cfg.shutdown_grace_ms),
+           TG_LOG_INT("connections", total(s, 0)), TG_LOG_INT("in_flight", total(s, 1)));
+    set_phase(s, PHASE_DRAIN);
+    s->drain_deadline = uv_now(s->main_loop) + s->cfg.shutdown_grace_ms;
+    uv_timer_start(&s->drain_timer, on_drain_tick, DRAIN_POLL_MS, DRAIN_POLL_MS);
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+    tg_server_shutdown(sig->data);
+}
+
+static void on_cert_reload(tg_certwatch *cw, int ok, const char *err)
+{
+    tg_server *s = cw->data;
+    time_t not_after = 0;
+
+    tg_counter_add(tg_metric_series_get(s->m_reloads, (const char *[]){ok ? "ok" : "error"}), 1);
+    if (ok) {
+        tg_tls_store_loaded(&s->tls, &not_after);
+        tg_log(TG_LOG_INFO, "serving certificate reloaded", TG_LOG_STR("cert", s->cfg.cert_path),
+               TG_LOG_INT("not_after", (int64_t)not_after));
+    } else {
+        tg_log(TG_LOG_ERROR, "serving certificate reload failed, keeping the loaded one",
+               TG_LOG_STR("error", err));
+    }
+}
+
+/* ---------- life cycle ---------- */
+
+static void register_metrics(tg_server *s)
+{
+    static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                     0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
+    tg_metrics *m = s->metrics;
+
+    s->m_requests = tg_metrics_counter(m, "tenantgate_webhook_requests_total",
+                                       "Admission requests by path, verdict (allowed, denied, error, rejected) "
+                                       "and reason code.",
+                                       3, (const char *[]){"path", "verdict", "reason"});
+    s->m_duration = tg_metrics_histogram(m, "tenantgate_webhook_request_duration_seconds",
+                                         "Time from handler entry to answer, by path.", 1,
+                                         (const char *[]){"path"}, sizeof(buckets) / sizeof(buckets[0]),
+                                         buckets);
+    s->m_in_flight = tg_metrics_gauge(m, "tenantgate_webhook_in_flight_requests",
+                                      "Admission requests being decided.", 0, NULL);
+    s->m_cache = tg_metrics_gauge(m, "tenantgate_webhook_cache_objects", "Objects in each informer cache.", 1,
+                                  (const char *[]){"cache"});
+    s->m_cert_expiry = tg_metrics_gauge(m, "tenantgate_webhook_serving_cert_expiry_timestamp_seconds",
+                                        "NotAfter of the serving certificate, Unix time.", 0, NULL);
+    s->m_reloads = tg_metrics_counter(m, "tenantgate_webhook_cert_reloads_total",
+                                      "Serving certificate reload attempts by result.", 1,
+                                      (const char *[]){"result"});
+    s->m_ready = tg_metrics_gauge(m, "tenantgate_webhook_ready", "1 when /readyz answers 200.", 0, NULL);
+}
+
+static void globalconf_init(h2o_globalconf_t *conf, tg_server *s, int (*on_req)(h2o_handler_t *, h2o_req_t *))
+{
+    h2o_hostconf_t *host;
+    h2o_pathconf_t *path;
+    app_handler *h;
+
+    h2o_config_init(conf);
+    conf->server_name = h2o_iovec_init(H2O_STRLIT("tenantgate"));
+    conf->max_request_entity_size = TG_WEBHOOK_MAX_BODY;
+    conf->http1.req_timeout = REQ_TIMEOUT_MS;
+    conf->handshake_timeout = HANDSHAKE_TIMEOUT_MS;
+    host = h2o_config_register_host(conf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    path = h2o_config_register_path(host, "/", 0);
+    h = (app_handler *)h2o_create_handler(path, sizeof(*h));
+    h->super.on_req = on_req;
+    h->server = s;
+}
+
+tg_server *tg_server_new(uv_loop_t *main_loop, const tg_server_config *cfg, char *err, size_t err_len)
+{
+    tg_server *s = calloc(1, sizeof(*s));
+    int fd, port;
+
+    if (!s) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    s->cfg = *cfg;
+    s->main_loop = main_loop;
+    s->metrics = tg_metrics_new();
+    if (!s->metrics)
+        goto oom;
+    register_metrics(s);
+    if (tg_tls_store_init(&s->tls, cfg->cert_path, cfg->key_path) != 0)
+        goto oom;
+    if (tg_tls_store_reload(&s->tls, err, err_len) != 0)
+        goto fail;
+    if (!(s->ssl_ctx = tg_tls_server_ctx(&s->tls, cfg->enable_h2))) {
+        snprintf(err, err_len, "cannot set up TLS");
+        goto fail;
+    }
+    globalconf_init(&s->conf, s, on_https_request);
+    globalconf_init(&s->metrics_conf, s, on_metrics_request);
+
+    s->nworkers = cfg->threads > 0 ? cfg->threads : 1;
+    if (!(s->workers = calloc((size_t)s->nworkers, sizeof(worker))))
+        goto oom;
+    port = cfg->listen_port;
+    /* SO_REUSEPORT would also let us join a port that another process of
+     * this user already serves (a stale instance) and take half its
+     * connections: a plain bind first proves the port is free. */
+    if (port != 0) {
+        int probe_port;
+        if ((fd = bind_socket(cfg->listen_host, port, 0, &probe_port, err, err_len)) < 0)
+            goto fail;
+        close(fd);
+    }
+    for (int i = 0; i < s->nworkers; i++) {
+        /* with port 0 the first bind picks it, the others join that port */
+        if ((fd = bind_socket(cfg->listen_host, port, 1, &port, err, err_len)) < 0)
+            goto fail;
+        if (worker_init(s, &s->workers[i], i, fd, err, err_len) != 0)
+            goto fail;
+    }
+    s->port = port;
+
+    h2o_context_init(&s->metrics_ctx, main_loop, &s->metrics_conf);
+    s->metrics_accept.ctx = &s->metrics_ctx;
+    s->metrics_accept.hosts = s->metrics_conf.hosts;
+    if (cfg->metrics_port >= 0) {
+        int rc;
+        if ((fd = bind_socket(cfg->metrics_host, cfg->metrics_port, 0, &s->metrics_port, err, err_len)) < 0)
+            goto fail;
+        uv_tcp_init(main_loop, &s->metrics_listener);
+        s->metrics_listener.data = s;
+        s->metrics_open = 1;
+        if ((rc = uv_tcp_open(&s->metrics_listener, fd)) != 0 ||
+            (rc = uv_listen((uv_stream_t *)&s->metrics_listener, 128, on_metrics_accept)) != 0) {
+            snprintf(err, err_len, "cannot listen for metrics: %s", uv_strerror(rc));
+            goto fail;
+        }
+    }
+    return s;
+
+oom:
+    snprintf(err, err_len, "out of memory");
+fail:
+    /* Start-up failure: the process exits; sockets close with it. */
+    return NULL;
+}
+
+int tg_server_start(tg_server *s, char *err, size_t err_len)
+{
+    int rc;
+
+    uv_timer_init(s->main_loop, &s->drain_timer);
+    s->drain_timer.data = s;
+    uv_signal_init(s->main_loop, &s->sigterm);
+    uv_signal_init(s->main_loop, &s->sigint);
+    s->sigterm.data = s->sigint.data = s;
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    rc = tg_certwatch_start(&s->watch, s->main_loop, &s->tls, s->cfg.cert_check_ms, on_cert_reload, s);
+    s->watch_started = 1;
+    if (rc != 0)
+        tg_log(TG_LOG_WARN, "cannot watch the certificate directory, checking periodically only",
+               TG_LOG_STR("error", uv_strerror(rc)));
+    for (int i = 0; i < s->nworkers; i++) {
+        if (pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]) != 0) {
+            snprintf(err, err_len, "cannot start worker %d", i);
+            return -1;
+        }
+        s->workers[i].thread_started = 1;
+    }
+    tg_log(TG_LOG_INFO, "serving", TG_LOG_STR("listen", s->cfg.listen_host), TG_LOG_INT("port", s->port),
+           TG_LOG_INT("metrics_port", s->metrics_open ? s->metrics_port : -1), TG_LOG_INT("threads", s->nworkers),
+           TG_LOG_BOOL("h2", s->cfg.enable_h2), TG_LOG_BOOL("allow_no_handshake", s->cfg.allow_no_handshake));
+    uv_run(s->main_loop, UV_RUN_DEFAULT);
+    return 0;
+}
+
+int tg_server_free(tg_server *s)
+{
+    int clean = 1;
+
+    if (!s)
+        return 0;
+    for (int i = 0; i < s->nworkers; i++)
+        if (s->workers[i].thread_started)
+            pthread_join(s->workers[i].thread, NULL);
+    /* After a clean drain every connection is closed and the contexts can be
+     * torn down; after the grace period some are still open inside h2o, and
+     * the process is about to exit anyway: leave them. */
+    for (int i = 0; i < s->nworkers; i++)
+        if (atomic_load(&s->workers[i].conns) != 0)
+            clean = 0;
+    if (s->metrics_conns != 0)
+        clean = 0;
+    if (!clean) {
+        tg_log(TG_LOG_DEBUG, "connections left open at exit", TG_LOG_INT("metrics", s->metrics_conns));
+        return -1;
+    }
+    /* h2o closes its own timers in dispose; the rest of a worker loop is ours. */
+    for (int i = 0; i < s->nworkers; i++) {
+        worker *w = &s->workers[i];
+        context_dispose(&w->ctx);
+        uv_walk(&w->loop, close_walk, NULL);
+        uv_run(&w->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&w->loop);
+    }
+    /* The main loop also carries the informers: close only what is ours
+     * (stop_everything did) and let one iteration finish the closes. */
+    context_dispose(&s->metrics_ctx);
+    uv_run(s->main_loop, UV_RUN_NOWAIT);
+    h2o_config_dispose(&s->conf);
+    h2o_config_dispose(&s->metrics_conf);
+    SSL_CTX_free(s->ssl_ctx);
+    tg_tls_store_dispose(&s->tls);
+    tg_metrics_free(s->metrics);
+    free(s->workers);
+    free(s);
+    return 0;
+}
+
+int tg_server_port(const tg_server *s)
+{
+    return s->port;
+}
+
+int tg_server_metrics_port(const tg_server *s)
+{
+    return s->metrics_open ? s->metrics_port : -1;
+}

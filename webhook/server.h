@@ -1,0 +1,76 @@
+/* server.h - tenantgate-webhook's HTTP side: N worker threads, each with its
+ * own libuv loop and h2o context, serving HTTPS on one port; and a plain-HTTP
+ * port for /healthz, /readyz and /metrics on the main loop.
+ *
+ * Listening: one SO_REUSEPORT socket per worker. The kernel spreads new
+ * connections evenly over the workers, which matters because kube-apiserver
+ * keeps few long-lived keep-alive connections: with one shared socket the
+ * first thread to wake takes most of them. */
+#ifndef TG_WEBHOOK_SERVER_H
+#define TG_WEBHOOK_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "webhook/lookup.h"
+
+/* The body limit (SPEC.md 9): 413 above it. */
+#define TG_WEBHOOK_MAX_BODY ((size_t)3 << 20)
+
+/* Asynchronous live read of a nonce Secret, on the calling worker's loop:
+ * called when the cache has none, before denying NonceNotFound. done() must
+ * be called exactly once, on that loop, with the nonce text or NULL when
+ * none was found; status < 0 when the API could not be asked. Returns 0 when
+ * started, -1 when it could not start (done is then not called). */
+typedef void (*tg_live_nonce_done)(void *cbdata, const char *nonce, size_t len, int status);
+typedef struct tg_live_nonce {
+    int (*fetch)(void *self, uv_loop_t *loop, int worker, const char *cluster_id, tg_live_nonce_done done,
+                 void *cbdata);
+    /* On the worker's thread when it stops: release what fetch created on
+     * that loop (its handles must be closing when this returns). */
+    void (*worker_stop)(void *self, int worker);
+    void *self;
+} tg_live_nonce;
+
+typedef struct tg_server_config {
+    const char *listen_host;       /* "0.0.0.0", "::", "127.0.0.1" */
+    int listen_port;               /* 0: any (tests) */
+    const char *metrics_host;
+    int metrics_port;              /* -1: no metrics listener */
+    int threads;                   /* >= 1 */
+    const char *cert_path;
+    const char *key_path;
+    uint64_t cert_check_ms;        /* periodic check of the cert files */
+    uint64_t shutdown_grace_ms;
+    int allow_no_handshake;
+    int enable_h2;
+    const tg_lookup *lookup;       /* read from any worker */
+    const tg_live_nonce *live;     /* may be NULL: no live read */
+} tg_server_config;
+
+typedef struct tg_server tg_server;
+
+/* Load the certificate, bind every socket. NULL with err when any fails. */
+tg_server *tg_server_new(uv_loop_t *main_loop, const tg_server_config *cfg, char *err, size_t err_len);
+
+/* Start the workers and the main-loop parts (metrics port, cert watch,
+ * SIGTERM/SIGINT). Then run main_loop; it returns once the server has shut
+ * down (in-flight requests done, or the grace period over). */
+int tg_server_start(tg_server *s, char *err, size_t err_len);
+
+/* Start the shutdown as SIGTERM does (readyz 503, stop accepting, finish,
+ * close idle connections, exit within the grace period). Main loop only. */
+void tg_server_shutdown(tg_server *s);
+
+/* Join the workers and free everything (after main_loop returned). Returns
+ * -1 when connections were still open (grace period over, or a metrics
+ * scraper's keep-alive): then nothing on the main loop was released and the
+ * caller should just exit. */
+int tg_server_free(tg_server *s);
+
+/* Ports actually bound (for listen_port 0). */
+int tg_server_port(const tg_server *s);
+int tg_server_metrics_port(const tg_server *s);
+
+#endif

@@ -1,0 +1,461 @@
+/* test_decide.c - the admission decision over a table of fake clusters.
+ *
+ * The lookups are our own interface (lookup.h), so a fake cluster here is a
+ * plain table, not a Kubernetes mock. Tenants are the shared vectors wrapped
+ * in recorded AdmissionReviews (testdata/), tweaked per case for the reasons
+ * the vectors do not cover. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <string.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <openssl/x509.h>
+
+#include "kube/json.h"
+#include "pki/csr.h"
+#include "pki/keys.h"
+#include "webhook/decide.h"
+#include "test_util.h"
+
+/* ---- the fake cluster ---- */
+
+typedef struct fake_ns {
+    const char *name;
+    const char *tenant_ns_label;     /* liqo.io/tenant-namespace, NULL = absent */
+    const char *cluster_label;       /* liqo.io/remote-cluster-id, NULL = absent */
+    size_t tenants;
+} fake_ns;
+
+typedef struct fake_cluster {
+    int unsynced;
+    fake_ns ns[3];
+    const char *tenant_names[3];
+    int no_nonce;                    /* no nonce Secret at all */
+    const char *nonce_cluster;       /* id the nonce was issued for; NULL = "cl01" */
+} fake_cluster;
+
+static char seed_nonce[TG_LOOKUP_NONCE_MAX];
+
+static int fake_synced(const tg_lookup *lk)
+{
+    return !((const fake_cluster *)lk->data)->unsynced;
+}
+
+static int fake_namespace_label(const tg_lookup *lk, const char *ns, const char *key,
+                                char value[TG_LABEL_VALUE_MAX], int *ns_exists)
+{
+    const fake_cluster *c = lk->data;
+
+    *ns_exists = 0;
+    for (size_t i = 0; i < 3 && c->ns[i].name; i++) {
+        const char *v;
+        if (strcmp(c->ns[i].name, ns) != 0)
+            continue;
+        *ns_exists = 1;
+        v = strcmp(key, TG_LABEL_TENANT_NAMESPACE) == 0 ? c->ns[i].tenant_ns_label
+            : strcmp(key, "liqo.io/remote-cluster-id") == 0 ? c->ns[i].cluster_label
+                                                             : NULL;
+        if (!v)
+            return TG_LOOKUP_NOT_FOUND;
+        snprintf(value, TG_LABEL_VALUE_MAX, "%s", v);
+        return TG_LOOKUP_FOUND;
+    }
+    return TG_LOOKUP_NOT_FOUND;
+}
+
+static size_t fake_tenants_in_namespace(const tg_lookup *lk, const char *ns)
+{
+    const fake_cluster *c = lk->data;
+    for (size_t i = 0; i < 3 && c->ns[i].name; i++)
+        if (strcmp(c->ns[i].name, ns) == 0)
+            return c->ns[i].tenants;
+    return 0;
+}
+
+static int fake_tenant_name_exists(const tg_lookup *lk, const char *name)
+{
+    const fake_cluster *c = lk->data;
+    for (size_t i = 0; i < 3 && c->tenant_names[i]; i++)
+        if (strcmp(c->tenant_names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static int fake_nonce_for_cluster(const tg_lookup *lk, const char *cluster_id,
+                                  char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
+{
+    const fake_cluster *c = lk->data;
+    const char *issued_for = c->nonce_cluster ? c->nonce_cluster : "cl01";
+
+    if (c->no_nonce || strcmp(issued_for, cluster_id) != 0)
+        return TG_LOOKUP_NOT_FOUND;
+    snprintf(nonce, TG_LOOKUP_NONCE_MAX, "%s", seed_nonce);
+    *len = strlen(seed_nonce);
+    return TG_LOOKUP_FOUND;
+}
+
+static const tg_lookup_ops fake_ops = {
+    .synced = fake_synced,
+    .namespace_label = fake_namespace_label,
+    .tenants_in_namespace = fake_tenants_in_namespace,
+    .tenant_name_exists = fake_tenant_name_exists,
+    .nonce_for_cluster = fake_nonce_for_cluster,
+};
+
+/* The cluster every seed Tenant for cl01 belongs in. */
+#define GOOD_NS {"liqo-tenant-cl01", "true", "cl01", 0}
+#define CONSUMER_NS {"liqo-tenant-cl-consumer", "true", "cl-consumer", 0}
+
+/* ---- tweaks of the recorded reviews ---- */
+
+static json_object *spec_of(json_object *review)
+{
+    return tg_json_path(review, "request", "object", "spec", NULL);
+}
+
+static void set_spec_b64(json_object *review, const char *field, const void *data, size_t len)
+{
+    unsigned char out[8192];
+    int n = EVP_EncodeBlock(out, data, (int)len);
+    json_object_object_add(spec_of(review), field, json_object_new_string_len((char *)out, n));
+}
+
+static char *pem_of_csr(X509_REQ *req)
+{
+    BIO *b = BIO_new(BIO_s_mem());
+    char *p, *copy;
+    long n;
+
+    PEM_write_bio_X509_REQ(b, req);
+    n = BIO_get_mem_data(b, &p);
+    copy = strndup(p, (size_t)n);
+    BIO_free(b);
+    return copy;
+}
+
+static void tweak_bad_base64(json_object *r)
+{
+    json_object_object_add(spec_of(r), "csr", json_object_new_string("not*base64!"));
+}
+
+static void tweak_cluster_id_upper(json_object *r)
+{
+    json_object_object_add(spec_of(r), "clusterID", json_object_new_string("CL_01"));
+    json_object_object_add(tg_json_path(r, "request", "object", "metadata", "labels", NULL),
+                           "liqo.io/remote-cluster-id", json_object_new_string("CL_01"));
+}
+
+static void tweak_public_key_junk(json_object *r)
+{
+    static const char junk[] = "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n";
+    set_spec_b64(r, "publicKey", junk, sizeof(junk) - 1);
+}
+
+static void tweak_weak_rsa(json_object *r)
+{
+    EVP_PKEY *k = EVP_RSA_gen(1024);
+    size_t len;
+    char *pem = tg_key_public_pem(k, &len);
+
+    assert_non_null(pem);
+    set_spec_b64(r, "publicKey", pem, len);
+    free(pem);
+    EVP_PKEY_free(k);
+}
+
+static void tweak_csr_garbage(json_object *r)
+{
+    static const char bad[] = "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n";
+    set_spec_b64(r, "csr", bad, sizeof(bad) - 1);
+}
+
+/* A well-signed CSR that asks for an OU: forbidden content (step 8) is found
+ * before the key comparison (step 10), so any key may sign it. */
+static void tweak_csr_with_ou(json_object *r)
+{
+    EVP_PKEY *k = tg_key_generate(TG_KEY_ED25519);
+    X509_REQ *req = X509_REQ_new();
+    X509_NAME *name = X509_REQ_get_subject_name(req);
+    char *pem;
+
+    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"liqo.io", -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "OU", MBSTRING_ASC, (const unsigned char *)"ops", -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"cl01", -1, -1, 0);
+    X509_REQ_set_pubkey(req, k);
+    assert_true(X509_REQ_sign(req, k, NULL) > 0);
+    pem = pem_of_csr(req);
+    set_spec_b64(r, "csr", pem, strlen(pem));
+    free(pem);
+    X509_REQ_free(req);
+    EVP_PKEY_free(k);
+}
+
+/* A proper CSR for cl01, but for a key that is not spec.publicKey. */
+static void tweak_csr_other_key(json_object *r)
+{
+    EVP_PKEY *k = tg_key_generate(TG_KEY_ED25519);
+    size_t len;
+    char *pem = tg_csr_build(k, "cl01", &len);
+
+    assert_non_null(pem);
+    set_spec_b64(r, "csr", pem, len);
+    free(pem);
+    EVP_PKEY_free(k);
+}
+
+static void tweak_no_handshake(json_object *r)
+{
+    json_object_object_add(spec_of(r), "authzPolicy", json_object_new_string("TolerateNoHandshake"));
+    json_object_object_del(spec_of(r), "signature");
+}
+
+static void tweak_drop_object(json_object *r)
+{
+    json_object_object_del(tg_json_path(r, "request", NULL), "object");
+}
+
+static void tweak_request_namespace_other(json_object *r)
+{
+    json_object_object_add(tg_json_path(r, "request", NULL), "namespace",
+                           json_object_new_string("default"));
+}
+
+/* ---- the table ---- */
+
+enum live { LIVE_NONE = 0, LIVE_FOUND, LIVE_MISSING };
+
+typedef struct decide_case {
+    const char *what;
+    const char *fixture;
+    void (*tweak)(json_object *review);
+    fake_cluster cluster;
+    int allow_no_handshake;
+    enum live live;              /* second pass after a live read */
+    /* expected */
+    int allowed;
+    const char *reason;
+    int code;
+    int warning;
+    int need_live;
+    int crypto_skipped;
+} decide_case;
+
+#define PEM "review-v1-create-seed-cl01-pemkey.json"
+
+static const decide_case cases[] = {
+    /* the shared vectors (raw-key ones are warned about even when denied) */
+    {"pem key accepted", PEM, NULL, {.ns = {GOOD_NS}}, 0, 0, 1, "Accepted", 0, 0, 0, 0},
+    {"v1beta1 accepted", "review-v1beta1-create-seed-cl01-pemkey.json", NULL, {.ns = {GOOD_NS}}, 0, 0, 1,
+     "Accepted", 0, 0, 0, 0},
+    {"raw key accepted with a warning", "review-v1-create-seed-cl01-rawkey.json", NULL, {.ns = {GOOD_NS}}, 0, 0,
+     1, "Accepted", 0, 1, 0, 0},
+    {"seed as printed", "review-v1-create-seed-doc-as-printed.json", NULL,
+     {.ns = {CONSUMER_NS}, .nonce_cluster = "cl-consumer"}, 0, 0, 0, "CSRSubjectMismatch", 400, 1, 0, 0},
+    {"flipped signature", "review-v1-create-seed-cl01-flipped-signature.json", NULL, {.ns = {GOOD_NS}}, 0, 0, 0,
+     "SignatureVerificationFailed", 400, 1, 0, 0},
+
+    /* 1 */
+    {"bad base64", PEM, tweak_bad_base64, {.ns = {GOOD_NS}}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0},
+    {"no object", PEM, tweak_drop_object, {.ns = {GOOD_NS}}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0},
+    /* 2 */
+    {"namespace unknown", PEM, NULL, {.ns = {{"other", "true", "cl01", 0}}}, 0, 0, 0, "WrongNamespace", 400, 0,
+     0, 0},
+    {"namespace not a tenant namespace", PEM, NULL, {.ns = {{"liqo-tenant-cl01", NULL, "cl01", 0}}}, 0, 0, 0,
+     "WrongNamespace", 400, 0, 0, 0},
+    {"tenant-namespace label false", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "false", "cl01", 0}}}, 0, 0, 0,
+     "WrongNamespace", 400, 0, 0, 0},
+    {"request namespace wins over the object's", PEM, tweak_request_namespace_other,
+     {.ns = {GOOD_NS, {"default", NULL, NULL, 0}}}, 0, 0, 0, "WrongNamespace", 400, 0, 0, 0},
+    {"tenant without the label", "review-v1-create-no-labels.json", NULL, {.ns = {GOOD_NS}}, 0, 0, 0,
+     "LabelMismatch", 400, 0, 0, 0},
+    {"namespace of another cluster", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", "cl02", 0}}}, 0, 0, 0,
+     "LabelMismatch", 403, 0, 0, 0},
+    {"namespace without cluster label", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", NULL, 0}}}, 0, 0, 0,
+     "LabelMismatch", 403, 0, 0, 0},
+    {"second tenant in the namespace", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}}, 0, 0, 0,
+     "Duplicate", 403, 0, 0, 0},
+    {"same name elsewhere", PEM, NULL, {.ns = {GOOD_NS}, .tenant_names = {"cl01"}}, 0, 0, 0, "Duplicate", 403,
+     0, 0, 0},
+    /* 3, 4 */
+    {"invalid cluster id", PEM, tweak_cluster_id_upper, {.ns = {{"liqo-tenant-cl01", "true", "CL_01", 0}}}, 0,
+     0, 0, "InvalidClusterID", 400, 0, 0, 0},
+    {"unparsable key", PEM, tweak_public_key_junk, {.ns = {GOOD_NS}}, 0, 0, 0, "InvalidPublicKey", 400, 0, 0, 0},
+    {"RSA-1024", PEM, tweak_weak_rsa, {.ns = {GOOD_NS}}, 0, 0, 0, "WeakKey", 400, 0, 0, 0},
+    /* 5: cache miss asks for a live read; the live answer decides */
+    {"nonce not cached", PEM, NULL, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, LIVE_NONE, 0, "NonceNotFound", 400, 0, 1,
+     0},
+    {"nonce read live", PEM, NULL, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, LIVE_FOUND, 1, "Accepted", 0, 0, 0, 0},
+    {"nonce absent live too", PEM, NULL, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, LIVE_MISSING, 0, "NonceNotFound",
+     400, 0, 0, 0},
+    {"nonce of another cluster", PEM, NULL, {.ns = {GOOD_NS}, .nonce_cluster = "cl02"}, 0, 0, 0, "NonceNotFound",
+     400, 0, 1, 0},
+    /* 7-10 */
+    {"CSR garbage", PEM, tweak_csr_garbage, {.ns = {GOOD_NS}}, 0, 0, 0, "InvalidCSR", 400, 0, 0, 0},
+    {"CSR with OU", PEM, tweak_csr_with_ou, {.ns = {GOOD_NS}}, 0, 0, 0, "CSRForbiddenContent", 400, 0, 0, 0},
+    {"CSR for another key", PEM, tweak_csr_other_key, {.ns = {GOOD_NS}}, 0, 0, 0, "CSRPublicKeyMismatch", 400,
+     0, 0, 0},
+    /* authzPolicy */
+    {"no handshake refused by default", PEM, tweak_no_handshake, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, 0, 0,
+     "MalformedTenant", 400, 0, 0, 0},
+    {"no handshake when allowed", PEM, tweak_no_handshake, {.ns = {GOOD_NS}, .no_nonce = 1}, 1, 0, 1,
+     "Accepted", 0, 0, 0, 0},
+    /* UPDATE */
+    {"update keeping the proof skips crypto", "review-v1-update-unchanged-proof.json", NULL,
+     {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}, .tenant_names = {"cl01"}, .no_nonce = 1}, 0, 0, 1,
+     "Accepted", 0, 1, 0, 1},
+    {"update with a new signature is checked", "review-v1-update-new-signature.json", NULL,
+     {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}, .tenant_names = {"cl01"}}, 0, 0, 0,
+     "SignatureVerificationFailed", 400, 1, 0, 0},
+    {"update still placed", "review-v1-update-unchanged-proof.json", NULL,
+     {.ns = {{"liqo-tenant-cl01", NULL, "cl01", 1}}}, 0, 0, 0, "WrongNamespace", 400, 0, 0, 0},
+    /* not ours */
+    {"delete", "review-v1-delete.json", NULL, {.unsynced = 1}, 0, 0, 1, TG_REASON_NOT_INTERCEPTED, 0, 0, 0, 0},
+    {"status subresource", "review-v1-status-update.json", NULL, {.unsynced = 1}, 0, 0, 1,
+     TG_REASON_NOT_INTERCEPTED, 0, 0, 0, 0},
+    /* caches not ready: an error, so failurePolicy Fail holds */
+    {"caches not synced", PEM, NULL, {.ns = {GOOD_NS}, .unsynced = 1}, 0, 0, 0, TG_REASON_NOT_SYNCED, 500, 0, 0,
+     0},
+    {"malformed before sync", PEM, tweak_bad_base64, {.unsynced = 1}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0},
+};
+
+static int load_review(const char *fixture, void (*tweak)(json_object *), tg_review_request *req)
+{
+    size_t len;
+    char *body = test_read_file(fixture, 0, &len);
+    char err[256];
+    int rc;
+
+    assert_non_null(body);
+    if (tweak) {
+        json_object *doc = tg_json_parse(body, len, NULL, 0);
+        const char *text;
+
+        assert_non_null(doc);
+        tweak(doc);
+        text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+        free(body);
+        body = strdup(text);
+        len = strlen(body);
+        json_object_put(doc);
+    }
+    rc = tg_review_parse(body, len, req, err, sizeof(err));
+    if (rc != 0)
+        fail_msg("%s: %s", fixture, err);
+    free(body);
+    return rc;
+}
+
+static void test_decide_table(void **state)
+{
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const decide_case *c = &cases[i];
+        tg_lookup lk = {.ops = &fake_ops, .data = (void *)&c->cluster};
+        tg_decide_opts opts = {.allow_no_handshake = c->allow_no_handshake};
+        tg_review_request req;
+        tg_decision d;
+
+        load_review(c->fixture, c->tweak, &req);
+        tg_decide_validate(&req, &lk, &opts, &d);
+        if (c->live != LIVE_NONE) {
+            /* the server's second pass after its live GET */
+            assert_true(d.need_live_nonce);
+            assert_string_equal(d.cluster_id, "cl01");
+            opts.live_nonce_done = 1;
+            opts.live_nonce = c->live == LIVE_FOUND ? seed_nonce : NULL;
+            opts.live_nonce_len = c->live == LIVE_FOUND ? strlen(seed_nonce) : 0;
+            tg_decision_clear(&d);
+            tg_decide_validate(&req, &lk, &opts, &d);
+        }
+        if (d.response.allowed != c->allowed || strcmp(d.reason, c->reason) != 0 ||
+            d.need_live_nonce != c->need_live || d.crypto_skipped != c->crypto_skipped)
+            fail_msg("case \"%s\": got allowed=%d reason=%s need_live=%d skipped=%d (%s)", c->what,
+                     d.response.allowed, d.reason, d.need_live_nonce, d.crypto_skipped, d.message);
+        if (!c->allowed) {
+            char prefix[64];
+            if (d.response.code != c->code)
+                fail_msg("case \"%s\": code %d, want %d", c->what, d.response.code, c->code);
+            /* one line, starting with the reason code */
+            snprintf(prefix, sizeof(prefix), "%s: ", c->reason);
+            assert_non_null(d.response.message);
+            if (strncmp(d.response.message, prefix, strlen(prefix)) != 0)
+                fail_msg("case \"%s\": message \"%s\"", c->what, d.response.message);
+            assert_null(strchr(d.response.message, '\n'));
+            /* never the nonce */
+            assert_null(strstr(d.response.message, seed_nonce));
+        }
+        if (d.response.nwarnings != (size_t)c->warning)
+            fail_msg("case \"%s\": %zu warnings", c->what, d.response.nwarnings);
+        if (c->warning)
+            assert_non_null(strstr(d.response.warnings[0], "raw"));
+        tg_decision_clear(&d);
+        tg_review_request_clear(&req);
+    }
+}
+
+static void test_mutate(void **state)
+{
+    static const struct {
+        const char *fixture;
+        void (*tweak)(json_object *);
+        const char *patch;          /* NULL: no patch */
+    } mcases[] = {
+        {"review-v1-create-no-labels.json", NULL,
+         "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"liqo.io/remote-cluster-id\":\"cl01\"}}]"},
+        {"review-v1-create-other-labels.json", NULL,
+         "[{\"op\":\"add\",\"path\":\"/metadata/labels/liqo.io~1remote-cluster-id\",\"value\":\"cl01\"}]"},
+        {PEM, NULL, NULL},                                  /* already labelled */
+        {"review-v1-delete.json", NULL, NULL},
+        {"review-v1-status-update.json", NULL, NULL},
+        {"review-v1-create-no-labels.json", tweak_cluster_id_upper, NULL},  /* invalid: validation says why */
+    };
+
+    for (size_t i = 0; i < sizeof(mcases) / sizeof(mcases[0]); i++) {
+        tg_review_request req;
+        tg_decision d;
+
+        /* tweak_cluster_id_upper needs a labels object to write into */
+        if (mcases[i].tweak) {
+            load_review("review-v1-create-other-labels.json", mcases[i].tweak, &req);
+        } else {
+            load_review(mcases[i].fixture, NULL, &req);
+        }
+        tg_decide_mutate(&req, &d);
+        assert_true(d.response.allowed);
+        if (mcases[i].patch) {
+            assert_non_null(d.response.patch);
+            assert_string_equal(d.response.patch, mcases[i].patch);
+            assert_string_equal(d.reason, TG_REASON_MUTATED);
+        } else if (d.response.patch) {
+            fail_msg("mutate case %zu: unexpected patch %s", i, d.response.patch);
+        }
+        tg_decision_clear(&d);
+        tg_review_request_clear(&req);
+    }
+}
+
+static int setup(void **state)
+{
+    size_t len;
+    char *n = test_read_file("/seed-cl01-pemkey.nonce", 1, &len);
+
+    if (!n)
+        return -1;
+    while (len > 0 && (n[len - 1] == '\n' || n[len - 1] == '\r'))
+        n[--len] = '\0';
+    snprintf(seed_nonce, sizeof(seed_nonce), "%s", n);
+    free(n);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decide_table),
+        cmocka_unit_test(test_mutate),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
