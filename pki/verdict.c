@@ -37,6 +37,9 @@ void tg_verdict_init(tg_verdict *v)
 }
 
 static int verdict_vdeny(tg_verdict *v, int code, tg_reason r, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+static int verdict_vdeny(tg_verdict *v, int code, tg_reason r, const char *fmt, va_list ap)
 {
     v->reason = r;
     v->code = code;

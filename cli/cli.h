@@ -1,0 +1,79 @@
+/* cli.h - kubectl-tenantgate: the command table and what commands share.
+ *
+ * Each subcommand lives in its own cmd_*.c file and is one entry of the table
+ * in main.c. A command gets argv with its own name in argv[0] and returns the
+ * process exit code. */
+#ifndef TG_CLI_H
+#define TG_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <openssl/evp.h>
+
+#define TG_CLI_NAME "kubectl-tenantgate"
+#ifndef TG_VERSION
+#define TG_VERSION "0.1.0"
+#endif
+
+/* Exit codes, as SPEC.md 8 fixes them for `check` and all commands follow. */
+enum {
+    TG_EXIT_OK = 0,
+    TG_EXIT_REJECTED = 1,   /* the Tenant was checked and refused */
+    TG_EXIT_USAGE = 2,      /* bad arguments, unreadable input, I/O failure */
+};
+
+typedef struct tg_command {
+    const char *name;
+    const char *summary;                 /* one line for the top-level help */
+    int (*run)(int argc, char **argv);
+} tg_command;
+
+int cmd_keygen(int argc, char **argv);
+int cmd_nonce(int argc, char **argv);
+int cmd_sign_nonce(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+/* --- usage.c ---------------------------------------------------------- */
+
+/* Print "kubectl-tenantgate CMD: <message>" and the usage text on stderr;
+ * returns TG_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Print "kubectl-tenantgate CMD: <message>" on stderr; returns TG_EXIT_USAGE. */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* What to say when getopt_long returned '?' or ':' for argv. */
+int cli_bad_option(const char *cmd, const char *usage, int ch, char **argv);
+
+/* Reset getopt for a (sub)command's own argv. */
+void cli_getopt_reset(void);
+
+/* --- io.c ------------------------------------------------------------- */
+
+#define TG_CLI_MAX_INPUT (1u << 20)      /* Tenant documents, keys */
+#define TG_CLI_MAX_NONCE_FILE 4096u
+
+/* Read all of path ("-" = stdin) into a malloc'd NUL-terminated buffer; at
+ * most max bytes. NULL with a message in err on failure or when larger. */
+char *cli_read_file(const char *path, size_t max, size_t *len, char *err, size_t err_len);
+
+/* Free a buffer that held secret material, wiping it first. */
+void cli_free_secret(void *buf, size_t len);
+
+/* Write data to path with the given mode: refuses an existing file unless
+ * overwrite; the mode is applied even to an overwritten file. 0 or -1 with err. */
+int cli_write_file(const char *path, const void *data, size_t len, unsigned mode, int overwrite,
+                   char *err, size_t err_len);
+
+/* A nonce from --nonce TEXT or --nonce-file FILE (exactly one), trailing
+ * whitespace removed, checked to be 88 characters of padded base64. Fills
+ * out; returns 0 or an exit code after printing the problem. */
+int cli_nonce_arg(const char *cmd, const char *usage, const char *text, const char *file,
+                  char out[89]);
+
+/* Load a private key PEM file; NULL after printing the problem. */
+EVP_PKEY *cli_load_private_key(const char *cmd, const char *path);
+
+#endif

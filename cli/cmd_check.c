@@ -1,0 +1,160 @@
+/* cmd_check.c - `check`: the webhook's decision on a Tenant file, offline
+ * (SPEC.md 5: steps 1, 3, 4 and 6-10 with a given nonce; placement and the
+ * nonce lookup need a cluster). Exit 0 accepted, 1 rejected with exactly one
+ * line "REASON: message" on stderr, 2 usage or I/O error. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/crypto.h>
+
+#include "cli.h"
+#include "kube/tenant_json.h"
+#include "kube/yaml.h"
+#include "pki/nonce.h"
+#include "pki/tenant.h"
+#include "pki/verdict.h"
+
+static const char usage[] =
+    "Usage: " TG_CLI_NAME " check -f FILE (--nonce NONCE | --nonce-file FILE)\n"
+    "           [--allow-no-handshake]\n"
+    "\n"
+    "Check a Tenant (YAML or JSON) as the admission webhook would, with the\n"
+    "nonce the provider issued. Exit 0 when accepted, 1 when rejected (the\n"
+    "reason on stderr as \"REASON: message\"), 2 on usage or I/O errors.\n"
+    "\n"
+    "Options:\n"
+    "  -f, --filename FILE   the Tenant ('-' = standard input), at most 1 MiB\n"
+    "  --nonce NONCE         the nonce text, 88 characters\n"
+    "  --nonce-file FILE     read the nonce from FILE ('-' = standard input)\n"
+    "  --allow-no-handshake  accept authzPolicy TolerateNoHandshake (the operator's\n"
+    "                        explicit switch; off by default)\n"
+    "  -h, --help            show this help\n";
+
+static int reject(const tg_verdict *v)
+{
+    fprintf(stderr, "%s: %s\n", tg_reason_name(v->reason), v->message);
+    return TG_EXIT_REJECTED;
+}
+
+/* Names come from the file: print them without terminal control characters. */
+static void print_safe(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+}
+
+static void print_warnings(const tg_verdict *v, const tg_tenant *t)
+{
+    if (v->warnings & TG_WARN_RAW_PUBLIC_KEY)
+        fprintf(stderr, "Warning: spec.publicKey is a raw 32-byte Ed25519 key (Liqo < 1.0.2); "
+                        "newer Liqo sends PEM PKIX\n");
+    /* Placement (step 2) needs the cluster, but this part of it can be seen
+     * here: the webhook refuses the Tenant with LabelMismatch. */
+    if (t->label_cluster_id == NULL || strcmp(t->label_cluster_id, t->cluster_id) != 0) {
+        fputs("Warning: metadata.labels[" TG_LABEL_REMOTE_CLUSTER_ID "] is ", stderr);
+        if (t->label_cluster_id == NULL) {
+            fputs("missing", stderr);
+        } else {
+            fputc('"', stderr);
+            print_safe(stderr, t->label_cluster_id);
+            fputc('"', stderr);
+        }
+        fputs(", expected spec.clusterID; the webhook will refuse it (LabelMismatch)\n", stderr);
+    }
+}
+
+/* Decode and decide. Returns the exit code. */
+static int check_document(const char *text, size_t len, const char *nonce,
+                          const tg_check_opts *opts)
+{
+    char err[256];
+    json_object *doc = tg_doc_parse(text, len, err, sizeof(err));
+    tg_tenant t;
+    tg_verdict v;
+    int rc;
+
+    tg_verdict_init(&v);
+    if (doc == NULL) {
+        tg_verdict_deny(&v, TG_MALFORMED_TENANT, "cannot parse the document: %s", err);
+        return reject(&v);
+    }
+    rc = tg_tenant_from_json(doc, &t, &v);
+    json_object_put(doc);
+    if (rc != 0)
+        return reject(&v);
+    rc = tg_tenant_check(&t, nonce, TG_NONCE_TEXT_LEN, opts, &v);
+    if (rc != 0) {
+        tg_tenant_clear(&t);
+        return reject(&v);
+    }
+    print_warnings(&v, &t);
+    fputs("accepted: tenant ", stdout);
+    print_safe(stdout, t.name != NULL ? t.name : "(unnamed)");
+    printf(" (cluster %s)\n", t.cluster_id);      /* valid: step 3 passed */
+    tg_tenant_clear(&t);
+    if (fflush(stdout) != 0)
+        return cli_error("check", "cannot write to standard output");
+    return TG_EXIT_OK;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    static const struct option options[] = {
+        { "filename", required_argument, NULL, 'f' },
+        { "nonce", required_argument, NULL, 'n' },
+        { "nonce-file", required_argument, NULL, 'N' },
+        { "allow-no-handshake", no_argument, NULL, 'A' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *file = NULL, *nonce_text = NULL, *nonce_file = NULL;
+    tg_check_opts opts = { 0 };
+    char nonce[TG_NONCE_TEXT_LEN + 1];
+    char err[512];
+    char *text;
+    size_t len;
+    int ch, rc;
+
+    cli_getopt_reset();
+    while ((ch = getopt_long(argc, argv, ":hf:", options, NULL)) != -1) {
+        switch (ch) {
+        case 'f':
+            file = optarg;
+            break;
+        case 'n':
+            nonce_text = optarg;
+            break;
+        case 'N':
+            nonce_file = optarg;
+            break;
+        case 'A':
+            opts.allow_no_handshake = 1;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return TG_EXIT_OK;
+        default:
+            return cli_bad_option("check", usage, ch, argv);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("check", usage, "unexpected argument \"%s\"", argv[optind]);
+    if (file == NULL)
+        return cli_usage_error("check", usage, "-f FILE is required");
+    if (nonce_file != NULL && strcmp(file, "-") == 0 && strcmp(nonce_file, "-") == 0)
+        return cli_usage_error("check", usage, "the Tenant and the nonce cannot both come from "
+                                               "standard input");
+    rc = cli_nonce_arg("check", usage, nonce_text, nonce_file, nonce);
+    if (rc != 0)
+        return rc;
+    text = cli_read_file(file, TG_CLI_MAX_INPUT, &len, err, sizeof(err));
+    if (text == NULL) {
+        OPENSSL_cleanse(nonce, sizeof(nonce));
+        return cli_error("check", "%s", err);
+    }
+    rc = check_document(text, len, nonce, &opts);
+    OPENSSL_cleanse(nonce, sizeof(nonce));
+    free(text);
+    return rc;
+}

@@ -1,0 +1,326 @@
+/* csr.c - the consumer's CSR: building it, and SPEC.md 5 steps 7-10.
+ *
+ * The check is on the admission hot path. Two OpenSSL costs dominate it: the
+ * CSR's self-signature (one more verify) and importing the CSR's public key.
+ * So the SPKI DER is compared with the Tenant's first; when they are equal the
+ * self-signature is verified with the Tenant's already-imported key. The
+ * reported reasons keep the SPEC order (7 -> 10) either way: a CSR with a
+ * different key is still verified with its own key before step 10 is reported. */
+#include "csr.h"
+#include "csr_check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/asn1.h>
+#include <openssl/bio.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include "digest_cache.h"
+#include "pem_block.h"
+#include "spki.h"
+
+/* Subject values are echoed in messages: cap them. */
+#define SHOWN_MAX 64
+
+/* Cluster ids are printable; anything else is stored as UTF8String. */
+static int add_name_entry(X509_NAME *name, int nid, const char *value)
+{
+    int type = ASN1_PRINTABLE_type((const unsigned char *)value, -1) == V_ASN1_PRINTABLESTRING
+                   ? V_ASN1_PRINTABLESTRING
+                   : V_ASN1_UTF8STRING;
+
+    return X509_NAME_add_entry_by_NID(name, nid, type, (const unsigned char *)value, -1, -1, 0);
+}
+
+char *tg_csr_build(EVP_PKEY *key, const char *cluster_id, size_t *pem_len)
+{
+    X509_REQ *req = NULL;
+    X509_NAME *name = NULL;
+    BIO *bio = NULL;
+    const EVP_MD *md = NULL;
+    char *pem = NULL;
+
+    if (key == NULL || cluster_id == NULL || *cluster_id == '\0')
+        return NULL;
+    if (EVP_PKEY_get_base_id(key) != EVP_PKEY_ED25519 && (md = tg_sha256()) == NULL)
+        return NULL;
+    req = X509_REQ_new();
+    name = X509_NAME_new();
+    bio = BIO_new(BIO_s_mem());
+    if (req == NULL || name == NULL || bio == NULL)
+        goto out;
+    /* O first, then CN: the order Liqo's Go code writes. */
+    if (!add_name_entry(name, NID_organizationName, TG_CSR_ORGANIZATION) ||
+        !add_name_entry(name, NID_commonName, cluster_id))
+        goto out;
+    if (!X509_REQ_set_version(req, X509_REQ_VERSION_1) || !X509_REQ_set_subject_name(req, name) ||
+        !X509_REQ_set_pubkey(req, key))
+        goto out;
+    if (X509_REQ_sign(req, key, md) <= 0)
+        goto out;
+    if (PEM_write_bio_X509_REQ(bio, req))
+        pem = tg_mem_bio_string(bio, pem_len);
+out:
+    if (pem == NULL)
+        ERR_clear_error();
+    BIO_free(bio);
+    X509_NAME_free(name);
+    X509_REQ_free(req);
+    return pem;
+}
+
+/* "Ed25519", "RSA-2048", "EC P-256": which key a message talks about. */
+static const char *describe_key(EVP_PKEY *key, char *buf, size_t len)
+{
+    char group[32];
+
+    if (key == NULL)
+        return "an undecodable key";
+    switch (EVP_PKEY_get_base_id(key)) {
+    case EVP_PKEY_ED25519:
+        return "Ed25519";
+    case EVP_PKEY_RSA:
+        snprintf(buf, len, "RSA-%d", EVP_PKEY_get_bits(key));
+        return buf;
+    case EVP_PKEY_EC:
+        if (EVP_PKEY_get_group_name(key, group, sizeof(group), NULL))
+            snprintf(buf, len, "EC %s", group);
+        else
+            snprintf(buf, len, "EC (explicit curve)");
+        return buf;
+    default:
+        snprintf(buf, len, "%s", OBJ_nid2sn(EVP_PKEY_get_base_id(key)));
+        return buf;
+    }
+}
+
+/* Short name of an attribute type ("OU", "challengePassword") or its OID. */
+static const char *describe_object(const ASN1_OBJECT *obj, char *buf, size_t len)
+{
+    int nid = OBJ_obj2nid(obj);
+
+    if (nid != NID_undef)
+        return OBJ_nid2sn(nid);
+    OBJ_obj2txt(buf, (int)len, obj, 1);
+    return buf;
+}
+
+/* The first extension an extensionRequest attribute asks for, by name. */
+static const char *describe_requested_extension(const X509_ATTRIBUTE *attr, char *buf, size_t len)
+{
+    const ASN1_TYPE *value = X509_ATTRIBUTE_get0_type((X509_ATTRIBUTE *)attr, 0);
+    STACK_OF(X509_EXTENSION) *exts = NULL;
+    const unsigned char *p;
+    const char *name = "an extensionRequest attribute";
+
+    if (value != NULL && value->type == V_ASN1_SEQUENCE) {
+        p = value->value.sequence->data;
+        exts = d2i_X509_EXTENSIONS(NULL, &p, value->value.sequence->length);
+    }
+    if (exts != NULL && sk_X509_EXTENSION_num(exts) > 0) {
+        char oid[80];
+        const char *first = describe_object(X509_EXTENSION_get_object(sk_X509_EXTENSION_value(exts, 0)), oid,
+                                            sizeof(oid));
+        snprintf(buf, len, "%.79s%s", first, sk_X509_EXTENSION_num(exts) > 1 ? " and more" : "");
+        name = buf;
+    }
+    sk_X509_EXTENSION_pop_free(exts, X509_EXTENSION_free);
+    ERR_clear_error();
+    return name;
+}
+
+/* Step 8. */
+static int check_forbidden_content(const TG_NAME *subject, const STACK_OF(X509_ATTRIBUTE) *attributes,
+                                   tg_verdict *v)
+{
+    char buf[96];
+
+    for (int i = 0; i < tg_name_entry_count(subject); i++) {
+        const ASN1_OBJECT *obj = X509_NAME_ENTRY_get_object(tg_name_entry(subject, i));
+        int nid = OBJ_obj2nid(obj);
+
+        if (nid != NID_organizationName && nid != NID_commonName)
+            return tg_verdict_deny(v, TG_CSR_FORBIDDEN_CONTENT,
+                                   "spec.csr: expected only O and CN in the subject, found %s",
+                                   describe_object(obj, buf, sizeof(buf)));
+    }
+    for (int i = 0; i < sk_X509_ATTRIBUTE_num(attributes); i++) {
+        const X509_ATTRIBUTE *attr = sk_X509_ATTRIBUTE_value(attributes, i);
+        int nid = OBJ_obj2nid(X509_ATTRIBUTE_get0_object((X509_ATTRIBUTE *)attr));
+
+        if (nid == NID_ext_req || nid == NID_ms_ext_req)
+            return tg_verdict_deny(v, TG_CSR_FORBIDDEN_CONTENT,
+                                   "spec.csr: expected no requested extensions, found %s",
+                                   describe_requested_extension(attr, buf, sizeof(buf)));
+    }
+    if (sk_X509_ATTRIBUTE_num(attributes) > 0)
+        return tg_verdict_deny(v, TG_CSR_FORBIDDEN_CONTENT, "spec.csr: expected no CSR attributes, found %s",
+                               describe_object(X509_ATTRIBUTE_get0_object(sk_X509_ATTRIBUTE_value(attributes, 0)),
+                                               buf, sizeof(buf)));
+    return 0;
+}
+
+/* The value of one subject entry as shown in a message (UTF-8, capped). */
+static void entry_value(const X509_NAME_ENTRY *e, char *out, size_t out_len, unsigned char **utf8, int *utf8_len)
+{
+    *utf8_len = ASN1_STRING_to_UTF8(utf8, X509_NAME_ENTRY_get_data(e));
+    if (*utf8_len < 0) {
+        *utf8 = NULL;
+        ERR_clear_error();
+        snprintf(out, out_len, "(undecodable string)");
+        return;
+    }
+    snprintf(out, out_len, "%.*s%s", *utf8_len > SHOWN_MAX ? SHOWN_MAX : *utf8_len, (const char *)*utf8,
+             *utf8_len > SHOWN_MAX ? "..." : "");
+}
+
+/* Step 9: exactly one CN equal to the cluster id, exactly one O equal to liqo.io. */
+static int check_subject(const TG_NAME *subject, const char *cluster_id, tg_verdict *v)
+{
+    static const struct {
+        int nid;
+        const char *label;
+    } wanted[] = {{NID_commonName, "CN"}, {NID_organizationName, "O"}};
+
+    for (size_t w = 0; w < sizeof(wanted) / sizeof(wanted[0]); w++) {
+        const char *expect = wanted[w].nid == NID_commonName ? cluster_id : TG_CSR_ORGANIZATION;
+        int count = 0;
+        const X509_NAME_ENTRY *found = NULL;
+        char shown[SHOWN_MAX + 8];
+        unsigned char *utf8 = NULL;
+        int utf8_len, equal;
+
+        for (int i = 0; i < tg_name_entry_count(subject); i++) {
+            const X509_NAME_ENTRY *e = tg_name_entry(subject, i);
+            if (OBJ_obj2nid(X509_NAME_ENTRY_get_object(e)) == wanted[w].nid) {
+                found = e;
+                count++;
+            }
+        }
+        if (count != 1)
+            return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH,
+                                   "spec.csr: expected exactly one %s=%.*s in the subject, found %d", wanted[w].label,
+                                   SHOWN_MAX, expect, count);
+        entry_value(found, shown, sizeof(shown), &utf8, &utf8_len);
+        equal = utf8 != NULL && (size_t)utf8_len == strlen(expect) && memcmp(utf8, expect, (size_t)utf8_len) == 0;
+        OPENSSL_free(utf8);
+        if (!equal)
+            return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH, "spec.csr: expected %s=%.*s%s, found %s=%s",
+                                   wanted[w].label, SHOWN_MAX, expect,
+                                   wanted[w].nid == NID_commonName ? " (spec.clusterID)" : "", wanted[w].label, shown);
+    }
+    return 0;
+}
+
+int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *cluster_id,
+                          const unsigned char *expected_spki, size_t spki_len, EVP_PKEY *expected_key,
+                          tg_verdict *v, X509_REQ **out_req)
+{
+    unsigned char *der = NULL, *spki = NULL;
+    const unsigned char *p;
+    long der_len = 0, version;
+    int spki_n, same_key, rc = -1;
+    TG_REQ *req = NULL;
+    EVP_PKEY *csr_key = NULL, *signer;
+    tg_spki_status key_status = TG_SPKI_OK;
+    char found[128], kbuf[32], ebuf[32];
+
+    if (out_req)
+        *out_req = NULL;
+    if (cluster_id == NULL)
+        cluster_id = "";
+
+    /* Step 7: one PEM block, a request that parses completely, a valid self-signature. */
+    if (tg_pem_single_block(pem, pem_len, "CERTIFICATE REQUEST", &der, &der_len, found, sizeof(found)) != 0)
+        return tg_verdict_deny(v, TG_INVALID_CSR,
+                               "spec.csr: expected one PEM \"CERTIFICATE REQUEST\" block and nothing else, found %s",
+                               found);
+    p = der;
+    req = d2i_TG_REQ(NULL, &p, der_len);
+    if (req == NULL) {
+        tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected a PKCS#10 request, found %ld bytes that do not parse",
+                        der_len);
+        goto out;
+    }
+    if (p != der + der_len) {
+        tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected a PKCS#10 request, found %ld trailing bytes after it",
+                        (long)(der + der_len - p));
+        goto out;
+    }
+    version = ASN1_INTEGER_get(req->info->version);
+    if (version != X509_REQ_VERSION_1) {
+        tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected version 1 (0), found %ld", version);
+        goto out;
+    }
+    spki_n = i2d_TG_SPKI(req->info->spki, &spki);
+    if (spki_n <= 0) {
+        tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected a SubjectPublicKeyInfo, found one that does not encode");
+        goto out;
+    }
+    same_key = expected_spki != NULL && (size_t)spki_n == spki_len &&
+               CRYPTO_memcmp(spki, expected_spki, spki_len) == 0;
+    if (same_key && expected_key != NULL) {
+        signer = expected_key;
+    } else {
+        csr_key = tg_spki_to_pkey_any(req->info->spki, &key_status);
+        signer = csr_key;
+    }
+    if (signer == NULL) {
+        tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected a usable public key, found a %s key with %s",
+                        tg_spki_algorithm(req->info->spki, found, sizeof(found)), tg_spki_status_text(key_status));
+        goto out;
+    }
+    if (ASN1_item_verify_ex(ASN1_ITEM_rptr(TG_REQ_INFO), req->sig_alg, req->signature, req->info, NULL, signer,
+                            NULL, NULL) != 1) {
+        tg_verdict_deny(v, TG_INVALID_CSR,
+                        "spec.csr: expected a valid self-signature by the CSR's %s key, found one that does not verify",
+                        describe_key(signer, kbuf, sizeof(kbuf)));
+        goto out;
+    }
+
+    /* Steps 8 and 9. */
+    if (check_forbidden_content(req->info->subject, req->info->attributes, v) != 0 ||
+        check_subject(req->info->subject, cluster_id, v) != 0)
+        goto out;
+
+    /* Step 10. */
+    if (!same_key) {
+        snprintf(ebuf, sizeof(ebuf), "%s", expected_key ? describe_key(expected_key, found, sizeof(found)) : "");
+        tg_verdict_deny(v, TG_CSR_PUBLIC_KEY_MISMATCH,
+                        "spec.csr: expected the key of spec.publicKey%s%s%s, found a different %s key",
+                        *ebuf ? " (" : "", ebuf, *ebuf ? ")" : "", describe_key(csr_key, kbuf, sizeof(kbuf)));
+        goto out;
+    }
+    if (out_req) {
+        /* The full OpenSSL object for callers that go on to issue from it; off the
+         * admission path, so its slower decoding does not matter here. */
+        p = der;
+        *out_req = d2i_X509_REQ(NULL, &p, der_len);
+        if (*out_req == NULL) {
+            tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected a request OpenSSL can load, found one it cannot");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (rc != 0)
+        ERR_clear_error();
+    EVP_PKEY_free(csr_key);
+    OPENSSL_free(spki);
+    OPENSSL_free(der);
+    TG_REQ_free(req);
+    return rc;
+}
+
+int tg_csr_check(const unsigned char *pem, size_t pem_len, const char *cluster_id,
+                 const unsigned char *expected_spki, size_t spki_len,
+                 tg_verdict *v, X509_REQ **out_req)
+{
+    return tg_csr_check_with_key(pem, pem_len, cluster_id, expected_spki, spki_len, NULL, v, out_req);
+}

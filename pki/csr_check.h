@@ -1,0 +1,15 @@
+/* csr_check.h - internal: tg_csr_check with the Tenant's already-decoded key.
+ * When the CSR carries the very key the Tenant declared, verifying its
+ * self-signature with that EVP_PKEY saves re-importing the CSR's copy. */
+#ifndef TG_PKI_CSR_CHECK_H
+#define TG_PKI_CSR_CHECK_H
+
+#include "csr.h"
+
+/* As tg_csr_check; expected_key (may be NULL) must be the key whose SPKI DER
+ * is expected_spki. */
+int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *cluster_id,
+                          const unsigned char *expected_spki, size_t spki_len, EVP_PKEY *expected_key,
+                          tg_verdict *v, X509_REQ **out_req);
+
+#endif

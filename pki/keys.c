@@ -1,0 +1,275 @@
+/* keys.c - cluster keys and the two forms of spec.publicKey. */
+#include "keys.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/err.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "keys_internal.h"
+#include "pem_block.h"
+#include "spki.h"
+
+#define ED25519_RAW_LEN 32
+#define RSA_MIN_BITS 2048
+/* Above this an RSA verify costs milliseconds per admission for no security
+ * gain: refuse it rather than let a Tenant buy CPU time. */
+#define RSA_MAX_BITS 8192
+
+int tg_key_type_parse(const char *name, tg_key_type *out)
+{
+    static const struct {
+        const char *name;
+        tg_key_type type;
+    } names[] = {
+        {"ed25519", TG_KEY_ED25519},
+        {"rsa", TG_KEY_RSA2048},
+        {"ecdsa", TG_KEY_ECDSA_P256},
+    };
+
+    if (name == NULL)
+        return -1;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(name, names[i].name) == 0) {
+            *out = names[i].type;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+EVP_PKEY *tg_key_generate(tg_key_type type)
+{
+    switch (type) {
+    case TG_KEY_ED25519:
+        return EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+    case TG_KEY_RSA2048:
+        return EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+    case TG_KEY_ECDSA_P256:
+        return EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+    }
+    return NULL;
+}
+
+static void wipe_mem_bio(BIO *bio)
+{
+    char *data;
+    long n = BIO_get_mem_data(bio, &data);
+
+    if (n > 0)
+        OPENSSL_cleanse(data, (size_t)n);
+}
+
+char *tg_key_private_pem(EVP_PKEY *key, size_t *len)
+{
+    BIO *bio = BIO_new(BIO_s_mem());
+    char *pem = NULL;
+
+    if (bio == NULL)
+        return NULL;
+    if (PEM_write_bio_PKCS8PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL))
+        pem = tg_mem_bio_string(bio, len);
+    wipe_mem_bio(bio);   /* it held the private key */
+    BIO_free(bio);
+    return pem;
+}
+
+char *tg_key_public_pem(EVP_PKEY *key, size_t *len)
+{
+    BIO *bio = BIO_new(BIO_s_mem());
+    char *pem = NULL;
+
+    if (bio == NULL)
+        return NULL;
+    if (PEM_write_bio_PUBKEY(bio, key))
+        pem = tg_mem_bio_string(bio, len);
+    BIO_free(bio);
+    return pem;
+}
+
+/* Never prompt on a terminal for a passphrase: an encrypted key is an error. */
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+    (void)buf, (void)size, (void)rwflag, (void)u;
+    return -1;
+}
+
+EVP_PKEY *tg_key_private_from_pem(const char *pem, size_t len)
+{
+    BIO *bio;
+    EVP_PKEY *key;
+
+    if (pem == NULL || len == 0 || len > TG_PEM_MAX_LEN)
+        return NULL;
+    bio = BIO_new_mem_buf(pem, (int)len);
+    if (bio == NULL)
+        return NULL;
+    key = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL);
+    BIO_free(bio);
+    if (key == NULL)
+        ERR_clear_error();
+    return key;
+}
+
+/* Key strength and algorithm policy (SPEC.md 5 step 4). */
+static int check_key_strength(EVP_PKEY *key, tg_verdict *v)
+{
+    char group[64];
+    int bits, nid;
+
+    switch (EVP_PKEY_get_base_id(key)) {
+    case EVP_PKEY_ED25519:
+        return 0;
+    case EVP_PKEY_RSA:
+        bits = EVP_PKEY_get_bits(key);
+        if (bits < RSA_MIN_BITS)
+            return tg_verdict_deny(v, TG_WEAK_KEY,
+                                   "spec.publicKey: expected an RSA key of at least %d bits, found %d bits",
+                                   RSA_MIN_BITS, bits);
+        if (bits > RSA_MAX_BITS)
+            return tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                                   "spec.publicKey: expected an RSA key of at most %d bits, found %d bits",
+                                   RSA_MAX_BITS, bits);
+        return 0;
+    case EVP_PKEY_EC:
+        if (!EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof(group), NULL)) {
+            ERR_clear_error();
+            snprintf(group, sizeof(group), "(unnamed)");
+        }
+        nid = OBJ_txt2nid(group);
+        if (nid == NID_undef)
+            nid = EC_curve_nist2nid(group);
+        if (nid != NID_X9_62_prime256v1 && nid != NID_secp384r1)
+            return tg_verdict_deny(v, TG_WEAK_KEY,
+                                   "spec.publicKey: expected an EC key on P-256 or P-384, found curve %s", group);
+        return 0;
+    default:
+        return tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                               "spec.publicKey: expected an Ed25519, RSA or ECDSA key, found algorithm %s",
+                               OBJ_nid2sn(EVP_PKEY_get_base_id(key)));
+    }
+}
+
+/* The key in a PKIX SPKI (already out of its PEM armour). */
+static EVP_PKEY *key_from_spki_der(const unsigned char *der, long der_len, TG_SPKI **out_spki, tg_verdict *v)
+{
+    const unsigned char *p = der;
+    TG_SPKI *spki = d2i_TG_SPKI(NULL, &p, der_len);
+    tg_spki_status status;
+    EVP_PKEY *key;
+    char alg[80];
+
+    if (spki == NULL || p != der + der_len) {
+        TG_SPKI_free(spki);
+        ERR_clear_error();
+        tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                        "spec.publicKey: expected a PKIX SubjectPublicKeyInfo, found %ld bytes of DER that do not "
+                        "parse as one", der_len);
+        return NULL;
+    }
+    key = tg_spki_to_pkey(spki, &status);
+    if (key == NULL) {
+        switch (status) {
+        case TG_SPKI_EXPLICIT_CURVE:
+            tg_verdict_deny(v, TG_WEAK_KEY, "spec.publicKey: expected an EC key on the named curve P-256 or P-384, "
+                                            "found explicit curve parameters");
+            break;
+        case TG_SPKI_UNSUPPORTED:
+            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                            "spec.publicKey: expected an Ed25519, RSA or ECDSA key, found algorithm %s",
+                            tg_spki_algorithm(spki, alg, sizeof(alg)));
+            break;
+        default:
+            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY, "spec.publicKey: expected a valid %s key, found %s",
+                            tg_spki_algorithm(spki, alg, sizeof(alg)), tg_spki_status_text(status));
+            break;
+        }
+        TG_SPKI_free(spki);
+        return NULL;
+    }
+    *out_spki = spki;
+    return key;
+}
+
+EVP_PKEY *tg_public_key_parse_spki(const unsigned char *data, size_t len, int *was_raw, tg_verdict *v,
+                                   unsigned char **spki_der, size_t *spki_len)
+{
+    unsigned char *der = NULL, *canon = NULL;
+    long der_len = 0;
+    int canon_len;
+    char found[128];
+    TG_SPKI *spki = NULL;
+    EVP_PKEY *key = NULL;
+
+    *was_raw = 0;
+    if (spki_der)
+        *spki_der = NULL;
+    if (data != NULL && len == ED25519_RAW_LEN) {
+        key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, data, len);
+        spki = tg_spki_ed25519(data);
+        if (key == NULL || spki == NULL) {
+            ERR_clear_error();
+            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                            "spec.publicKey: expected a raw 32-byte Ed25519 key, found 32 bytes OpenSSL rejects");
+            goto fail;
+        }
+        *was_raw = 1;
+    } else {
+        if (tg_pem_single_block(data, len, "PUBLIC KEY", &der, &der_len, found, sizeof(found)) != 0) {
+            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                            "spec.publicKey: expected a raw 32-byte Ed25519 key or one PEM \"PUBLIC KEY\" block, "
+                            "found %s (%zu bytes)", found, len);
+            goto fail;
+        }
+        key = key_from_spki_der(der, der_len, &spki, v);
+        OPENSSL_free(der);
+        if (key == NULL || check_key_strength(key, v) != 0)
+            goto fail;
+    }
+    if (spki_der) {
+        /* Re-encoded, so a BER-ish input still compares equal to the same key in DER. */
+        canon_len = i2d_TG_SPKI(spki, &canon);
+        if (canon_len <= 0) {
+            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY, "spec.publicKey: expected an encodable key, found one that is not");
+            goto fail;
+        }
+        *spki_der = canon;
+        *spki_len = (size_t)canon_len;
+    }
+    TG_SPKI_free(spki);
+    return key;
+fail:
+    TG_SPKI_free(spki);
+    EVP_PKEY_free(key);
+    return NULL;
+}
+
+EVP_PKEY *tg_public_key_parse(const unsigned char *data, size_t len, int *was_raw, tg_verdict *v)
+{
+    return tg_public_key_parse_spki(data, len, was_raw, v, NULL, NULL);
+}
+
+unsigned char *tg_key_public_der(EVP_PKEY *key, size_t *len)
+{
+    unsigned char *der = NULL;
+    int n = i2d_PUBKEY(key, &der);
+    unsigned char *out;
+
+    if (n <= 0)
+        return NULL;
+    /* Hand out malloc'd memory as the header promises, not OPENSSL_malloc'd. */
+    out = malloc((size_t)n);
+    if (out != NULL) {
+        memcpy(out, der, (size_t)n);
+        *len = (size_t)n;
+    }
+    OPENSSL_free(der);
+    return out;
+}
