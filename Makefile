@@ -16,7 +16,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git ca-certificates
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build build-asan build-fuzz test unit unit-asan fuzz e2e demo demo-down bench clean
+.PHONY: all deps build build-asan build-fuzz test unit unit-asan fuzz k8s-bin e2e demo demo-down bench clean
 
 all: build
 
@@ -59,8 +59,21 @@ unit-asan: build-asan
 fuzz: build-fuzz
 	cd $(FUZZ_BUILD) && TG_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -L fuzz
 
-e2e: build
+# The pinned kube-apiserver, kube-controller-manager, kubectl and etcd (e2e/k8s/go.mod), built
+# once through the Go module proxy into ${TG_CACHE_DIR:-~/.cache/tenantgate}; warm: a no-op.
+k8s-bin: deps
+	@e2e/k8s-bin >/dev/null
+
+# Real control planes on 127.0.0.1 (e2e/cluster), tests in e2e/test_*.py (pytest).
+e2e: build k8s-bin
 	cd $(BUILD) && ctest --output-on-failure -L e2e
+
+# A provider and a consumer cluster left running; demo/env says how to reach them.
+demo: build k8s-bin
+	TG_BUILD_DIR=$(abspath $(BUILD)) e2e/demo up
+
+demo-down:
+	e2e/demo down
 
 test: unit unit-asan fuzz e2e
 
