@@ -1,6 +1,7 @@
 /* cache.c - informer store: a hash of namespace/name -> object, an optional
  * label index, and the list/watch state machine. */
 #include "kube/cache.h"
+#include "errbuf.h"
 #include "kube/json.h"
 
 #include <json-c/linkhash.h>
@@ -42,19 +43,6 @@ typedef struct change_list {
     change *v;
     size_t n, cap;
 } change_list;
-
-static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (err != NULL && err_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static void entry_free(cache_entry *e)
 {
@@ -310,16 +298,16 @@ int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_c
                      char *err, size_t err_len)
 {
     if (!json_object_is_type(items, json_type_array))
-        return fail(err, err_len, "list has no items array");
+        return tg_errf(err, err_len, "list has no items array");
     if (rv == NULL || *rv == '\0')
-        return fail(err, err_len, "list has no metadata.resourceVersion");
+        return tg_errf(err, err_len, "list has no metadata.resourceVersion");
     size_t n = json_object_array_length(items);
     /* Validate first so that a bad list leaves the cache as it was. */
     for (size_t i = 0; i < n; i++) {
         json_object *it = json_object_array_get_idx(items, i);
         if (!json_object_is_type(it, json_type_object) ||
             tg_json_path_string(it, "metadata", "name", NULL) == NULL)
-            return fail(err, err_len, "list item %zu has no metadata.name", i);
+            return tg_errf(err, err_len, "list item %zu has no metadata.name", i);
     }
 
     change_list changes = {0};
@@ -333,7 +321,7 @@ int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_c
         strip(it);
         char *key = object_key(it);
         if (key == NULL || upsert(c, key, it, &changes) != 0)
-            rc = fail(err, err_len, "out of memory storing the list");
+            rc = tg_errf(err, err_len, "out of memory storing the list");
     }
     if (rc == 0) {
         /* Whatever the list no longer has was deleted while we were not watching. */
@@ -342,7 +330,7 @@ int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_c
                 remove_entry(c, le, &changes);
         }
         if (set_rv(c, rv) != 0)
-            rc = fail(err, err_len, "out of memory");
+            rc = tg_errf(err, err_len, "out of memory");
         else
             c->synced = 1;
     }
@@ -357,18 +345,18 @@ int tg_cache_apply(tg_cache *c, const tg_watch_event *ev, const tg_cache_handler
     if (ev->type == TG_WATCH_ERROR) {
         int code = tg_watch_status_code(obj);
         const char *msg = tg_json_string(obj, "message");
-        fail(err, err_len, "watch ERROR %d: %.200s", code, msg ? msg : "(no message)");
+        tg_errf(err, err_len, "watch ERROR %d: %.200s", code, msg ? msg : "(no message)");
         return code == 410 ? TG_CACHE_GONE : TG_CACHE_ERROR;
     }
     const char *rv = tg_json_path_string(obj, "metadata", "resourceVersion", NULL);
     if (rv == NULL || *rv == '\0')
-        return fail(err, err_len, "%s event without metadata.resourceVersion", tg_watch_type_name(ev->type));
+        return tg_errf(err, err_len, "%s event without metadata.resourceVersion", tg_watch_type_name(ev->type));
     if (ev->type == TG_WATCH_BOOKMARK)
-        return set_rv(c, rv) == 0 ? TG_CACHE_OK : fail(err, err_len, "out of memory");
+        return set_rv(c, rv) == 0 ? TG_CACHE_OK : tg_errf(err, err_len, "out of memory");
 
     char *key = object_key(obj);
     if (key == NULL)
-        return fail(err, err_len, "%s event without metadata.name", tg_watch_type_name(ev->type));
+        return tg_errf(err, err_len, "%s event without metadata.name", tg_watch_type_name(ev->type));
 
     change_list changes = {0};
     int rc = TG_CACHE_OK;
@@ -380,10 +368,10 @@ int tg_cache_apply(tg_cache *c, const tg_watch_event *ev, const tg_cache_handler
             remove_entry(c, le, &changes);
         free(key);
     } else if (upsert(c, key, obj, &changes) != 0) {
-        rc = fail(err, err_len, "out of memory storing an event");
+        rc = tg_errf(err, err_len, "out of memory storing an event");
     }
     if (rc == TG_CACHE_OK && set_rv(c, rv) != 0)
-        rc = fail(err, err_len, "out of memory");
+        rc = tg_errf(err, err_len, "out of memory");
     pthread_rwlock_unlock(&c->lock);
     changes_deliver(&changes, h);
     return rc;

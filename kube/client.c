@@ -1,5 +1,6 @@
 /* client.c - libcurl multi driven by a libuv loop, for the Kubernetes API. */
 #include "kube/client.h"
+#include "errbuf.h"
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -49,19 +50,6 @@ struct tg_kube_client {
     int dispatching;                 /* inside check_done: defer the free */
     int closing;
 };
-
-static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (err != NULL && err_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_result;
@@ -113,7 +101,7 @@ static int setup_server(tg_kube_client *c, char *err, size_t err_len)
 {
     if (c->cfg.tls_server_name == NULL) {
         c->url_base = strdup(c->cfg.server);
-        return c->url_base ? 0 : fail(err, err_len, "out of memory");
+        return c->url_base ? 0 : tg_errf(err, err_len, "out of memory");
     }
     int rc = -1;
     char *host = NULL, *port = NULL, *url = NULL;
@@ -123,7 +111,7 @@ static int setup_server(tg_kube_client *c, char *err, size_t err_len)
         curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
         curl_url_set(u, CURLUPART_HOST, c->cfg.tls_server_name, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
-        fail(err, err_len, "server \"%.100s\" with tls-server-name \"%.100s\" is not a valid URL",
+        tg_errf(err, err_len, "server \"%.100s\" with tls-server-name \"%.100s\" is not a valid URL",
              c->cfg.server, c->cfg.tls_server_name);
         goto out;
     }
@@ -139,7 +127,7 @@ static int setup_server(tg_kube_client *c, char *err, size_t err_len)
         free(line);
     }
     if (c->url_base == NULL || c->connect_to_list == NULL) {
-        fail(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
         goto out;
     }
     rc = 0;
@@ -412,17 +400,17 @@ tg_kube_request *tg_kube_request_start(tg_kube_client *c, const tg_kube_request_
                                        tg_kube_response_cb on_done, void *data, char *err, size_t err_len)
 {
     if (c->closing) {
-        fail(err, err_len, "client is closing");
+        tg_errf(err, err_len, "client is closing");
         return NULL;
     }
     if (o->path == NULL || o->path[0] != '/') {
-        fail(err, err_len, "request path must start with '/'");
+        tg_errf(err, err_len, "request path must start with '/'");
         return NULL;
     }
     const char *method = o->method ? o->method : "GET";
     tg_kube_request *r = calloc(1, sizeof(*r));
     if (r == NULL) {
-        fail(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
         return NULL;
     }
     r->client = c;
@@ -487,7 +475,7 @@ tg_kube_request *tg_kube_request_start(tg_kube_client *c, const tg_kube_request_
     if (request_headers(r) != 0)
         goto oom;
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
-        fail(err, err_len, "could not start the request");
+        tg_errf(err, err_len, "could not start the request");
         request_free(r);
         return NULL;
     }
@@ -498,7 +486,7 @@ tg_kube_request *tg_kube_request_start(tg_kube_client *c, const tg_kube_request_
     return r;
 oom:
     free(url);
-    fail(err, err_len, "out of memory");
+    tg_errf(err, err_len, "out of memory");
     request_free(r);
     return NULL;
 }
@@ -572,27 +560,27 @@ tg_kube_client *tg_kube_client_new(uv_loop_t *loop, const tg_kube_config *cfg, c
 {
     pthread_once(&curl_once, curl_init);
     if (curl_init_result != CURLE_OK) {
-        fail(err, err_len, "libcurl initialisation failed");
+        tg_errf(err, err_len, "libcurl initialisation failed");
         return NULL;
     }
     if (cfg == NULL || cfg->server == NULL) {
-        fail(err, err_len, "configuration has no server");
+        tg_errf(err, err_len, "configuration has no server");
         return NULL;
     }
     tg_kube_client *c = calloc(1, sizeof(*c));
     if (c == NULL) {
-        fail(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
         return NULL;
     }
     c->loop = loop;
     if (config_copy(&c->cfg, cfg) != 0) {
         free(c);
-        fail(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
         return NULL;
     }
     if (setup_server(c, err, err_len) != 0 || (c->multi = curl_multi_init()) == NULL) {
         if (c->multi == NULL && c->url_base != NULL)
-            fail(err, err_len, "curl_multi_init failed");
+            tg_errf(err, err_len, "curl_multi_init failed");
         tg_kube_config_free(&c->cfg);
         free(c->url_base);
         curl_slist_free_all(c->connect_to_list);
@@ -697,7 +685,7 @@ static void on_sync_done(tg_kube_request *req, const tg_kube_response *resp, voi
     s->done = 1;
     if (resp->error != NULL) {
         s->status = -1;
-        fail(s->err, s->err_len, "%s", resp->error);
+        tg_errf(s->err, s->err_len, "%s", resp->error);
         return;
     }
     s->status = resp->status;
@@ -705,7 +693,7 @@ static void on_sync_done(tg_kube_request *req, const tg_kube_response *resp, voi
     s->body_len = resp->body_len;
     if (s->body == NULL) {
         s->status = -1;
-        fail(s->err, s->err_len, "out of memory");
+        tg_errf(s->err, s->err_len, "out of memory");
     }
 }
 
@@ -723,7 +711,7 @@ long tg_kube_request_sync(tg_kube_client *c, const tg_kube_request_opts *opts, c
         if (uv_run(c->loop, UV_RUN_ONCE) == 0 && !s.done) {
             /* Nothing left to wait for and no answer: do not spin. */
             tg_kube_request_cancel(r);
-            fail(err, err_len, "request stalled: the loop has nothing left to run");
+            tg_errf(err, err_len, "request stalled: the loop has nothing left to run");
             return -1;
         }
     }

@@ -1,5 +1,6 @@
 /* json.c - strict JSON parsing with json-c, and small lookup helpers. */
 #include "json.h"
+#include "errbuf.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -7,20 +8,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || err_len == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
 
 /* Decode one JSON string token text[start..end] (quotes included) with json-c,
  * so escapes like "\u0061" compare equal to "a". */
@@ -122,7 +109,7 @@ static int check_strictness(const char *text, size_t len, char *err, size_t err_
     json_tokener *tok = json_tokener_new_ex(2);
 
     if (tok == NULL) {
-        set_err(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
         return -1;
     }
     pthread_once(&number_once, compile_number_regex);
@@ -131,13 +118,13 @@ static int check_strictness(const char *text, size_t len, char *err, size_t err_
 
         if (c == '{' || c == '[') {
             if (depth >= TG_DOC_MAX_DEPTH + 1) {   /* json-c enforced it already */
-                set_err(err, err_len, "nesting deeper than %d at byte offset %zu",
+                tg_errf(err, err_len, "nesting deeper than %d at byte offset %zu",
                         TG_DOC_MAX_DEPTH, i);
                 goto out;
             }
             keys[depth] = c == '{' ? json_object_new_object() : NULL;
             if (c == '{' && keys[depth] == NULL) {
-                set_err(err, err_len, "out of memory");
+                tg_errf(err, err_len, "out of memory");
                 goto out;
             }
             depth++;
@@ -150,11 +137,11 @@ static int check_strictness(const char *text, size_t len, char *err, size_t err_
             while (i + 1 < len && is_bare_char(text[i + 1]))
                 i++;
             if (!bare_token_valid(text + start, i - start + 1)) {
-                set_err(err, err_len, "invalid number or literal at byte offset %zu", start);
+                tg_errf(err, err_len, "invalid number or literal at byte offset %zu", start);
                 goto out;
             }
         } else if (c == '\'') {
-            set_err(err, err_len, "single-quoted string at byte offset %zu", i);
+            tg_errf(err, err_len, "single-quoted string at byte offset %zu", i);
             goto out;
         } else if (c == '"') {
             size_t start = i, end;
@@ -166,14 +153,14 @@ static int check_strictness(const char *text, size_t len, char *err, size_t err_
                 if (text[end] == '\\') {
                     end++;
                 } else if ((unsigned char)text[end] < 0x20) {
-                    set_err(err, err_len,
+                    tg_errf(err, err_len,
                             "raw control character 0x%02x in a string at byte offset %zu "
                             "(must be escaped)", (unsigned char)text[end], end);
                     goto out;
                 } else if ((n = utf8_sequence((const unsigned char *)text + end,
                                               len - end)) != 1) {
                     if (n == 0) {
-                        set_err(err, err_len, "invalid utf-8 at byte offset %zu", end);
+                        tg_errf(err, err_len, "invalid utf-8 at byte offset %zu", end);
                         goto out;
                     }
                     end += n - 1;
@@ -188,11 +175,11 @@ static int check_strictness(const char *text, size_t len, char *err, size_t err_
 
                 if (k == NULL) {
                     json_object_put(key);
-                    set_err(err, err_len, "cannot decode key at byte offset %zu", start);
+                    tg_errf(err, err_len, "cannot decode key at byte offset %zu", start);
                     goto out;
                 }
                 if (json_object_object_get_ex(keys[depth - 1], k, NULL)) {
-                    set_err(err, err_len, "duplicate key \"%.64s\" at byte offset %zu", k,
+                    tg_errf(err, err_len, "duplicate key \"%.64s\" at byte offset %zu", k,
                             start);
                     json_object_put(key);
                     goto out;
@@ -217,25 +204,25 @@ json_object *tg_json_parse(const char *text, size_t len, char *err, size_t err_l
     enum json_tokener_error jerr;
     size_t end;
 
-    set_err(err, err_len, "no error");
+    tg_errf(err, err_len, "no error");
     if (text == NULL) {
-        set_err(err, err_len, "no input");
+        tg_errf(err, err_len, "no input");
         return NULL;
     }
     if (len > TG_DOC_MAX_BYTES || len > INT_MAX) {
-        set_err(err, err_len, "document of %zu bytes exceeds the %u byte limit", len,
+        tg_errf(err, err_len, "document of %zu bytes exceeds the %u byte limit", len,
                 TG_DOC_MAX_BYTES);
         return NULL;
     }
     for (end = 0; end < len && is_ws(text[end]); end++)
         ;
     if (end == len) {
-        set_err(err, err_len, "empty document");
+        tg_errf(err, err_len, "empty document");
         return NULL;
     }
     tok = json_tokener_new_ex(TG_DOC_MAX_DEPTH);
     if (tok == NULL) {
-        set_err(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
         return NULL;
     }
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
@@ -248,20 +235,20 @@ json_object *tg_json_parse(const char *text, size_t len, char *err, size_t err_l
         obj = json_tokener_parse_ex(tok, "", 1);
         jerr = json_tokener_get_error(tok);
         if (jerr == json_tokener_continue) {
-            set_err(err, err_len, "unexpected end of input at byte offset %zu", len);
+            tg_errf(err, err_len, "unexpected end of input at byte offset %zu", len);
             goto fail;
         }
     } else if (jerr == json_tokener_success && end != len) {
-        set_err(err, err_len, "unexpected data after the document at byte offset %zu", end);
+        tg_errf(err, err_len, "unexpected data after the document at byte offset %zu", end);
         goto fail;
     }
     if (jerr != json_tokener_success) {
-        set_err(err, err_len, "%s at byte offset %zu", json_tokener_error_desc(jerr),
+        tg_errf(err, err_len, "%s at byte offset %zu", json_tokener_error_desc(jerr),
                 end < len ? end : len);
         goto fail;
     }
     if (obj == NULL) {
-        set_err(err, err_len, "document is null");
+        tg_errf(err, err_len, "document is null");
         goto fail;
     }
     json_tokener_free(tok);

@@ -1,5 +1,6 @@
 /* kubeconfig.c - kubeconfig files and the in-cluster configuration. */
 #include "kube/kubeconfig.h"
+#include "errbuf.h"
 #include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/yaml.h"
@@ -22,34 +23,21 @@ typedef struct kc_doc {
     const char *dir;       /* NULL: working directory */
 } kc_doc;
 
-static int fail(char *err, size_t err_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_len, const char *fmt, ...)
-{
-    if (err != NULL && err_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_len, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int tg_kube_read_file(const char *path, size_t max, char **buf, size_t *len, char *err, size_t err_len)
 {
     *buf = NULL;
     *len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
-        return fail(err, err_len, "%s: %s", path, strerror(errno));
+        return tg_errf(err, err_len, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(err, err_len, "%s: not a regular file", path);
+        return tg_errf(err, err_len, "%s: not a regular file", path);
     }
     if ((unsigned long long)st.st_size > max) {
         close(fd);
-        return fail(err, err_len, "%s: larger than %zu bytes", path, max);
+        return tg_errf(err, err_len, "%s: larger than %zu bytes", path, max);
     }
     /* Read to EOF rather than trusting st_size: the file may change under us
      * (a rotating token is replaced by a symlink swap, but be safe). */
@@ -57,20 +45,20 @@ int tg_kube_read_file(const char *path, size_t max, char **buf, size_t *len, cha
     char *b = malloc(cap + 1);
     if (b == NULL) {
         close(fd);
-        return fail(err, err_len, "%s: out of memory", path);
+        return tg_errf(err, err_len, "%s: out of memory", path);
     }
     for (;;) {
         if (n == cap) {
             if (cap > max) {
                 free(b);
                 close(fd);
-                return fail(err, err_len, "%s: larger than %zu bytes", path, max);
+                return tg_errf(err, err_len, "%s: larger than %zu bytes", path, max);
             }
             char *nb = realloc(b, cap * 2 + 1);
             if (nb == NULL) {
                 free(b);
                 close(fd);
-                return fail(err, err_len, "%s: out of memory", path);
+                return tg_errf(err, err_len, "%s: out of memory", path);
             }
             b = nb;
             cap *= 2;
@@ -82,7 +70,7 @@ int tg_kube_read_file(const char *path, size_t max, char **buf, size_t *len, cha
             int e = errno;
             free(b);
             close(fd);
-            return fail(err, err_len, "%s: %s", path, strerror(e));
+            return tg_errf(err, err_len, "%s: %s", path, strerror(e));
         }
         if (r == 0)
             break;
@@ -91,7 +79,7 @@ int tg_kube_read_file(const char *path, size_t max, char **buf, size_t *len, cha
     close(fd);
     if (n > max) {
         free(b);
-        return fail(err, err_len, "%s: larger than %zu bytes", path, max);
+        return tg_errf(err, err_len, "%s: larger than %zu bytes", path, max);
     }
     b[n] = '\0';
     *buf = b;
@@ -121,12 +109,12 @@ int tg_kube_read_token(const char *path, char **token, char *err, size_t err_len
         if ((unsigned char)b[i] < 0x20 || b[i] == 0x7f) {
             OPENSSL_cleanse(b, n);
             free(b);
-            return fail(err, err_len, "%s: token contains control characters", path);
+            return tg_errf(err, err_len, "%s: token contains control characters", path);
         }
     }
     if (n == start) {
         free(b);
-        return fail(err, err_len, "%s: token file is empty", path);
+        return tg_errf(err, err_len, "%s: token file is empty", path);
     }
     memmove(b, b + start, n - start);
     OPENSSL_cleanse(b + (n - start), start); /* the moved-from tail */
@@ -172,7 +160,7 @@ static int get_str(const kc_doc *d, json_object *obj, const char *what, const ch
         return 0;
     const char *s = tg_json_string(obj, key);
     if (s == NULL)
-        return fail(err, err_len, "%s: %s: \"%s\" must be a string", d->name, what, key);
+        return tg_errf(err, err_len, "%s: %s: \"%s\" must be a string", d->name, what, key);
     if (*s != '\0')
         *out = s;
     return 0;
@@ -190,7 +178,7 @@ static json_object *find_named(const kc_doc *docs, size_t n, const char *list, c
             continue;
         if (!json_object_is_type(arr, json_type_array)) {
             *bad = 1;
-            fail(err, err_len, "%s: \"%s\" must be a list", docs[i].name, list);
+            tg_errf(err, err_len, "%s: \"%s\" must be a list", docs[i].name, list);
             return NULL;
         }
         size_t len = json_object_array_length(arr);
@@ -202,7 +190,7 @@ static json_object *find_named(const kc_doc *docs, size_t n, const char *list, c
             json_object *body;
             if (!json_object_object_get_ex(e, field, &body) || !json_object_is_type(body, json_type_object)) {
                 *bad = 1;
-                fail(err, err_len, "%s: %s \"%s\" has no \"%s\" mapping", docs[i].name, list, name, field);
+                tg_errf(err, err_len, "%s: %s \"%s\" has no \"%s\" mapping", docs[i].name, list, name, field);
                 return NULL;
             }
             *from = &docs[i];
@@ -219,14 +207,14 @@ static int read_referenced(const kc_doc *d, const char *what, const char *file, 
     char path[PATH_MAX], why[PATH_MAX + 96];
     if (file[0] != '/' && d->dir != NULL) {
         if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->dir, file) >= sizeof(path))
-            return fail(err, err_len, "%s: %s: path too long", d->name, what);
+            return tg_errf(err, err_len, "%s: %s: path too long", d->name, what);
     } else {
         if (strlen(file) >= sizeof(path))
-            return fail(err, err_len, "%s: %s: path too long", d->name, what);
+            return tg_errf(err, err_len, "%s: %s: path too long", d->name, what);
         strcpy(path, file);
     }
     if (tg_kube_read_file(path, TG_KUBE_FILE_MAX, buf, len, why, sizeof(why)) != 0)
-        return fail(err, err_len, "%s: %s: %s", d->name, what, why);
+        return tg_errf(err, err_len, "%s: %s: %s", d->name, what, why);
     return 0;
 }
 
@@ -241,7 +229,7 @@ static int data_or_file(const kc_doc *d, json_object *obj, const char *what, con
     if (data != NULL) {
         char why[96] = "";
         if (decode_base64(data, buf, len, why, sizeof(why)) != 0)
-            return fail(err, err_len, "%s: %s: \"%s\" is not valid base64: %s", d->name, what, data_key, why);
+            return tg_errf(err, err_len, "%s: %s: \"%s\" is not valid base64: %s", d->name, what, data_key, why);
         return 0;
     }
     if (file != NULL)
@@ -260,31 +248,31 @@ static int resolve_cluster(tg_kube_config *cfg, const kc_doc *d, json_object *c,
         get_str(d, c, what, "tls-server-name", &sni, err, err_len) != 0)
         return -1;
     if (server == NULL)
-        return fail(err, err_len, "%s: %s has no server", d->name, what);
+        return tg_errf(err, err_len, "%s: %s has no server", d->name, what);
     if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
-        return fail(err, err_len, "%s: %s: server \"%.100s\" is not an http(s) URL", d->name, what, server);
+        return tg_errf(err, err_len, "%s: %s: server \"%.100s\" is not an http(s) URL", d->name, what, server);
 
     json_object *v;
     if (json_object_object_get_ex(c, "insecure-skip-tls-verify", &v) && !json_object_is_type(v, json_type_null)) {
         if (!json_object_is_type(v, json_type_boolean))
-            return fail(err, err_len, "%s: %s: insecure-skip-tls-verify must be true or false", d->name, what);
+            return tg_errf(err, err_len, "%s: %s: insecure-skip-tls-verify must be true or false", d->name, what);
         cfg->insecure_skip_tls_verify = json_object_get_boolean(v);
     }
     if (data_or_file(d, c, what, "certificate-authority", "certificate-authority-data", &cfg->ca, &cfg->ca_len,
                      err, err_len) != 0)
         return -1;
     if (cfg->insecure_skip_tls_verify && cfg->ca != NULL)
-        return fail(err, err_len, "%s: %s: a CA and insecure-skip-tls-verify together are not allowed "
+        return tg_errf(err, err_len, "%s: %s: a CA and insecure-skip-tls-verify together are not allowed "
                     "(kubectl refuses them too)", d->name, what);
 
     cfg->server = strdup(server);
     if (cfg->server == NULL)
-        return fail(err, err_len, "out of memory");
+        return tg_errf(err, err_len, "out of memory");
     size_t sl = strlen(cfg->server);
     while (sl > 0 && cfg->server[sl - 1] == '/')
         cfg->server[--sl] = '\0';
     if ((proxy && !(cfg->proxy_url = strdup(proxy))) || (sni && !(cfg->tls_server_name = strdup(sni))))
-        return fail(err, err_len, "out of memory");
+        return tg_errf(err, err_len, "out of memory");
     return 0;
 }
 
@@ -295,16 +283,16 @@ static int resolve_user(tg_kube_config *cfg, const kc_doc *d, json_object *u, co
     snprintf(what, sizeof(what), "user \"%.100s\"", name);
     json_object *v;
     if (json_object_object_get_ex(u, "exec", &v) && !json_object_is_type(v, json_type_null))
-        return fail(err, err_len, "%s: %s: exec credential plugins are not supported", d->name, what);
+        return tg_errf(err, err_len, "%s: %s: exec credential plugins are not supported", d->name, what);
     if (json_object_object_get_ex(u, "auth-provider", &v) && !json_object_is_type(v, json_type_null))
-        return fail(err, err_len, "%s: %s: auth-provider plugins are not supported", d->name, what);
+        return tg_errf(err, err_len, "%s: %s: auth-provider plugins are not supported", d->name, what);
 
     if (data_or_file(d, u, what, "client-certificate", "client-certificate-data", &cfg->cert, &cfg->cert_len,
                      err, err_len) != 0 ||
         data_or_file(d, u, what, "client-key", "client-key-data", &cfg->key, &cfg->key_len, err, err_len) != 0)
         return -1;
     if ((cfg->cert == NULL) != (cfg->key == NULL))
-        return fail(err, err_len, "%s: %s: a client certificate needs a client key and vice versa", d->name, what);
+        return tg_errf(err, err_len, "%s: %s: a client certificate needs a client key and vice versa", d->name, what);
 
     const char *token, *token_file;
     if (get_str(d, u, what, "token", &token, err, err_len) != 0 ||
@@ -318,17 +306,17 @@ static int resolve_user(tg_kube_config *cfg, const kc_doc *d, json_object *u, co
             snprintf(path, sizeof(path), "%s", token_file);
         cfg->token_file = strdup(path);
         if (cfg->token_file == NULL)
-            return fail(err, err_len, "out of memory");
+            return tg_errf(err, err_len, "out of memory");
         /* Fail now, with the file name, rather than on the first request. */
         char why[PATH_MAX + 96];
         if (tg_kube_read_token(cfg->token_file, &cfg->token, why, sizeof(why)) != 0)
-            return fail(err, err_len, "%s: %s: tokenFile: %s", d->name, what, why);
+            return tg_errf(err, err_len, "%s: %s: tokenFile: %s", d->name, what, why);
     } else if (token != NULL) {
         for (const char *p = token; *p; p++)
             if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                return fail(err, err_len, "%s: %s: token contains control characters", d->name, what);
+                return tg_errf(err, err_len, "%s: %s: token contains control characters", d->name, what);
         if ((cfg->token = strdup(token)) == NULL)
-            return fail(err, err_len, "out of memory");
+            return tg_errf(err, err_len, "out of memory");
     }
     return 0;
 }
@@ -339,20 +327,20 @@ static int resolve(tg_kube_config *cfg, const kc_doc *docs, size_t n, const char
     memset(cfg, 0, sizeof(*cfg));
     for (size_t i = 0; i < n; i++)
         if (!json_object_is_type(docs[i].root, json_type_object))
-            return fail(err, err_len, "%s: not a kubeconfig (expected a mapping)", docs[i].name);
+            return tg_errf(err, err_len, "%s: not a kubeconfig (expected a mapping)", docs[i].name);
 
     const char *ctx_name = context && *context ? context : NULL;
     for (size_t i = 0; ctx_name == NULL && i < n; i++)
         if (get_str(&docs[i], docs[i].root, "kubeconfig", "current-context", &ctx_name, err, err_len) != 0)
             return -1;
     if (ctx_name == NULL)
-        return fail(err, err_len, "%s: no current-context and no context given", n ? docs[0].name : "kubeconfig");
+        return tg_errf(err, err_len, "%s: no current-context and no context given", n ? docs[0].name : "kubeconfig");
 
     int bad;
     const kc_doc *from = NULL;
     json_object *ctx = find_named(docs, n, "contexts", "context", ctx_name, &from, err, err_len, &bad);
     if (ctx == NULL)
-        return bad ? -1 : fail(err, err_len, "context \"%.100s\" not found in %s%s", ctx_name,
+        return bad ? -1 : tg_errf(err, err_len, "context \"%.100s\" not found in %s%s", ctx_name,
                                 n ? docs[0].name : "kubeconfig", n > 1 ? " and the other KUBECONFIG files" : "");
     const char *cluster_name, *user_name, *ns;
     if (get_str(from, ctx, "context", "cluster", &cluster_name, err, err_len) != 0 ||
@@ -360,7 +348,7 @@ static int resolve(tg_kube_config *cfg, const kc_doc *docs, size_t n, const char
         get_str(from, ctx, "context", "namespace", &ns, err, err_len) != 0)
         return -1;
     if (cluster_name == NULL)
-        return fail(err, err_len, "%s: context \"%.100s\" names no cluster", from->name, ctx_name);
+        return tg_errf(err, err_len, "%s: context \"%.100s\" names no cluster", from->name, ctx_name);
 
     if ((cfg->context = strdup(ctx_name)) == NULL || (ns && (cfg->namespace = strdup(ns)) == NULL))
         goto oom;
@@ -368,7 +356,7 @@ static int resolve(tg_kube_config *cfg, const kc_doc *docs, size_t n, const char
     json_object *cluster = find_named(docs, n, "clusters", "cluster", cluster_name, &from, err, err_len, &bad);
     if (cluster == NULL) {
         if (!bad)
-            fail(err, err_len, "context \"%.100s\": cluster \"%.100s\" not found", ctx_name, cluster_name);
+            tg_errf(err, err_len, "context \"%.100s\": cluster \"%.100s\" not found", ctx_name, cluster_name);
         goto out_fail;
     }
     if (resolve_cluster(cfg, from, cluster, cluster_name, err, err_len) != 0)
@@ -378,7 +366,7 @@ static int resolve(tg_kube_config *cfg, const kc_doc *docs, size_t n, const char
         json_object *user = find_named(docs, n, "users", "user", user_name, &from, err, err_len, &bad);
         if (user == NULL) {
             if (!bad)
-                fail(err, err_len, "context \"%.100s\": user \"%.100s\" not found", ctx_name, user_name);
+                tg_errf(err, err_len, "context \"%.100s\": user \"%.100s\" not found", ctx_name, user_name);
             goto out_fail;
         }
         if (resolve_user(cfg, from, user, user_name, err, err_len) != 0)
@@ -386,7 +374,7 @@ static int resolve(tg_kube_config *cfg, const kc_doc *docs, size_t n, const char
     }
     return 0;
 oom:
-    fail(err, err_len, "out of memory");
+    tg_errf(err, err_len, "out of memory");
 out_fail:
     tg_kube_config_free(cfg);
     return -1;
@@ -397,7 +385,7 @@ static json_object *parse_doc(const char *name, const char *text, size_t len, ch
     char why[160];
     json_object *root = tg_doc_parse(text, len, why, sizeof(why));
     if (root == NULL)
-        fail(err, err_len, "%s: %s", name, why);
+        tg_errf(err, err_len, "%s: %s", name, why);
     return root;
 }
 
@@ -422,7 +410,7 @@ int tg_kube_config_load_files(tg_kube_config *cfg, const char *const *paths, siz
     size_t used = 0;
     int rc = -1;
     if (docs == NULL || dirs == NULL) {
-        fail(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -444,7 +432,7 @@ int tg_kube_config_load_files(tg_kube_config *cfg, const char *const *paths, siz
             dirs[used] = strndup(paths[i], slash == paths[i] ? 1 : (size_t)(slash - paths[i]));
             if (dirs[used] == NULL) {
                 json_object_put(d->root);
-                fail(err, err_len, "out of memory");
+                tg_errf(err, err_len, "out of memory");
                 goto out;
             }
             d->dir = dirs[used];
@@ -452,7 +440,7 @@ int tg_kube_config_load_files(tg_kube_config *cfg, const char *const *paths, siz
         used++;
     }
     if (used == 0) {
-        fail(err, err_len, "no kubeconfig file given");
+        tg_errf(err, err_len, "no kubeconfig file given");
         goto out;
     }
     rc = resolve(cfg, docs, used, context, err, err_len);
@@ -473,13 +461,13 @@ int tg_kube_config_in_cluster(tg_kube_config *cfg, const char *sa_dir, char *err
         sa_dir = TG_KUBE_SA_DIR;
     const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
     if (host == NULL || *host == '\0' || port == NULL || *port == '\0')
-        return fail(err, err_len, "not running in a cluster: KUBERNETES_SERVICE_HOST and "
+        return tg_errf(err, err_len, "not running in a cluster: KUBERNETES_SERVICE_HOST and "
                     "KUBERNETES_SERVICE_PORT must both be set");
     for (const char *p = port; *p; p++)
         if (*p < '0' || *p > '9')
-            return fail(err, err_len, "KUBERNETES_SERVICE_PORT \"%.20s\" is not a port number", port);
+            return tg_errf(err, err_len, "KUBERNETES_SERVICE_PORT \"%.20s\" is not a port number", port);
     if (strpbrk(host, "/@?# ") != NULL)
-        return fail(err, err_len, "KUBERNETES_SERVICE_HOST \"%.60s\" is not a host", host);
+        return tg_errf(err, err_len, "KUBERNETES_SERVICE_HOST \"%.60s\" is not a host", host);
 
     char path[PATH_MAX];
     int v6 = strchr(host, ':') != NULL;
@@ -511,7 +499,7 @@ int tg_kube_config_in_cluster(tg_kube_config *cfg, const char *sa_dir, char *err
     }
     return 0;
 oom:
-    fail(err, err_len, "out of memory");
+    tg_errf(err, err_len, "out of memory");
 out_fail:
     tg_kube_config_free(cfg);
     return -1;
@@ -522,14 +510,14 @@ static int load_path_list(tg_kube_config *cfg, const char *list, const char *con
 {
     char *copy = strdup(list);
     if (copy == NULL)
-        return fail(err, err_len, "out of memory");
+        return tg_errf(err, err_len, "out of memory");
     size_t n = 1;
     for (const char *p = copy; *p; p++)
         n += *p == ':';
     const char **paths = calloc(n, sizeof(*paths));
     if (paths == NULL) {
         free(copy);
-        return fail(err, err_len, "out of memory");
+        return tg_errf(err, err_len, "out of memory");
     }
     size_t i = 0;
     char *save = NULL;
@@ -555,7 +543,7 @@ int tg_kube_config_load(tg_kube_config *cfg, const char *kubeconfig, const char 
         return tg_kube_config_in_cluster(cfg, NULL, err, err_len);
     const char *home = getenv("HOME");
     if (home == NULL || *home == '\0')
-        return fail(err, err_len, "no kubeconfig: not in a cluster, KUBECONFIG and HOME are unset");
+        return tg_errf(err, err_len, "no kubeconfig: not in a cluster, KUBECONFIG and HOME are unset");
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/.kube/config", home);
     const char *one = path;

@@ -1,5 +1,6 @@
 /* yaml.c - one YAML document <-> json-c tree, with libyaml. */
 #include "yaml.h"
+#include "errbuf.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,20 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || err_len == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- plain scalar typing: the YAML 1.2 core schema ---------------------- */
 
@@ -166,7 +153,7 @@ static int fail_at(builder *b, const yaml_mark_t *m, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    set_err(b->err, b->err_len, "line %zu:%zu: %s", m->line + 1, m->column + 1, msg);
+    tg_errf(b->err, b->err_len, "line %zu:%zu: %s", m->line + 1, m->column + 1, msg);
     return -1;
 }
 
@@ -331,16 +318,16 @@ static void parser_error(const yaml_parser_t *p, char *err, size_t err_len)
     const char *problem = p->problem ? p->problem : "invalid YAML";
 
     if (p->error == YAML_MEMORY_ERROR) {
-        set_err(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
     } else if (p->context != NULL) {
-        set_err(err, err_len, "line %zu:%zu: %s %s (line %zu:%zu)", p->problem_mark.line + 1,
+        tg_errf(err, err_len, "line %zu:%zu: %s %s (line %zu:%zu)", p->problem_mark.line + 1,
                 p->problem_mark.column + 1, problem, p->context, p->context_mark.line + 1,
                 p->context_mark.column + 1);
     } else if (p->error == YAML_READER_ERROR) {
         /* The reader reports a byte offset, not a line. */
-        set_err(err, err_len, "byte offset %zu: %s", p->problem_offset, problem);
+        tg_errf(err, err_len, "byte offset %zu: %s", p->problem_offset, problem);
     } else {
-        set_err(err, err_len, "line %zu:%zu: %s", p->problem_mark.line + 1,
+        tg_errf(err, err_len, "line %zu:%zu: %s", p->problem_mark.line + 1,
                 p->problem_mark.column + 1, problem);
     }
 }
@@ -353,26 +340,26 @@ json_object *tg_yaml_parse(const char *text, size_t len, char *err, size_t err_l
     int documents = 0;
     int rc = 0;
 
-    set_err(err, err_len, "no error");
+    tg_errf(err, err_len, "no error");
     if (text == NULL) {
-        set_err(err, err_len, "no input");
+        tg_errf(err, err_len, "no input");
         return NULL;
     }
     if (len > TG_DOC_MAX_BYTES) {
-        set_err(err, err_len, "document of %zu bytes exceeds the %u byte limit", len,
+        tg_errf(err, err_len, "document of %zu bytes exceeds the %u byte limit", len,
                 TG_DOC_MAX_BYTES);
         return NULL;
     }
     pthread_once(&core_once, compile_core_schema);
     if (!core_ready) {
-        set_err(err, err_len, "cannot compile the YAML scalar patterns");
+        tg_errf(err, err_len, "cannot compile the YAML scalar patterns");
         return NULL;
     }
     memset(&b, 0, sizeof(b));
     b.err = err;
     b.err_len = err_len;
     if (!yaml_parser_initialize(&parser)) {
-        set_err(err, err_len, "out of memory");
+        tg_errf(err, err_len, "out of memory");
         return NULL;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -396,7 +383,7 @@ json_object *tg_yaml_parse(const char *text, size_t len, char *err, size_t err_l
         return NULL;
     }
     if (b.root == NULL) {
-        set_err(err, err_len, b.have_root ? "document is null" : "no YAML document");
+        tg_errf(err, err_len, b.have_root ? "document is null" : "no YAML document");
         return NULL;
     }
     return b.root;
