@@ -1,0 +1,468 @@
+"""tenantgate-webhook on the real provider: kubectl is the client, the API server calls us.
+
+The webhook runs as a host process with a token of its own ServiceAccount (fixtures in
+tenantgate_services.py); every Tenant here goes through `kubectl apply`/`patch`, and what
+we assert is what a user sees: kubectl's exit status and message, and what got stored.
+The reason codes are SPEC.md section 5's.  Bad input straight at the port is covered by
+webhook/test_server.py; only what needs a cluster is here.
+"""
+
+import copy
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tenantgate_services import (LABEL_CLUSTER_ID, MUTATING_WEBHOOK,  # noqa: F401
+                                 VALIDATING_WEBHOOK, WEBHOOK_USER, HoldingProxy, denial, load_vector, nonce_secret_manifest,
+                                 read_index, tenant_namespace_manifest, webhook,
+                                 webhook_install, webhook_log_on_failure)
+from testbed import wait_for
+
+pytestmark = pytest.mark.usefixtures("webhook")
+
+CL01 = "seed-cl01-pemkey"          # a vector that must be accepted (SPEC 4: PEM key)
+REQUESTS = "tenantgate_webhook_requests_total"
+
+
+def _vector_rows():
+    """index.tsv rows, read at collection time (the vectors_dir fixture's default too)."""
+    d = Path(os.environ.get("TG_VECTORS_DIR",
+                            Path(__file__).resolve().parent.parent.parent / "shared" / "vectors"))
+    return read_index(d)
+
+
+VECTORS = _vector_rows()
+
+
+@pytest.fixture
+def tenant_ns(provider):
+    """factory(cluster_id, nonce=None, name=None, labels=None) -> namespace name.
+
+    A tenant namespace labelled as SPEC 3 says (labels= overrides), with the nonce Secret
+    when nonce is given.  Without name= it gets a unique one (liqo-tenant-<id>-<hex>): only
+    the labels matter to the webhook, and unique names spare waiting for a namespace to
+    terminate.  Teardown deletes its Tenants and Secrets and waits for them to be gone, so
+    the next test does not find them as duplicates or second nonces."""
+    made = []
+
+    def make(cluster_id, nonce=None, name=None, labels=None):
+        fixed = name is not None
+        name = name or f"liqo-tenant-{cluster_id}-{uuid.uuid4().hex[:6]}"
+        provider.apply(tenant_namespace_manifest(cluster_id, name, labels))
+        made.append((name, fixed))
+        if nonce is not None:
+            provider.apply(nonce_secret_manifest(cluster_id, nonce, name))
+        return name
+
+    yield make
+    for name, fixed in made:
+        for kind in ("tenants.authentication.liqo.io", "secrets"):
+            provider.kubectl("delete", kind, "--all", "-n", name, "--wait=true", "--timeout=60s",
+                             check=False)
+        provider.kubectl("delete", "namespace", name, f"--wait={str(fixed).lower()}",
+                         "--timeout=120s", check=False)
+
+
+def vector_in(vectors_dir, name, namespace):
+    """Vector NAME's Tenant moved into namespace, and its nonce text."""
+    tenant, nonce = load_vector(vectors_dir, name)
+    tenant["metadata"]["namespace"] = namespace
+    return tenant, nonce
+
+
+def expect_denied(proc, reason, code_word=None):
+    """kubectl failed because our validating webhook said `reason`; return the message."""
+    assert proc.returncode != 0, f"expected {reason}, kubectl succeeded:\n{proc.stdout}"
+    got, message = denial(proc.stderr)
+    assert got == reason, f"expected {reason}, kubectl said:\n{proc.stderr}"
+    if code_word:
+        assert f"Error from server ({code_word})" in proc.stderr, proc.stderr
+    return message
+
+
+def expect_accepted(proc):
+    assert proc.returncode == 0, f"expected acceptance, kubectl said:\n{proc.stderr}"
+    return proc
+
+
+def stored(provider, namespace, name):
+    return provider.exists("tenant", name, "-n", namespace)
+
+
+def apiserver_secret_lists(provider):
+    """Cluster-wide LISTs of Secrets the API server has served: the webhook's informer lists
+    once at start, so growth while it runs is its live nonce read (SPEC 5 step 5)."""
+    total = 0
+    for line in provider.kubectl("get", "--raw", "/metrics").stdout.splitlines():
+        if line.startswith("apiserver_request_total{") and 'resource="secrets"' in line \
+                and 'verb="LIST"' in line and 'scope="cluster"' in line:
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+# --- the shared vectors ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,verdict,reason", VECTORS, ids=[v[0] for v in VECTORS])
+def test_vector_applied_with_its_nonce(provider, vectors_dir, tenant_ns, name, verdict, reason):
+    tenant, nonce = load_vector(vectors_dir, name)
+    ns = tenant["metadata"]["namespace"]
+    tenant_ns(tenant["spec"]["clusterID"], nonce, name=ns)
+    proc = provider.kubectl("apply", "-f", vectors_dir / f"{name}.json", check=False)
+    if verdict == "accept":
+        expect_accepted(proc)
+        got = provider.get_json("tenant", tenant["metadata"]["name"], "-n", ns)
+        assert got["spec"]["signature"] == tenant["spec"]["signature"]
+        if len(tenant["spec"]["publicKey"]) == 44:          # raw 32-byte key: a warning
+            assert "legacy raw 32-byte Ed25519 key" in proc.stderr, proc.stderr
+    else:
+        message = expect_denied(proc, reason)
+        assert message and "expected" in message, message
+        assert not stored(provider, ns, tenant["metadata"]["name"])
+
+
+# --- the nonce: missing, and just created ----------------------------------------------------
+
+def test_no_nonce_secret_is_nonce_not_found_after_a_live_read(provider, vectors_dir, tenant_ns):
+    ns = tenant_ns("cl01")
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    lists = apiserver_secret_lists(provider)
+    message = expect_denied(provider.apply(tenant, check=False), "NonceNotFound")
+    assert "cl01" in message, message
+    assert not stored(provider, ns, "cl01")
+    # Denied only after asking the API server, not from the cache alone.
+    assert apiserver_secret_lists(provider) > lists
+
+
+def test_nonce_created_just_before_the_tenant_is_found(provider, vectors_dir, tenant_ns):
+    """Secret and Tenant in one `kubectl apply` (milliseconds apart): accepted whether the
+    informer or the live read finds the nonce.  Three rounds."""
+    ns = tenant_ns("cl01")
+    tenant, nonce = vector_in(vectors_dir, CL01, ns)
+    secret = nonce_secret_manifest("cl01", nonce, ns)
+    both = {"apiVersion": "v1", "kind": "List", "items": [secret, tenant]}
+    lists = apiserver_secret_lists(provider)
+    for _ in range(3):
+        expect_accepted(provider.apply(both, check=False))
+        provider.kubectl("delete", "tenant", "cl01", "-n", ns, "--wait=true")
+        provider.kubectl("delete", "secret", "liqo-nonce", "-n", ns, "--wait=true")
+    print(f"\nlive nonce reads in 3 rounds: {apiserver_secret_lists(provider) - lists:.0f}")
+
+
+def test_nonce_missed_by_a_stale_cache_is_read_live(provider, vectors_dir, tenant_ns, webhook,
+                                                    tmp_path):
+    """The same, made deterministic: the webhook reaches the API server through a relay that
+    freezes its informers' connections, so the new Secret is surely not in its cache when
+    the Tenant arrives; only the live read (a new connection) can find it."""
+    server = provider.server
+    proxy = HoldingProxy(int(server.rsplit(":", 1)[1]))
+    kubeconfig = tmp_path / "webhook-via-relay.kubeconfig"
+    kubeconfig.write_bytes(open(webhook.kubeconfig, "rb").read())
+    kubeconfig.chmod(0o600)
+    provider.kubectl("config", "set-cluster", provider.name, "--server",
+                     f"https://127.0.0.1:{proxy.port}", kubeconfig=kubeconfig)
+    nonce_cache = ("tenantgate_webhook_cache_objects", frozenset({("cache", "nonce_secrets")}))
+    try:
+        webhook.restart(kubeconfig=str(kubeconfig))
+        informers = proxy.snapshot()
+        assert informers, "the webhook did not connect through the relay"
+        ns = tenant_ns("cl01")
+        tenant, nonce = vector_in(vectors_dir, CL01, ns)
+        # The namespace must be in the cache before freezing: wait until a dry run gets
+        # past placement (NonceNotFound, not WrongNamespace).
+        wait_for(lambda: denial(provider.apply(tenant, "--dry-run=server", check=False).stderr)[0]
+                 == "NonceNotFound", timeout=10, what="the tenant namespace in the cache")
+        cached = webhook.metrics()[nonce_cache]
+        proxy.hold(informers)
+        provider.apply(nonce_secret_manifest("cl01", nonce, ns))
+        lists = apiserver_secret_lists(provider)
+        expect_accepted(provider.apply(tenant, check=False))
+        assert apiserver_secret_lists(provider) > lists
+        # The cache had not seen the Secret: the live read is what found it.
+        assert webhook.metrics()[nonce_cache] == cached
+        proxy.release()
+        wait_for(lambda: webhook.metrics()[nonce_cache] == cached + 1, timeout=10,
+                 what="the informer to catch up once released")
+    finally:
+        proxy.close()
+        webhook.restart()
+
+
+# --- placement (SPEC 5 step 2) ---------------------------------------------------------------
+
+def test_unlabelled_namespace_is_wrong_namespace(provider, vectors_dir, namespace):
+    ns = namespace(provider, "plain")
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    message = expect_denied(provider.apply(tenant, check=False), "WrongNamespace", "BadRequest")
+    assert ns in message and "liqo.io/tenant-namespace=true" in message, message
+    assert not stored(provider, ns, "cl01")
+
+
+def test_tenant_label_unlike_cluster_id_is_label_mismatch_400(provider, vectors_dir, tenant_ns):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    tenant["metadata"]["labels"][LABEL_CLUSTER_ID] = "cl99"
+    message = expect_denied(provider.apply(tenant, check=False), "LabelMismatch", "BadRequest")
+    assert "cl99" in message and "cl01" in message, message
+
+
+def test_namespace_of_another_cluster_is_label_mismatch_403(provider, vectors_dir, tenant_ns):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce, labels={"liqo.io/tenant-namespace": "true",
+                                          LABEL_CLUSTER_ID: "cl02"})
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    message = expect_denied(provider.apply(tenant, check=False), "LabelMismatch", "Forbidden")
+    assert "cl02" in message, message
+
+
+def test_second_tenant_in_a_namespace_is_duplicate(provider, vectors_dir, tenant_ns):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    expect_accepted(provider.apply(tenant, check=False))
+    second = copy.deepcopy(tenant)
+    second["metadata"]["name"] = "cl01-again"
+    expect_denied(provider.apply(second, check=False), "Duplicate", "Forbidden")
+    assert not stored(provider, ns, "cl01-again")
+
+
+def test_same_name_in_another_tenant_namespace_is_duplicate(provider, vectors_dir, tenant_ns):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    expect_accepted(provider.apply(tenant, check=False))
+    other = tenant_ns("cl02")
+    twin = copy.deepcopy(tenant)
+    twin["metadata"] = {"name": "cl01", "namespace": other, "labels": {LABEL_CLUSTER_ID: "cl02"}}
+    twin["spec"]["clusterID"] = "cl02"
+    message = expect_denied(provider.apply(twin, check=False), "Duplicate", "Forbidden")
+    assert "cl01" in message, message
+
+
+# --- mutation and updates --------------------------------------------------------------------
+
+@pytest.mark.parametrize("labels", [None, {"team": "blue"}], ids=["no-labels", "other-labels"])
+def test_missing_cluster_id_label_is_added(provider, vectors_dir, tenant_ns, labels):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    del tenant["metadata"]["labels"]
+    if labels:
+        tenant["metadata"]["labels"] = dict(labels)
+    expect_accepted(provider.apply(tenant, check=False))
+    got = provider.get_json("tenant", "cl01", "-n", ns)["metadata"]["labels"]
+    assert got == {**(labels or {}), LABEL_CLUSTER_ID: "cl01"}
+
+
+def test_update_keeping_the_proof_is_accepted_changing_it_is_checked(provider, vectors_dir,
+                                                                      tenant_ns, webhook):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    expect_accepted(provider.apply(tenant, check=False))
+    expect_accepted(provider.kubectl("patch", "tenant", "cl01", "-n", ns, "--type=merge", "-p",
+                                     '{"spec":{"tenantCondition":"Cordoned"}}', check=False))
+    assert provider.get_json("tenant", "cl01", "-n", ns)["spec"]["tenantCondition"] == "Cordoned"
+    assert re.search(r'"op":"UPDATE","verdict":"allowed".*"crypto_skipped":true',
+                     webhook.log_tail(20)), webhook.log_tail(20)
+    # The same UPDATE path still checks a new proof: a flipped signature is refused.
+    flipped, _ = load_vector(vectors_dir, "seed-cl01-flipped-signature")
+    patch = '{"spec":{"signature":"%s"}}' % flipped["spec"]["signature"]
+    expect_denied(provider.kubectl("patch", "tenant", "cl01", "-n", ns, "--type=merge", "-p", patch,
+                                   check=False), "SignatureVerificationFailed")
+    assert provider.get_json("tenant", "cl01", "-n", ns)["spec"]["signature"] == \
+        tenant["spec"]["signature"]
+
+
+# --- TolerateNoHandshake ---------------------------------------------------------------------
+
+def _no_handshake_tenant(ns):
+    return {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "Tenant",
+            "metadata": {"name": "cl05", "namespace": ns, "labels": {LABEL_CLUSTER_ID: "cl05"}},
+            "spec": {"clusterID": "cl05", "authzPolicy": "TolerateNoHandshake"}}
+
+
+def test_tolerate_no_handshake_needs_the_operator_switch(provider, tenant_ns, webhook):
+    ns = tenant_ns("cl05")
+    message = expect_denied(provider.apply(_no_handshake_tenant(ns), check=False),
+                            "MalformedTenant")
+    assert "TolerateNoHandshake" in message, message
+    try:
+        webhook.restart("--allow-no-handshake")
+        expect_accepted(provider.apply(_no_handshake_tenant(ns), check=False))
+        assert stored(provider, ns, "cl05")
+    finally:
+        webhook.restart()
+    provider.kubectl("delete", "tenant", "cl05", "-n", ns, "--wait=true")
+    expect_denied(provider.apply(_no_handshake_tenant(ns), check=False), "MalformedTenant")
+
+
+# --- availability: fail closed, restart, certificate renewal ---------------------------------
+
+def test_stopped_webhook_fails_closed_and_restart_accepts_within_a_second(
+        provider, vectors_dir, tenant_ns, webhook):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    try:
+        webhook.stop()
+        proc = provider.apply(tenant, check=False)
+        assert proc.returncode != 0
+        assert "failed calling webhook" in proc.stderr and "connection refused" in proc.stderr, \
+            proc.stderr
+        assert not stored(provider, ns, "cl01")
+    finally:
+        t0 = time.monotonic()
+        webhook.start()
+        ready = webhook.wait_ready()
+    t_ready = time.monotonic()
+    attempts = 0
+    while True:
+        attempts += 1
+        proc = provider.apply(tenant, check=False)
+        if proc.returncode == 0 or time.monotonic() - t_ready > 5:
+            break
+    t_ok = time.monotonic()
+    expect_accepted(proc)
+    print(f"\nrestart: process start -> /readyz 200 {ready:.3f}s (wait loop {t_ready - t0:.3f}s), "
+          f"/readyz 200 -> first accepted apply {t_ok - t_ready:.3f}s ({attempts} attempt(s)), "
+          f"process start -> accepted {t_ok - t0:.3f}s")
+    assert t_ok - t_ready <= 1.0, f"accepted only {t_ok - t_ready:.3f}s after readiness"
+
+
+def test_renewed_certificate_is_served_without_restart(provider, vectors_dir, tenant_ns,
+                                                        webhook, webhook_install):
+    pid = webhook.process.pid
+    before = webhook.served_serial()
+    assert before == webhook_install.cert_serial()
+    t0 = time.monotonic()
+    after = webhook_install.renew_cert()
+    t_written = time.monotonic()
+    assert after != before
+    wait_for(lambda: webhook.served_serial() == after, timeout=15, interval=0.05,
+             what="the renewed certificate to be served")
+    print(f"\ncert renewal: cert tool (mint + Secret + caBundle) {t_written - t0:.3f}s, new serial "
+          f"served {time.monotonic() - t_written:.3f}s after the tool returned")
+    assert webhook.process.pid == pid and webhook.process.alive()
+    assert webhook.counter("tenantgate_webhook_cert_reloads_total", result="ok") >= 1
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    expect_accepted(provider.apply(tenant, check=False))
+
+
+# --- least privilege -------------------------------------------------------------------------
+
+READS = [(verb, res) for res in ("namespaces", "secrets", "tenants.authentication.liqo.io")
+         for verb in ("list", "watch")]
+DENIED = [(verb, res) for res in ("namespaces", "secrets", "tenants.authentication.liqo.io",
+                                  "tenants.authentication.liqo.io/status", "configmaps", "pods",
+                                  "serviceaccounts/token", "validatingwebhookconfigurations",
+                                  "certificatesigningrequests", "clusterroles", "*")
+          for verb in ("create", "update", "patch", "delete")] + \
+    [("get", "namespaces"), ("get", "secrets"), ("get", "tenants.authentication.liqo.io"),
+     ("get", "configmaps"), ("list", "pods"), ("impersonate", "users"), ("escalate", "clusterroles"),
+     ("bind", "clusterroles"), ("*", "*")]
+
+
+def _can_i(provider, verb, resource, **kw):
+    proc = provider.kubectl("auth", "can-i", verb, resource, "--all-namespaces", check=False, **kw)
+    return proc.stdout.strip()
+
+
+def test_serviceaccount_may_only_read_what_it_caches(provider, webhook):
+    wrong = []
+    for verb, res in READS:
+        if _can_i(provider, verb, res, as_user=WEBHOOK_USER) != "yes":
+            wrong.append(f"{verb} {res}: expected yes")
+    for verb, res in DENIED:
+        if _can_i(provider, verb, res, as_user=WEBHOOK_USER) != "no":
+            wrong.append(f"{verb} {res}: expected no")
+    assert not wrong, wrong
+    # The running webhook authenticates as exactly that ServiceAccount, and its own
+    # credentials cannot write either.
+    whoami = provider.kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}",
+                              kubeconfig=webhook.kubeconfig).stdout.strip()
+    assert whoami == WEBHOOK_USER
+    assert _can_i(provider, "create", "secrets", kubeconfig=webhook.kubeconfig) == "no"
+    assert _can_i(provider, "list", "secrets", kubeconfig=webhook.kubeconfig) == "yes"
+    assert "--kubeconfig" in webhook.process.args and webhook.kubeconfig in webhook.process.args
+
+
+# --- metrics ---------------------------------------------------------------------------------
+
+def test_metrics_count_admissions_by_verdict_and_reason(provider, vectors_dir, tenant_ns,
+                                                        namespace, webhook):
+    """Deltas over a known set of applies must match exactly (the API server calls each
+    webhook once per CREATE/UPDATE); then the API server's own latency metric."""
+    def series(m, path, verdict, reason):
+        return webhook.counter(REQUESTS, m, path=path, verdict=verdict, reason=reason)
+
+    plan = [("/validate/tenants", "allowed", "Accepted", 2),
+            ("/validate/tenants", "denied", "SignatureVerificationFailed", 1),
+            ("/validate/tenants", "denied", "NonceNotFound", 1),
+            ("/validate/tenants", "denied", "WrongNamespace", 1),
+            ("/mutate/tenants", "allowed", "LabelAdded", 1),
+            ("/mutate/tenants", "allowed", "Unchanged", 4)]
+    before = webhook.metrics()
+
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    flipped, _ = vector_in(vectors_dir, "seed-cl01-flipped-signature", ns)
+    expect_denied(provider.apply(flipped, check=False), "SignatureVerificationFailed")
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    del tenant["metadata"]["labels"]                          # LabelAdded
+    expect_accepted(provider.apply(tenant, check=False))      # Accepted
+    expect_accepted(provider.kubectl("patch", "tenant", "cl01", "-n", ns, "--type=merge", "-p",
+                                     '{"spec":{"tenantCondition":"Drained"}}', check=False))
+    no_nonce = tenant_ns("cl03")
+    lone, _ = vector_in(vectors_dir, CL01, no_nonce)
+    lone["metadata"]["name"] = "cl03"
+    lone["metadata"]["labels"] = {LABEL_CLUSTER_ID: "cl03"}
+    lone["spec"]["clusterID"] = "cl03"
+    expect_denied(provider.apply(lone, check=False), "NonceNotFound")
+    plain = namespace(provider, "plain")
+    stray, _ = vector_in(vectors_dir, CL01, plain)
+    expect_denied(provider.apply(stray, check=False), "WrongNamespace")
+
+    after = webhook.metrics()
+    got = {(p, v, r): series(after, p, v, r) - series(before, p, v, r) for p, v, r, _ in plan}
+    want = {(p, v, r): n for p, v, r, n in plan}
+    assert got == want
+    validate_count = ("tenantgate_webhook_request_duration_seconds_count",
+                      frozenset({("path", "/validate/tenants")}))
+    assert after[validate_count] - before.get(validate_count, 0) == 5
+    assert after[("tenantgate_webhook_ready", frozenset())] == 1
+    cache = {name: after[("tenantgate_webhook_cache_objects", frozenset({("cache", name)}))]
+             for name in ("namespaces", "tenants", "nonce_secrets")}
+    # only labelled tenant namespaces are cached (cl01 and cl03 here)
+    assert cache["namespaces"] >= 2 and cache["tenants"] >= 1 and cache["nonce_secrets"] >= 1, cache
+    print("\nwebhook counters since its last start:")
+    for (name, labels), value in sorted(after.items(), key=lambda kv: sorted(kv[0][1])):
+        if name == REQUESTS:
+            d = dict(labels)
+            print(f"  {d['path']} {d['verdict']} {d['reason']}: {value:.0f}")
+
+    # The API server measured us too, under our webhook names.
+    apiserver = {}
+    for line in provider.kubectl("get", "--raw", "/metrics").stdout.splitlines():
+        if line.startswith("apiserver_admission_webhook_admission_duration_seconds_"):
+            for hook in (VALIDATING_WEBHOOK, MUTATING_WEBHOOK):
+                if f'name="{hook}"' in line:
+                    kind = line.split("{", 1)[0].rsplit("_", 1)[1]      # sum / count / bucket
+                    if kind in ("sum", "count"):
+                        apiserver[(hook, kind)] = apiserver.get((hook, kind), 0) + \
+                            float(line.rsplit(" ", 1)[1])
+    for hook in (VALIDATING_WEBHOOK, MUTATING_WEBHOOK):
+        assert apiserver.get((hook, "count"), 0) >= 5, apiserver
+        print(f"  apiserver: {hook} {apiserver[(hook, 'count')]:.0f} calls, mean "
+              f"{1000 * apiserver[(hook, 'sum')] / apiserver[(hook, 'count')]:.2f} ms")
+
+
+def test_every_webhook_run_so_far_exited_cleanly(webhook):
+    """Each stop above was SIGTERM -> exit 0 with no sanitizer report (TG_SANITIZE builds)."""
+    assert not webhook.problems, "\n".join(webhook.problems)
