@@ -12,7 +12,7 @@ FUZZ_SECONDS ?= 30
 # Debian packages the build, the tests and the demo use.
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git ca-certificates curl openssl \
   libh2o-dev libuv1-dev libssl-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libcmocka-dev \
-  clang libclang-rt-14-dev python3 python3-venv
+  clang libclang-rt-14-dev python3 python3-venv wrk nghttp2-client util-linux valgrind
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -1,8 +1,8 @@
 -- webhook.lua - wrk script for bench/webhook: POST AdmissionReviews in turn,
--- each connection starting at its own offset so the server sees distinct
--- Tenants back to back. Argument (after `--`): the TSV file of bench/webhook,
--- one "allowed|denied<TAB>json" per line. Verdicts are checked by the caller
--- from the webhook's own counters, so the response path stays cheap here.
+-- so the server sees distinct Tenants back to back. Argument (after `--`):
+-- the TSV file of bench/webhook, one "allowed|denied<TAB>json" per line.
+-- Verdicts are checked by the caller from the webhook's own counters, so the
+-- response path stays cheap here.
 
 local requests = {}
 local next_index = 1
@@ -25,7 +25,7 @@ function init(args)
   if #requests == 0 then
     error("webhook.lua: " .. path .. ": no bodies")
   end
-  -- init runs once per connection's thread; spread the starting points.
+  -- init runs once per wrk thread: each starts at its own place in the list.
   next_index = math.random(#requests)
 end
 

@@ -248,8 +248,8 @@ func runPace(o *options) {
 			}
 		}(i, due)
 	}
+	dispatched := time.Since(start)
 	wg.Wait()
-	elapsed := time.Since(start)
 
 	lat := append([]time.Duration(nil), latency[skip:]...)
 	svc := append([]time.Duration(nil), service[skip:]...)
@@ -268,7 +268,7 @@ func runPace(o *options) {
 	res := map[string]any{
 		"proto": protoSeen.Load(), "rate": o.rate, "requests": len(lat), "warmup_requests": skip,
 		"errors": errs.Load(), "measured_errors": measuredFailures,
-		"achieved_rps": float64(total) / elapsed.Seconds(),
+		"achieved_rps": float64(total) / dispatched.Seconds(),
 		"mean_us":      float64(sum.Microseconds()) / float64(max(1, len(lat))),
 		"p50_us":       percentile(lat, 0.50), "p90_us": percentile(lat, 0.90),
 		"p99_us": percentile(lat, 0.99), "p999_us": percentile(lat, 0.999),
@@ -348,6 +348,22 @@ func runHold(o *options) {
 	}
 }
 
+// vmRSS: VmRSS of pid in KB, 0 if unknown.
+func vmRSS(pid int) int {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int
+			fmt.Sscan(rest, &kb)
+			return kb
+		}
+	}
+	return 0
+}
+
 // startup: run the server, poll every millisecond, report when its port
 // accepted a TCP connection, answered a review over TLS, and said ready.
 func runStartup(o *options, argv []string) {
@@ -407,6 +423,12 @@ func runStartup(o *options, argv []string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	// Resident memory once ready and idle (the poller's one connection aside).
+	rssKB := 0
+	if fail == nil {
+		time.Sleep(300 * time.Millisecond)
+		rssKB = vmRSS(cmd.Process.Pid)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
@@ -415,7 +437,7 @@ func runStartup(o *options, argv []string) {
 		<-exited
 	}
 	emit(map[string]any{"start_unix_ms": t0.UnixMilli(), "listen_ms": listenMs, "first_answer_ms": serveMs,
-		"ready_ms": readyMs})
+		"ready_ms": readyMs, "rss_ready_kb": rssKB})
 	if fail != nil {
 		die("%v", fail)
 	}
