@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -91,7 +92,28 @@ static void put_string(line *l, const char *s)
     l->cap -= 1;
     while (avail > 0 && !l->truncated) {
         char esc[8];
-        size_t n = utf8_seq_len(p, avail);
+        size_t n, run;
+
+        /* Printable ASCII needs no escape: copy a run of it at once. */
+        for (run = 0; run < avail && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' &&
+                      p[run] != '\\';
+             run++)
+            ;
+        if (run > 0) {
+            if (l->len + run > l->cap) {
+                /* cut at the limit, as byte-by-byte copying would */
+                size_t room = l->cap - l->len;
+                memcpy(l->buf + l->len, p, room);
+                l->len += room;
+                l->truncated = 1;
+                break;
+            }
+            memcpy(l->buf + l->len, p, run);
+            l->len += run;
+            p += run, avail -= run;
+            continue;
+        }
+        n = utf8_seq_len(p, avail);
 
         if (n == 0) {
             put_raw(l, "\\ufffd", 6);           /* invalid byte */
@@ -122,11 +144,47 @@ static void put_string(line *l, const char *s)
     l->buf[l->len++] = '"';
 }
 
+/* Decimal, by hand: this runs for every admission line and snprintf's
+ * format interpretation cost more than the rest of the field. */
 static void put_fmt_int(line *l, int64_t v)
 {
     char tmp[24];
-    int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
-    put_raw(l, tmp, (size_t)n);
+    char *p = tmp + sizeof(tmp);
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    put_raw(l, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+/* "YYYY-MM-DDTHH:MM:SS" of a second, remembered per thread: gmtime_r and
+ * the formatting run once a second instead of once a line. */
+static size_t format_second(char *out, size_t out_len, time_t secs)
+{
+    static __thread time_t cached_secs = (time_t)-1;
+    static __thread char cached[32];
+    static __thread size_t cached_len;
+
+    if (secs != cached_secs) {
+        struct tm tm;
+        int n;
+
+        gmtime_r(&secs, &tm);
+        n = snprintf(cached, sizeof(cached), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        if (n < 0 || (size_t)n >= sizeof(cached))
+            n = 0;
+        cached_len = (size_t)n;
+        cached_secs = secs;
+    }
+    if (cached_len >= out_len)
+        return 0;
+    memcpy(out, cached, cached_len);
+    return cached_len;
 }
 
 size_t tg_log_format(char *buf, int64_t ts_ms, tg_log_level level, const char *msg,
@@ -134,15 +192,18 @@ size_t tg_log_format(char *buf, int64_t ts_ms, tg_log_level level, const char *m
 {
     line l = {.buf = buf, .len = 0, .cap = TG_LOG_LINE_MAX - LINE_RESERVE - 1};
     char ts[64];
-    time_t secs = (time_t)(ts_ms / 1000);
-    struct tm tm;
+    /* floor division: a time before 1970 still gets milliseconds 0..999 */
+    int64_t ms = (ts_ms % 1000 + 1000) % 1000;
+    time_t secs = (time_t)((ts_ms - ms) / 1000);
+    size_t n = format_second(ts, sizeof(ts) - 5, secs);
 
-    gmtime_r(&secs, &tm);
-    snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)((ts_ms % 1000 + 1000) % 1000));
+    ts[n++] = '.';
+    ts[n++] = (char)('0' + ms / 100);
+    ts[n++] = (char)('0' + ms / 10 % 10);
+    ts[n++] = (char)('0' + ms % 10);
+    ts[n++] = 'Z';
     put_raw(&l, "{\"ts\":\"", 7);
-    put_raw(&l, ts, strlen(ts));
+    put_raw(&l, ts, n);
     put_raw(&l, "\",\"level\":\"", 11);
     if ((unsigned)level > TG_LOG_ERROR)
         level = TG_LOG_ERROR;
@@ -196,19 +257,11 @@ size_t tg_log_format(char *buf, int64_t ts_ms, tg_log_level level, const char *m
     return l.len;
 }
 
-void tg_log_fields(tg_log_level level, const char *msg, const tg_log_field *fields, size_t nfields)
+static void write_all(const char *buf, size_t len)
 {
-    char buf[TG_LOG_LINE_MAX];
-    struct timespec now;
-    size_t len, off = 0;
+    size_t off = 0;
 
-    if (!tg_log_enabled(level))
-        return;
-    clock_gettime(CLOCK_REALTIME, &now);
-    len = tg_log_format(buf, (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, level, msg,
-                        fields, nfields);
-    /* One write(2) per line: O_APPEND-free pipes and ttys keep lines whole up
-     * to PIPE_BUF; a short write is finished rather than lost. */
+    /* A short write is finished rather than lost. */
     while (off < len) {
         ssize_t n = write(log_fd, buf + off, len - off);
         if (n < 0) {
@@ -218,4 +271,60 @@ void tg_log_fields(tg_log_level level, const char *msg, const tg_log_field *fiel
         }
         off += (size_t)n;
     }
+}
+
+/* The calling thread's batch (see log.h). PIPE_BUF: a larger write to a
+ * pipe may interleave with other threads' lines. */
+static __thread struct {
+    int on;
+    size_t len;
+    char buf[PIPE_BUF];
+} batch;
+
+void tg_log_batch_begin(void)
+{
+    batch.on = 1;
+}
+
+void tg_log_flush(void)
+{
+    if (batch.len > 0) {
+        write_all(batch.buf, batch.len);
+        batch.len = 0;
+    }
+}
+
+void tg_log_batch_end(void)
+{
+    tg_log_flush();
+    batch.on = 0;
+}
+
+void tg_log_fields(tg_log_level level, const char *msg, const tg_log_field *fields, size_t nfields)
+{
+    char buf[TG_LOG_LINE_MAX];
+    struct timespec now;
+    size_t len;
+
+    if (!tg_log_enabled(level))
+        return;
+    clock_gettime(CLOCK_REALTIME, &now);
+    len = tg_log_format(buf, (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, level, msg,
+                        fields, nfields);
+    if (!batch.on) {
+        /* One write(2) per line: pipes and ttys keep lines whole up to
+         * PIPE_BUF. */
+        write_all(buf, len);
+        return;
+    }
+    if (batch.len + len > sizeof(batch.buf))
+        tg_log_flush();
+    if (len > sizeof(batch.buf)) {
+        write_all(buf, len);
+        return;
+    }
+    memcpy(batch.buf + batch.len, buf, len);
+    batch.len += len;
+    if (level >= TG_LOG_ERROR)
+        tg_log_flush();             /* the process may be about to go */
 }

@@ -51,6 +51,17 @@ int tg_log_enabled(tg_log_level level);
 size_t tg_log_format(char *buf, int64_t ts_ms, tg_log_level level, const char *msg,
                      const tg_log_field *fields, size_t nfields);
 
+/* Batching, per thread, for event loops that log a line per request: after
+ * tg_log_batch_begin() the calling thread's lines collect in a buffer that
+ * is written when it would pass PIPE_BUF (so each write(2) still holds whole
+ * lines only and stays atomic on a pipe), by tg_log_flush(), and at once for
+ * an error line. The loop must call tg_log_flush() before it blocks (a
+ * uv_prepare_t), so a line waits at most for the rest of one loop turn.
+ * tg_log_batch_end() flushes and returns the thread to one write per line. */
+void tg_log_batch_begin(void);
+void tg_log_flush(void);
+void tg_log_batch_end(void);
+
 /* Write one line if level is enabled. */
 void tg_log_fields(tg_log_level level, const char *msg, const tg_log_field *fields, size_t nfields);
 

@@ -7,7 +7,9 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,6 +50,35 @@ static void test_format_basic(void **state)
                              "\"msg\":\"admission\",\"uid\":\"abc\",\"us\":-42,\"ok\":true,"
                              "\"none\":null}\n");
     assert_int_equal(n, strlen(buf));
+}
+
+/* Integers and timestamps are formatted by hand: the edges, and a cached
+ * second that must change with the clock (same thread, consecutive calls). */
+static void test_numbers_and_times(void **state)
+{
+    static const struct {
+        int64_t ts_ms;
+        int64_t v;
+        const char *want;
+    } cases[] = {
+        {0, 0, "{\"ts\":\"1970-01-01T00:00:00.000Z\",\"level\":\"info\",\"msg\":\"m\",\"n\":0}\n"},
+        {999, 7, "{\"ts\":\"1970-01-01T00:00:00.999Z\",\"level\":\"info\",\"msg\":\"m\",\"n\":7}\n"},
+        {1000, -1, "{\"ts\":\"1970-01-01T00:00:01.000Z\",\"level\":\"info\",\"msg\":\"m\",\"n\":-1}\n"},
+        {1795010076005LL, INT64_MAX, "{\"ts\":\"2026-11-18T13:54:36.005Z\",\"level\":\"info\",\"msg\":\"m\","
+                                     "\"n\":9223372036854775807}\n"},
+        {1795010077050LL, INT64_MIN, "{\"ts\":\"2026-11-18T13:54:37.050Z\",\"level\":\"info\",\"msg\":\"m\","
+                                     "\"n\":-9223372036854775808}\n"},
+        {1795010076999LL, 1234567890, "{\"ts\":\"2026-11-18T13:54:36.999Z\",\"level\":\"info\",\"msg\":\"m\","
+                                     "\"n\":1234567890}\n"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[TG_LOG_LINE_MAX];
+        size_t n = tg_log_format(buf, cases[i].ts_ms, TG_LOG_INFO, "m",
+                                 (tg_log_field[]){TG_LOG_INT("n", cases[i].v)}, 1);
+        assert_string_equal(buf, cases[i].want);
+        assert_int_equal(n, strlen(buf));
+    }
 }
 
 static void test_escaping(void **state)
@@ -155,6 +186,61 @@ static void test_threads_never_interleave(void **state)
     (void)pipe_fds;
 }
 
+static off_t file_size(FILE *f)
+{
+    struct stat st;
+    assert_int_equal(fstat(fileno(f), &st), 0);
+    return st.st_size;
+}
+
+/* Batched lines reach the fd only on flush, when the batch would pass
+ * PIPE_BUF (whole lines only), or at once for an error; batch_end flushes. */
+static void test_batching(void **state)
+{
+    FILE *f = tmpfile();
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lines = 0, flushed_early = 0;
+    off_t last = 0;
+
+    (void)state;
+    assert_non_null(f);
+    tg_log_set_fd(fileno(f));
+    tg_log_batch_begin();
+    tg_log(TG_LOG_INFO, "one", TG_LOG_INT("i", 1));
+    tg_log(TG_LOG_WARN, "two", TG_LOG_INT("i", 2));
+    assert_int_equal(file_size(f), 0);
+    tg_log_flush();
+    assert_true(file_size(f) > 0);
+    last = file_size(f);
+    tg_log(TG_LOG_ERROR, "three", TG_LOG_INT("i", 3));
+    assert_true(file_size(f) > last);             /* errors are not held back */
+    last = file_size(f);
+    for (int i = 0; i < 100; i++) {
+        tg_log(TG_LOG_INFO, "many", TG_LOG_INT("i", i),
+               TG_LOG_STR("pad", "0123456789012345678901234567890123456789"));
+        if (file_size(f) != last) {
+            flushed_early = 1;
+            assert_true(file_size(f) - last <= PIPE_BUF);
+            last = file_size(f);
+        }
+    }
+    assert_true(flushed_early);                   /* 100 lines pass PIPE_BUF */
+    tg_log_batch_end();
+    tg_log(TG_LOG_INFO, "unbatched");
+    tg_log_set_fd(2);
+    rewind(f);
+    while ((n = getline(&line, &cap, f)) > 0) {
+        json_object *o = parse_line(line, (size_t)n);
+        json_object_put(o);
+        lines++;
+    }
+    assert_int_equal(lines, 104);
+    free(line);
+    fclose(f);
+}
+
 static void test_levels(void **state)
 {
     tg_log_level l;
@@ -172,9 +258,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_format_basic),
+        cmocka_unit_test(test_numbers_and_times),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_truncation_keeps_json_valid),
         cmocka_unit_test(test_threads_never_interleave),
+        cmocka_unit_test(test_batching),
         cmocka_unit_test(test_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,8 +8,13 @@
 #include <string.h>
 #include <openssl/evp.h>
 
-static const char alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/* The standard alphabet (RFC 4648 section 4), as a test per byte: a strchr
+ * over the alphabet per character cost more than the decoding itself. */
+static int in_alphabet(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/';
+}
 
 char *tg_base64_encode(const unsigned char *data, size_t len, size_t *out_len)
 {
@@ -48,7 +53,7 @@ unsigned char *tg_base64_decode(const char *text, size_t len, size_t *out_len, c
         pad = len > 1 && text[len - 2] == '=' ? 2 : 1;
     body = len - pad;
     for (size_t i = 0; i < body; i++) {
-        if (text[i] == '\0' || strchr(alphabet, text[i]) == NULL) {
+        if (!in_alphabet(text[i])) {
             snprintf(err, err_len,
                      text[i] == '=' ? "padding '=' inside the data at position %zu"
                                     : "character at position %zu is not in the base64 alphabet",

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +64,63 @@ static const parse_case parse_cases[] = {
     { "brace inside string", "{\"a\":\"{\\\"a\\\":1,\",\"b\":\"}\"}", 0, 1, NULL },
     { "raw tab in string", "{\"a\":\"x\ty\"}", 0, 0, "control character 0x09" },
     { "raw newline in key", "{\"a\nb\":1}", 0, 0, "control character 0x0a" },
+    { "exponent without digits", "[1e]", 0, 0, "offset" },
+    { "signed exponent without digits", "[1E+]", 0, 0, "offset" },
+    { "fraction then exponent", "[-0.25e-07]", 0, 1, NULL },
+    { "duplicate key, both escaped", "{\"\\u0062\":1,\"\\u0062\":2}", 0, 0, "duplicate key \"b\"" },
+    { "escaped key differs", "{\"a\":1,\"\\u0062\":2}", 0, 1, NULL },
+    { "duplicate key after a nested object", "{\"a\":{\"b\":1},\"a\":2}", 0, 0, "duplicate key \"a\"" },
 };
+
+/* Many keys: the duplicate check grows past its first table and stays
+ * exact - distinct keys pass, one repeat anywhere is refused, and the same
+ * keys in sibling objects are not duplicates. */
+static char *many_keys(size_t n, int repeat_first, int siblings)
+{
+    size_t cap = n * 32 + 64, len = 0;
+    char *s = malloc(cap);
+
+    assert_non_null(s);
+    len += (size_t)snprintf(s + len, cap - len, siblings ? "[" : "{");
+    for (size_t i = 0; i < n; i++) {
+        if (siblings)
+            len += (size_t)snprintf(s + len, cap - len, "%s{\"k\":%zu,\"v\":1}", i ? "," : "", i);
+        else
+            len += (size_t)snprintf(s + len, cap - len, "%s\"k%zu\":%zu", i ? "," : "", i, i);
+    }
+    if (repeat_first)
+        len += (size_t)snprintf(s + len, cap - len, ",\"k0\":0");
+    snprintf(s + len, cap - len, siblings ? "]" : "}");
+    return s;
+}
+
+static void test_many_keys(void **state)
+{
+    static const struct {
+        size_t n;
+        int repeat_first, siblings, ok;
+    } cases[] = {
+        {5000, 0, 0, 1},
+        {5000, 1, 0, 0},
+        {3000, 0, 1, 1},
+        {100, 1, 0, 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char err[256] = "";
+        char *text = many_keys(cases[i].n, cases[i].repeat_first, cases[i].siblings);
+        json_object *obj = tg_json_parse(text, strlen(text), err, sizeof(err));
+
+        if (cases[i].ok) {
+            assert_non_null(obj);
+        } else {
+            assert_null(obj);
+            assert_non_null(strstr(err, "duplicate key \"k0\""));
+        }
+        json_object_put(obj);
+        free(text);
+    }
+}
 
 static void test_parse_table(void **state)
 {
@@ -168,6 +225,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_table),
         cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_many_keys),
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_keys_are_case_sensitive),
         cmocka_unit_test(test_lookups),

@@ -2,6 +2,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +19,7 @@
 
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/probe_server.h"
 #include "webhook/certwatch.h"
 #include "webhook/decide.h"
 #include "webhook/review.h"
@@ -31,6 +33,9 @@
 #define REQ_TIMEOUT_MS 10000
 #define HANDSHAKE_TIMEOUT_MS 10000
 #define DRAIN_POLL_MS 50
+/* How often the main loop looks for a quiet moment to give freed memory back
+ * to the OS (see on_trim_tick). */
+#define TRIM_CHECK_MS 1000
 
 enum worker_phase { PHASE_RUN = 0, PHASE_DRAIN, PHASE_STOP };
 
@@ -55,10 +60,12 @@ typedef struct worker {
     uv_tcp_t listener;
     uv_async_t wake;               /* phase changes from the main thread */
     uv_timer_t reaper;             /* while draining: closes idle connections */
+    uv_prepare_t log_flush;        /* writes the turn's batched log lines before blocking */
     h2o_linklist_t conn_list;      /* loop thread only */
     atomic_int phase;
     atomic_long conns;             /* open TCP connections */
     atomic_long in_flight;         /* requests inside our handlers */
+    atomic_long served;            /* admissions started, ever */
 } worker;
 
 typedef struct app_handler {
@@ -70,12 +77,7 @@ struct tg_server {
     tg_server_config cfg;
     uv_loop_t *main_loop;
     h2o_globalconf_t conf;         /* HTTPS, shared read-only by the workers */
-    h2o_globalconf_t metrics_conf;
-    h2o_context_t metrics_ctx;
-    h2o_accept_ctx_t metrics_accept;
-    uv_tcp_t metrics_listener;
-    int metrics_open;
-    int metrics_conns;             /* main loop only */
+    tg_probe_server *probe;        /* /healthz /readyz /metrics; NULL when off */
     SSL_CTX *ssl_ctx;
     tg_tls_store tls;
     tg_certwatch watch;
@@ -83,6 +85,11 @@ struct tg_server {
     uv_signal_t sigterm, sigint;
     uv_timer_t drain_timer;
     uint64_t drain_deadline;
+    uv_timer_t trim_timer;
+    long trim_served;              /* requests seen at the last tick */
+    long trim_conns_peak;          /* most connections since the last trim */
+    int trim_pending;              /* requests or connections came and went */
+    int trim_synced;               /* trimmed once after the first cache sync */
     atomic_int draining;
     int stopped;
     worker *workers;
@@ -253,6 +260,7 @@ static int handle_admission(tg_server *s, worker *w, h2o_req_t *req, const char 
         return 0;
     }
     atomic_fetch_add(&w->in_flight, 1);
+    atomic_fetch_add_explicit(&w->served, 1, memory_order_relaxed);
     a->server = s;
     a->w = w;
     a->req = req;
@@ -376,36 +384,15 @@ static void refresh_gauges(tg_server *s)
     tg_gauge_set(tg_metric_series_get(s->m_ready, NULL), not_ready_reason(s) ? 0 : 1);
 }
 
-static int on_metrics_request(h2o_handler_t *self, h2o_req_t *req)
+/* The probe port's callbacks (common/probe_server.h), on the main loop. */
+static const char *probe_not_ready(void *data)
 {
-    tg_server *s = ((app_handler *)self)->server;
-    static const char text[] = "text/plain; charset=utf-8";
+    return not_ready_reason(data);
+}
 
-    if (!iov_is(req->method, "GET") && !iov_is(req->method, "HEAD")) {
-        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET, HEAD"));
-        send_text(req, 405, "Method Not Allowed", text, H2O_STRLIT("use GET\n"));
-    } else if (iov_is(req->path_normalized, "/healthz")) {
-        send_text(req, 200, "OK", text, H2O_STRLIT("ok\n"));
-    } else if (iov_is(req->path_normalized, "/readyz")) {
-        const char *why = not_ready_reason(s);
-        char body[128];
-        int n = snprintf(body, sizeof(body), "%s\n", why ? why : "ready");
-        send_text(req, why ? 503 : 200, why ? "Service Unavailable" : "OK", text, body, (size_t)n);
-    } else if (iov_is(req->path_normalized, "/metrics")) {
-        size_t len;
-        char *body;
-        refresh_gauges(s);
-        body = tg_metrics_render(s->metrics, &len);
-        if (!body) {
-            h2o_send_error_500(req, "Internal Server Error", "out of memory\n", 0);
-            return 0;
-        }
-        send_text(req, 200, "OK", TG_METRICS_CONTENT_TYPE, body, len);
-        free(body);
-    } else {
-        send_text(req, 404, "Not Found", text, H2O_STRLIT("not found\n"));
-    }
-    return 0;
+static void probe_before_metrics(void *data)
+{
+    refresh_gauges(data);
 }
 
 /* ---------- accepting ---------- */
@@ -463,37 +450,6 @@ static void on_reap(uv_timer_t *t)
         if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 && shutdown(fd, SHUT_RD) == 0)
             c->shut = 1;
     }
-}
-
-/* h2o's uv binding keeps its socket in the handle's data: ours go beside. */
-typedef struct metrics_conn {
-    uv_tcp_t tcp;                  /* first: the close callback gets &tcp */
-    tg_server *server;
-} metrics_conn;
-
-static void on_metrics_conn_closed(uv_handle_t *h)
-{
-    metrics_conn *mc = (metrics_conn *)h;
-    mc->server->metrics_conns--;
-    free(mc);
-}
-
-static void on_metrics_accept(uv_stream_t *listener, int status)
-{
-    tg_server *s = listener->data;
-    metrics_conn *mc;
-
-    if (status != 0)
-        return;
-    mc = h2o_mem_alloc(sizeof(*mc));
-    mc->server = s;
-    uv_tcp_init(listener->loop, &mc->tcp);
-    if (uv_accept(listener, (uv_stream_t *)&mc->tcp) != 0) {
-        uv_close((uv_handle_t *)&mc->tcp, (uv_close_cb)free);
-        return;
-    }
-    s->metrics_conns++;
-    h2o_accept(&s->metrics_accept, h2o_uv_socket_create((uv_stream_t *)&mc->tcp, on_metrics_conn_closed));
 }
 
 /* A bound, listening TCP socket; SO_REUSEPORT so every worker has its own. */
@@ -562,10 +518,19 @@ static void on_wake(uv_async_t *a)
     }
 }
 
+static void on_log_flush(uv_prepare_t *p)
+{
+    tg_log_flush();
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
+
+    /* One write(2) per loop turn instead of one per admission line. */
+    tg_log_batch_begin();
     uv_run(&w->loop, UV_RUN_DEFAULT);
+    tg_log_batch_end();
     return NULL;
 }
 
@@ -592,6 +557,9 @@ static int worker_init(tg_server *s, worker *w, int index, int fd, char *err, si
     w->wake.data = w;
     uv_timer_init(&w->loop, &w->reaper);
     w->reaper.data = w;
+    uv_prepare_init(&w->loop, &w->log_flush);
+    uv_prepare_start(&w->log_flush, on_log_flush);
+    uv_unref((uv_handle_t *)&w->log_flush);
     h2o_linklist_init_anchor(&w->conn_list);
     return 0;
 }
@@ -613,13 +581,13 @@ static void stop_everything(tg_server *s)
     s->stopped = 1;
     set_phase(s, PHASE_STOP);
     uv_close((uv_handle_t *)&s->drain_timer, NULL);
+    uv_close((uv_handle_t *)&s->trim_timer, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);
     uv_close((uv_handle_t *)&s->sigint, NULL);
     if (s->watch_started)
         tg_certwatch_stop(&s->watch, NULL);
-    if (s->metrics_open)
-        uv_close((uv_handle_t *)&s->metrics_listener, NULL);
-    h2o_context_request_shutdown(&s->metrics_ctx);
+    if (s->probe)
+        tg_probe_server_close(s->probe);
     /* The main loop ends once its remaining metrics connections close; do not
      * wait for a scraper that keeps one alive. */
     uv_stop(s->main_loop);
@@ -649,6 +617,37 @@ void tg_server_shutdown(tg_server *s)
     set_phase(s, PHASE_DRAIN);
     s->drain_deadline = uv_now(s->main_loop) + s->cfg.shutdown_grace_ms;
     uv_timer_start(&s->drain_timer, on_drain_tick, DRAIN_POLL_MS, DRAIN_POLL_MS);
+}
+
+/* glibc keeps freed memory in its arenas: after a burst (a thousand
+ * connections, a load peak, the parsing of the initial cache lists) the RSS
+ * would stay at its peak. Once the burst is over - fewer connections than at the peak, or no request for a whole tick
+ * after some - hand the free pages back. Cheap when there is nothing to trim,
+ * and never while requests keep coming. */
+static void on_trim_tick(uv_timer_t *t)
+{
+    tg_server *s = t->data;
+    long conns = total(s, 0), served = 0;
+
+    for (int i = 0; i < s->nworkers; i++)
+        served += atomic_load_explicit(&s->workers[i].served, memory_order_relaxed);
+    if (conns > s->trim_conns_peak)
+        s->trim_conns_peak = conns;
+    if (!s->trim_synced && s->cfg.lookup->ops->synced(s->cfg.lookup)) {
+        s->trim_synced = 1;
+        s->trim_pending = 1;       /* the initial lists' parse garbage */
+    }
+    if (served != s->trim_served) {
+        s->trim_served = served;
+        s->trim_pending = 1;
+        if (conns >= s->trim_conns_peak)
+            return;                /* busy and not shrinking: later */
+    }
+    if (s->trim_pending || conns < s->trim_conns_peak) {
+        malloc_trim(0);
+        s->trim_pending = 0;
+        s->trim_conns_peak = conns;
+    }
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -742,7 +741,6 @@ tg_server *tg_server_new(uv_loop_t *main_loop, const tg_server_config *cfg, char
         goto fail;
     }
     globalconf_init(&s->conf, s, on_https_request);
-    globalconf_init(&s->metrics_conf, s, on_metrics_request);
 
     s->nworkers = cfg->threads > 0 ? cfg->threads : 1;
     if (!(s->workers = calloc((size_t)s->nworkers, sizeof(worker))))
@@ -766,21 +764,12 @@ tg_server *tg_server_new(uv_loop_t *main_loop, const tg_server_config *cfg, char
     }
     s->port = port;
 
-    h2o_context_init(&s->metrics_ctx, main_loop, &s->metrics_conf);
-    s->metrics_accept.ctx = &s->metrics_ctx;
-    s->metrics_accept.hosts = s->metrics_conf.hosts;
     if (cfg->metrics_port >= 0) {
-        int rc;
-        if ((fd = bind_socket(cfg->metrics_host, cfg->metrics_port, 0, &s->metrics_port, err, err_len)) < 0)
+        tg_probe_config pc = {.host = cfg->metrics_host, .port = cfg->metrics_port, .metrics = s->metrics,
+                              .not_ready = probe_not_ready, .before_metrics = probe_before_metrics, .data = s};
+        if (!(s->probe = tg_probe_server_new(main_loop, &pc, err, err_len)))
             goto fail;
-        uv_tcp_init(main_loop, &s->metrics_listener);
-        s->metrics_listener.data = s;
-        s->metrics_open = 1;
-        if ((rc = uv_tcp_open(&s->metrics_listener, fd)) != 0 ||
-            (rc = uv_listen((uv_stream_t *)&s->metrics_listener, 128, on_metrics_accept)) != 0) {
-            snprintf(err, err_len, "cannot listen for metrics: %s", uv_strerror(rc));
-            goto fail;
-        }
+        s->metrics_port = tg_probe_server_port(s->probe);
     }
     return s;
 
@@ -797,6 +786,10 @@ int tg_server_start(tg_server *s, char *err, size_t err_len)
 
     uv_timer_init(s->main_loop, &s->drain_timer);
     s->drain_timer.data = s;
+    uv_timer_init(s->main_loop, &s->trim_timer);
+    s->trim_timer.data = s;
+    uv_timer_start(&s->trim_timer, on_trim_tick, TRIM_CHECK_MS, TRIM_CHECK_MS);
+    uv_unref((uv_handle_t *)&s->trim_timer);
     uv_signal_init(s->main_loop, &s->sigterm);
     uv_signal_init(s->main_loop, &s->sigint);
     s->sigterm.data = s->sigint.data = s;
@@ -815,7 +808,7 @@ int tg_server_start(tg_server *s, char *err, size_t err_len)
         s->workers[i].thread_started = 1;
     }
     tg_log(TG_LOG_INFO, "serving", TG_LOG_STR("listen", s->cfg.listen_host), TG_LOG_INT("port", s->port),
-           TG_LOG_INT("metrics_port", s->metrics_open ? s->metrics_port : -1), TG_LOG_INT("threads", s->nworkers),
+           TG_LOG_INT("metrics_port", s->probe ? s->metrics_port : -1), TG_LOG_INT("threads", s->nworkers),
            TG_LOG_BOOL("h2", s->cfg.enable_h2), TG_LOG_BOOL("allow_no_handshake", s->cfg.allow_no_handshake));
     uv_run(s->main_loop, UV_RUN_DEFAULT);
     return 0;
@@ -836,10 +829,11 @@ int tg_server_free(tg_server *s)
     for (int i = 0; i < s->nworkers; i++)
         if (atomic_load(&s->workers[i].conns) != 0)
             clean = 0;
-    if (s->metrics_conns != 0)
+    if (s->probe && tg_probe_server_connections(s->probe) != 0)
         clean = 0;
     if (!clean) {
-        tg_log(TG_LOG_DEBUG, "connections left open at exit", TG_LOG_INT("metrics", s->metrics_conns));
+        tg_log(TG_LOG_DEBUG, "connections left open at exit",
+               TG_LOG_INT("metrics", s->probe ? tg_probe_server_connections(s->probe) : 0));
         return -1;
     }
     /* h2o closes its own timers in dispose; the rest of a worker loop is ours. */
@@ -852,10 +846,9 @@ int tg_server_free(tg_server *s)
     }
     /* The main loop also carries the informers: close only what is ours
      * (stop_everything did) and let one iteration finish the closes. */
-    context_dispose(&s->metrics_ctx);
+    tg_probe_server_free(s->probe);
     uv_run(s->main_loop, UV_RUN_NOWAIT);
     h2o_config_dispose(&s->conf);
-    h2o_config_dispose(&s->metrics_conf);
     SSL_CTX_free(s->ssl_ctx);
     tg_tls_store_dispose(&s->tls);
     tg_metrics_free(s->metrics);
@@ -871,5 +864,5 @@ int tg_server_port(const tg_server *s)
 
 int tg_server_metrics_port(const tg_server *s)
 {
-    return s->metrics_open ? s->metrics_port : -1;
+    return s->probe ? s->metrics_port : -1;
 }
