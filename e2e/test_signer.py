@@ -1,0 +1,584 @@
+"""tenantgate-signer on two real clusters (SPEC 6 and 7).
+
+The provider runs the webhook (tenantgate_services fixtures) and a signer with the provider
+controllers (nonce, tenant, approver, signer); the consumer runs a signer with the consumer
+controllers (keys, noncesigner, identity).  Both signers are host processes with their own
+ServiceAccount's token, bound only by manifests/signer/.  The whole onboarding is real: the
+consumer's keys are created by its signer, the nonce by the provider's, the consumer's signer
+signs it, the Tenant passes the webhook, the controller-manager signs the approved CSR, and
+the kubeconfig the consumer's signer writes is used for real requests."""
+
+import base64
+import json
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tenantgate_services import (denial, http_get, parse_prometheus,  # noqa: F401
+                                 tenant_namespace_manifest, webhook, webhook_install)
+from testbed import HostProcess, free_port, openssl, wait_for
+
+NS = "liqo"
+SA = "tenantgate-signer"
+CLUSTER_ROLES = ("tenantgate-signer", "tenantgate-signer-own-signer", "tenantgate-remote-consumer")
+TEST_CRDS = ("resourceslices.authentication.liqo.io", "namespacemaps.offloading.liqo.io")
+PROVIDER_ID = "cl-provider"
+CONSUMER_ID = "cl-consumer"
+PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer"
+CONSUMER_CONTROLLERS = "keys,noncesigner,identity"
+
+
+def b64(data):
+    return base64.b64encode(data if isinstance(data, bytes) else data.encode()).decode()
+
+
+def unb64(text):
+    return base64.b64decode(text)
+
+
+class Signer:
+    """tenantgate-signer as a host process; restartable with other flags."""
+
+    def __init__(self, binary, cluster, kubeconfig, log_dir, name, *args):
+        self.binary, self.cluster, self.kubeconfig = binary, cluster, kubeconfig
+        self.log_dir, self.name, self.base_args = Path(log_dir), name, list(args)
+        self.process = None
+        self.starts = 0
+
+    def start(self, *extra):
+        self.starts += 1
+        self.metrics_port = free_port()
+        args = [self.binary, "--kubeconfig", self.kubeconfig, "--log-level", "debug",
+                "--metrics-listen", f"127.0.0.1:{self.metrics_port}", *self.base_args, *extra]
+        self.process = HostProcess(args, self.log_dir / f"{self.name}-{self.starts}.log")
+        self.process.name = self.name
+        return self
+
+    def stop(self):
+        return self.process.stop() if self.process else None
+
+    def kill(self):
+        self.process.proc.kill()
+        self.process.proc.wait()
+
+    def metrics(self):
+        status, body = http_get(self.metrics_port, "/metrics")
+        assert status == 200, body
+        return parse_prometheus(body)
+
+    def log(self):
+        return self.process.log_path.read_text(errors="replace") if self.process else ""
+
+
+def _apply_signer_rbac(cluster, source_dir):
+    d = source_dir / "manifests" / "signer"
+    cluster.create_namespace(NS)
+    for f in ("serviceaccount.yaml", "rbac.yaml", "remote-consumer-clusterrole.yaml",
+              "own-signer-rbac.yaml"):
+        cluster.kubectl("apply", "-f", d / f)
+    for f in sorted((Path(__file__).parent / "testdata").glob("*.yaml")):
+        cluster.kubectl("apply", "-f", f)
+    for crd in TEST_CRDS:
+        cluster.kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s")
+
+
+def _remove_signer_rbac(cluster):
+    for name in CLUSTER_ROLES:
+        cluster.kubectl("delete", "clusterrolebinding", name, "--ignore-not-found", check=False)
+        cluster.kubectl("delete", "clusterrole", name, "--ignore-not-found", check=False)
+    for crd in TEST_CRDS:
+        cluster.kubectl("delete", "crd", crd, "--ignore-not-found", "--wait=false", check=False)
+
+
+@pytest.fixture(scope="module")
+def signer_bin(build_dir):
+    path = build_dir / "signer" / "tenantgate-signer"
+    if not path.exists():
+        pytest.fail(f"{path} not built (cmake --build {build_dir} --target tenantgate-signer)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def installed(provider, consumer, crds, webhook, source_dir):
+    try:
+        for c in (provider, consumer):
+            _apply_signer_rbac(c, source_dir)
+        yield
+    finally:
+        for c in (provider, consumer):
+            _remove_signer_rbac(c)
+        consumer.kubectl("delete", "namespace", NS, "--ignore-not-found", "--wait=false",
+                         check=False)
+
+
+@pytest.fixture(scope="module")
+def provider_signer(provider, installed, signer_bin, tmp_path_factory):
+    kc = provider.serviceaccount_kubeconfig(NS, SA, duration="6h")
+    s = Signer(signer_bin, provider, kc, tmp_path_factory.mktemp("signer-p"), "signer-provider",
+               "--cluster-id", PROVIDER_ID, "--controllers", PROVIDER_CONTROLLERS).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def consumer_signer(consumer, installed, signer_bin, tmp_path_factory):
+    kc = consumer.serviceaccount_kubeconfig(NS, SA, duration="6h")
+    s = Signer(signer_bin, consumer, kc, tmp_path_factory.mktemp("signer-c"), "signer-consumer",
+               "--cluster-id", CONSUMER_ID, "--controllers", CONSUMER_CONTROLLERS).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def cid():
+    """A fresh consumer cluster id per test, so tests never share a tenant namespace."""
+    return f"c-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def tenant_space(provider, consumer, cid):
+    """Tenant namespace on the provider (liqo-tenant-<cid>) and on the consumer
+    (liqo-tenant-<provider>-<cid>, unique per test); deleted afterwards."""
+    pns = f"liqo-tenant-{cid}"
+    cns = f"liqo-tenant-{PROVIDER_ID}-{cid}"
+    provider.apply(tenant_namespace_manifest(cid))
+    consumer.apply(tenant_namespace_manifest(PROVIDER_ID, name=cns))
+    yield pns, cns
+    provider.kubectl("delete", "tenant", "--all", "-n", pns, "--wait=false", check=False)
+    provider.delete_namespace(pns)
+    consumer.delete_namespace(cns)
+
+
+# --- the onboarding steps -----------------------------------------------------------------
+
+def provider_nonce(provider, cid, pns, timeout=10):
+    """Create the labelled, empty liqo-nonce; the provider signer fills it."""
+    provider.apply({"apiVersion": "v1", "kind": "Secret",
+                    "metadata": {"name": "liqo-nonce", "namespace": pns,
+                                 "labels": {"liqo.io/nonce": "true",
+                                            "liqo.io/remote-cluster-id": cid}}})
+
+    def filled():
+        d = provider.get_json("secret", "liqo-nonce", "-n", pns).get("data") or {}
+        return unb64(d["nonce"]).decode() if d.get("nonce") else None
+    return wait_for(filled, timeout=timeout, what="nonce filled by the signer")
+
+
+def consumer_signed_nonce(consumer, cns, nonce, timeout=10):
+    consumer.apply({"apiVersion": "v1", "kind": "Secret",
+                    "metadata": {"name": "liqo-signed-nonce", "namespace": cns,
+                                 "labels": {"liqo.io/signed-nonce": "true",
+                                            "liqo.io/remote-cluster-id": PROVIDER_ID}},
+                    "data": {"nonce": b64(nonce)}})
+
+    def signed():
+        d = consumer.get_json("secret", "liqo-signed-nonce", "-n", cns).get("data") or {}
+        return d.get("signedNonce")
+    return wait_for(signed, timeout=timeout, what="signedNonce filled by the consumer signer")
+
+
+def consumer_keys(consumer, tmp_path, timeout=10):
+    def keys():
+        if not consumer.exists("secret", "authentication-keys", "-n", NS):
+            return None
+        return consumer.get_json("secret", "authentication-keys", "-n", NS)["data"]
+    d = wait_for(keys, timeout=timeout, what="authentication-keys created by the consumer signer")
+    key = tmp_path / "cluster.key"
+    key.write_bytes(unb64(d["privateKey"]))
+    return key, unb64(d["publicKey"]).decode()
+
+
+def make_csr(key_file, cn, tmp_path, org="liqo.io"):
+    cfg = tmp_path / "req.cnf"
+    cfg.write_text("[req]\ndistinguished_name=dn\nprompt=no\n[dn]\n")
+    return openssl("req", "-new", "-key", str(key_file), "-subj", f"/O={org}/CN={cn}",
+                   "-config", str(cfg)).decode()
+
+
+def tenant_manifest(cid, pns, pubkey_pem, csr_pem, signed_nonce_b64):
+    return {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "Tenant",
+            "metadata": {"name": cid, "namespace": pns,
+                         "labels": {"liqo.io/remote-cluster-id": cid}},
+            "spec": {"clusterID": cid, "publicKey": b64(pubkey_pem), "csr": b64(csr_pem),
+                     "signature": signed_nonce_b64}}
+
+
+def tenant_ready(provider, cid, pns):
+    t = provider.get_json("tenant", cid, "-n", pns)
+    st = t.get("status") or {}
+    return t if (st.get("authParams") or {}).get("signedCRT") else None
+
+
+def tenant_csrs(provider, cid):
+    return provider.get_json("csr", "-l", f"liqo.io/remote-tenant-csr=true,"
+                                           f"liqo.io/remote-cluster-id={cid}")["items"]
+
+
+def csr_condition(csr):
+    for c in (csr.get("status") or {}).get("conditions") or []:
+        if c["type"] in ("Approved", "Denied"):
+            return c["type"], c.get("reason")
+    return None
+
+
+def onboard(provider, consumer, cid, pns, cns, tmp_path):
+    """Nonce -> signed nonce -> Tenant applied. Returns (tenant manifest, key file)."""
+    nonce = provider_nonce(provider, cid, pns)
+    key, pub = consumer_keys(consumer, tmp_path)
+    sig = consumer_signed_nonce(consumer, cns, nonce)
+    tenant = tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path), sig)
+    provider.apply(tenant)
+    return tenant, key
+
+
+def identity_from(tenant_status, cid, cns):
+    ap = tenant_status["authParams"]
+    return {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "Identity",
+            "metadata": {"name": f"controlplane-{PROVIDER_ID}", "namespace": cns,
+                         "labels": {"liqo.io/remote-cluster-id": PROVIDER_ID}},
+            "spec": {"clusterID": PROVIDER_ID, "type": "ControlPlane",
+                     "namespace": tenant_status["tenantNamespace"],
+                     "authParams": {k: ap[k] for k in ("ca", "signedCRT", "apiServer", "proxyURL")
+                                    if ap.get(k)}}}
+
+
+def kubectl_as(cluster, kubeconfig, *args):
+    return cluster.kubectl(*args, kubeconfig=kubeconfig, check=False)
+
+
+def resourceslice(name, ns):
+    return {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "ResourceSlice",
+            "metadata": {"name": name, "namespace": ns}, "spec": {"class": "default"}}
+
+
+# --- tests ---------------------------------------------------------------------------------
+
+def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer, consumer_signer,
+                                             cid, tenant_space, tmp_path):
+    pns, cns = tenant_space
+    tenant, _ = onboard(provider, consumer, cid, pns, cns, tmp_path)
+    t0 = time.monotonic()
+    t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, interval=0.05,
+                 what="Tenant status.authParams.signedCRT")
+    took = time.monotonic() - t0
+    assert took < 2.0, f"Tenant status took {took:.2f}s"
+
+    st = t["status"]
+    assert st["tenantNamespace"] == pns
+    assert st["authParams"]["apiServer"] == provider.server
+    assert unb64(st["authParams"]["ca"]) == Path(provider.ca_file).read_bytes()
+    conds = {c["type"]: c for c in st["conditions"]}
+    assert conds["Authenticated"]["status"] == "True"
+    assert conds["IdentityIssued"]["status"] == "True"
+    assert conds["Authenticated"]["observedGeneration"] == t["metadata"]["generation"]
+    assert "tenantgate.io/tenant" in t["metadata"]["finalizers"]
+
+    csrs = tenant_csrs(provider, cid)
+    assert len(csrs) == 1
+    assert csr_condition(csrs[0]) == ("Approved", "TenantValidated")
+    assert csrs[0]["spec"]["request"] == tenant["spec"]["csr"]
+    cert = unb64(st["authParams"]["signedCRT"])
+    subj = openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253", input=cert).decode()
+    assert f"CN={cid}" in subj and "O=liqo.io" in subj
+
+    rb = provider.get_json("rolebinding", f"liqo-tenant-{cid}", "-n", pns)
+    assert rb["roleRef"]["name"] == "tenantgate-remote-consumer"
+    assert rb["subjects"] == [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": cid}]
+
+    # Identity on the consumer -> kubeconfig Secret owned by it
+    consumer.apply(identity_from(st, cid, cns))
+    idname = f"controlplane-{PROVIDER_ID}"
+    ref = wait_for(lambda: ((consumer.get_json("identity", idname, "-n", cns).get("status") or {})
+                            .get("kubeconfigSecretRef") or {}).get("name"),
+                   timeout=10, what="Identity status.kubeconfigSecretRef")
+    assert ref == f"kubeconfig-{idname}"
+    sec = consumer.get_json("secret", ref, "-n", cns)
+    assert sec["metadata"]["labels"] == {"liqo.io/remote-cluster-id": PROVIDER_ID,
+                                         "liqo.io/identity-type": "ControlPlane"}
+    owner = sec["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("Identity", idname, True)
+    kc = tmp_path / "remote.kubeconfig"
+    kc.write_bytes(unb64(sec["data"]["kubeconfig"]))
+
+    # real requests with that kubeconfig against the provider
+    ok = provider.kubectl("apply", "-f", "-", input=resourceslice("rs1", pns), kubeconfig=kc,
+                          check=False)
+    assert ok.returncode == 0, ok.stderr
+    who = kubectl_as(provider, kc, "auth", "whoami", "-o", "json")
+    if who.returncode == 0:
+        info = json.loads(who.stdout)["status"]["userInfo"]
+        assert info["username"] == cid and "liqo.io" in info["groups"]
+    denied = kubectl_as(provider, kc, "get", "secrets", "-n", pns)
+    assert denied.returncode != 0 and "forbidden" in denied.stderr.lower()
+    other = kubectl_as(provider, kc, "get", "resourceslices.authentication.liqo.io", "-n", "default")
+    assert other.returncode != 0 and "forbidden" in other.stderr.lower()
+    assert kubectl_as(provider, kc, "get", "namespacemaps.offloading.liqo.io", "-n", pns).returncode == 0
+
+
+def test_mismatching_labelled_csr_is_denied(provider, consumer, provider_signer, consumer_signer,
+                                            cid, tenant_space, tmp_path):
+    pns, cns = tenant_space
+    onboard(provider, consumer, cid, pns, cns, tmp_path)
+    wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="Tenant status")
+    # a CSR for the same cluster id with another key, labelled like ours
+    other = tmp_path / "other.key"
+    other.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
+    name = f"rogue-{cid}"
+    provider.create({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                     "metadata": {"name": name,
+                                  "labels": {"liqo.io/remote-tenant-csr": "true",
+                                             "liqo.io/remote-cluster-id": cid,
+                                             "tenantgate.io/tenant-namespace": pns}},
+                     "spec": {"request": b64(make_csr(other, cid, tmp_path)),
+                              "signerName": "kubernetes.io/kube-apiserver-client",
+                              "usages": ["digital signature", "key encipherment", "client auth"]}})
+    try:
+        cond = wait_for(lambda: csr_condition(provider.get_json("csr", name)), timeout=10,
+                        what="rogue CSR decided")
+        assert cond == ("Denied", "CSRPublicKeyMismatch")
+        events = provider.get_json("events", "-n", "default",
+                                   "--field-selector", f"involvedObject.name={name}")["items"]
+        assert [e["reason"] for e in events] == ["CSRPublicKeyMismatch"]
+        assert events[0]["type"] == "Warning" and events[0]["source"]["component"] == "tenantgate-signer"
+        # and one labelled for a cluster without a Tenant
+        name2 = f"orphan-{cid}"
+        provider.create({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                         "metadata": {"name": name2, "labels": {"liqo.io/remote-tenant-csr": "true"}},
+                         "spec": {"request": b64(make_csr(other, "nobody", tmp_path)),
+                                  "signerName": "kubernetes.io/kube-apiserver-client",
+                                  "usages": ["digital signature", "client auth"]}})
+        cond = wait_for(lambda: csr_condition(provider.get_json("csr", name2)), timeout=10,
+                        what="orphan CSR decided")
+        assert cond == ("Denied", "NoMatchingTenant")
+        provider.kubectl("delete", "csr", name2, check=False)
+    finally:
+        provider.kubectl("delete", "csr", name, check=False)
+    # the genuine Tenant is still fine and only its own CSR is approved
+    assert [csr_condition(c) for c in tenant_csrs(provider, cid)
+            if c["metadata"]["name"] != name] == [("Approved", "TenantValidated")]
+
+
+def test_restart_between_csr_and_status_makes_no_second_csr(provider, consumer, provider_signer,
+                                                            consumer_signer, cid, tenant_space,
+                                                            tmp_path):
+    pns, cns = tenant_space
+    nonce = provider_nonce(provider, cid, pns)
+    key, pub = consumer_keys(consumer, tmp_path)
+    sig = consumer_signed_nonce(consumer, cns, nonce)
+    # only the Tenant controller: it creates the CSR, nobody approves it yet
+    provider_signer.stop()
+    provider_signer.start("--controllers", "tenant")
+    try:
+        provider.apply(tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path), sig))
+        wait_for(lambda: len(tenant_csrs(provider, cid)) == 1, timeout=10, what="CSR created")
+        provider_signer.kill()                    # dies before any status was written
+        assert tenant_ready(provider, cid, pns) is None
+    finally:
+        provider_signer.stop()
+        provider_signer.start()                   # all provider controllers again
+    wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="status after restart")
+    assert len(tenant_csrs(provider, cid)) == 1
+
+
+def test_deleted_tenant_loses_access_and_cannot_be_replayed(provider, consumer, provider_signer,
+                                                            consumer_signer, cid, tenant_space,
+                                                            tmp_path):
+    pns, cns = tenant_space
+    tenant, key = onboard(provider, consumer, cid, pns, cns, tmp_path)
+    t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="Tenant status")
+    cert = tmp_path / "tenant.crt"
+    cert.write_bytes(unb64(t["status"]["authParams"]["signedCRT"]))
+    kc = provider.cert_kubeconfig(cid, cert, key, path=tmp_path / "cert.kubeconfig")
+    assert kubectl_as(provider, kc, "get", "resourceslices.authentication.liqo.io", "-n", pns).returncode == 0
+    nonce_before = provider.get_json("secret", "liqo-nonce", "-n", pns)["data"]["nonce"]
+
+    provider.kubectl("delete", "tenant", cid, "-n", pns, "--timeout=20s")
+    assert not provider.exists("tenant", cid, "-n", pns)
+    assert not provider.exists("rolebinding", f"liqo-tenant-{cid}", "-n", pns)
+    after = provider.get_json("secret", "liqo-nonce", "-n", pns)["data"]["nonce"]
+    assert after != nonce_before
+    r = kubectl_as(provider, kc, "get", "resourceslices.authentication.liqo.io", "-n", pns)
+    assert r.returncode != 0 and "forbidden" in r.stderr.lower()
+
+    replay = provider.apply(tenant, check=False)
+    assert replay.returncode != 0
+    assert denial(replay.stderr)[0] == "SignatureVerificationFailed", replay.stderr
+
+
+def test_own_signer_mode_end_to_end(provider, consumer, provider_signer, consumer_signer, cid,
+                                    tenant_space, tmp_path):
+    pns, cns = tenant_space
+    ca_key, ca_crt = tmp_path / "ca.key", tmp_path / "ca.crt"
+    ca_key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
+    cfg = tmp_path / "ca.cnf"
+    cfg.write_text("[req]\ndistinguished_name=dn\nprompt=no\nx509_extensions=v3\n[dn]\nCN=own-ca\n"
+                   "[v3]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n"
+                   "subjectKeyIdentifier=hash\n")
+    ca_crt.write_bytes(openssl("req", "-x509", "-new", "-key", str(ca_key), "-days", "2",
+                               "-config", str(cfg)))
+    provider_signer.stop()
+    provider_signer.start("--signer-name", "tenantgate.io/identity", "--ca-cert", ca_crt,
+                          "--ca-key", ca_key, "--max-cert-lifetime", "7200")
+    try:
+        onboard(provider, consumer, cid, pns, cns, tmp_path)
+        t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="own-signer status")
+        cert = unb64(t["status"]["authParams"]["signedCRT"])
+        out = openssl("verify", "-CAfile", str(ca_crt), input=cert).decode()
+        assert "OK" in out
+        text = openssl("x509", "-noout", "-text", input=cert).decode()
+        assert "TLS Web Client Authentication" in text and "CA:FALSE" in text
+        csr = tenant_csrs(provider, cid)[0]
+        assert csr["spec"]["signerName"] == "tenantgate.io/identity"
+    finally:
+        provider_signer.stop()
+        provider_signer.start()
+
+
+def _leading(signer):
+    return "leadership acquired" in signer.log()
+
+
+def test_two_signers_exactly_one_acts_and_the_other_takes_over(provider, consumer,
+                                                               provider_signer, consumer_signer,
+                                                               signer_bin, cid, tenant_space,
+                                                               tmp_path):
+    pns, cns = tenant_space
+    provider.kubectl("delete", "lease", "tenantgate-signer", "-n", NS, "--ignore-not-found")
+    kc = provider.serviceaccount_kubeconfig(NS, SA, duration="1h")
+    provider_signer.stop()
+    pair = [Signer(signer_bin, provider, kc, tmp_path, f"signer-{i}", "--cluster-id", PROVIDER_ID,
+                   "--controllers", PROVIDER_CONTROLLERS, "--leader-elect").start()
+            for i in (1, 2)]
+    cid2 = f"{cid}-b"
+    pns2 = f"liqo-tenant-{cid2}"
+    try:
+        wait_for(lambda: any(_leading(s) for s in pair), timeout=20, what="a leader")
+        time.sleep(3)                       # a retry period: the other must still be waiting
+        leaders = [s for s in pair if _leading(s)]
+        assert len(leaders) == 1
+        leader, other = leaders[0], next(s for s in pair if s is not leaders[0])
+        holder = provider.get_json("lease", "tenantgate-signer", "-n", NS)["spec"]["holderIdentity"]
+        assert holder.endswith(f"_{leader.process.pid}")
+
+        onboard(provider, consumer, cid, pns, cns, tmp_path)
+        wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="Tenant status")
+        assert "tenant identity issued" in leader.log() and "csr approved" in leader.log()
+        assert "csr approved" not in other.log() and "csr created" not in other.log()
+        assert "nonce created" not in other.log()
+
+        # the leader dies without releasing: the other acts within the lease time
+        leader.kill()
+        provider.apply(tenant_namespace_manifest(cid2))
+        consumer.apply(tenant_namespace_manifest(PROVIDER_ID, name=f"{cns}-b"))
+        t0 = time.monotonic()
+        nonce = provider_nonce(provider, cid2, pns2, timeout=30)
+        key, pub = consumer_keys(consumer, tmp_path)
+        sig = consumer_signed_nonce(consumer, f"{cns}-b", nonce)
+        provider.apply(tenant_manifest(cid2, pns2, pub, make_csr(key, cid2, tmp_path), sig))
+        wait_for(lambda: tenant_ready(provider, cid2, pns2), timeout=30, what="status from the new leader")
+        took = time.monotonic() - t0
+        assert took < 15 + 2 + 5, f"takeover took {took:.1f}s"
+        assert _leading(other) and "tenant identity issued" in other.log()
+    finally:
+        for s in pair:
+            s.stop()
+        provider.kubectl("delete", "tenant", "--all", "-n", pns2, "--wait=false", check=False)
+        provider.delete_namespace(pns2)
+        consumer.delete_namespace(f"{cns}-b")
+        provider_signer.start()
+
+
+def test_probes_metrics_and_clean_stop(provider, consumer, provider_signer, consumer_signer,
+                                       cid, tenant_space, tmp_path):
+    pns, cns = tenant_space
+    port = provider_signer.metrics_port
+    assert wait_for(lambda: http_get(port, "/readyz")[0] == 200, timeout=10, what="/readyz 200")
+    assert http_get(port, "/healthz")[0] == 200
+    assert http_get(port, "/nope")[0] == 404
+    onboard(provider, consumer, cid, pns, cns, tmp_path)
+    t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="Tenant status")
+    m = provider_signer.metrics()
+    key = ("tenantgate_signer_csr_decisions_total",
+           frozenset({("decision", "approved"), ("reason", "TenantValidated")}))
+    assert m.get(key, 0) >= 1
+    assert m.get(("tenantgate_signer_reconciles_total",
+                  frozenset({("controller", "tenant"), ("result", "requeue")})), 0) >= 1
+    assert m.get(("tenantgate_signer_tenant_issue_seconds_count", frozenset()), 0) >= 1
+    na = m[("tenantgate_signer_certificate_expiry_timestamp_seconds", frozenset({("cluster_id", cid)}))]
+    assert na > time.time() + 86400
+    assert ("tenantgate_signer_queue_depth", frozenset()) in m
+    # the logs never carry key material, nonces, signatures or certificates
+    nonce = unb64(provider.get_json("secret", "liqo-nonce", "-n", pns)["data"]["nonce"]).decode()
+    for s in (provider_signer, consumer_signer):
+        text = s.log()
+        assert "PRIVATE KEY" not in text and "CERTIFICATE" not in text and nonce not in text
+        assert t["spec"]["signature"] not in text
+    rss = [l for l in Path(f"/proc/{provider_signer.process.pid}/status").read_text().splitlines()
+           if l.startswith("VmRSS")]
+    print(f"provider signer {rss}")
+    # SIGTERM: prompt, clean exit
+    t0 = time.monotonic()
+    assert provider_signer.stop() == 0
+    assert time.monotonic() - t0 < 5
+    provider_signer.start()
+
+
+def test_certificate_is_renewed_before_expiry(provider, consumer, provider_signer, consumer_signer,
+                                              cid, tenant_space, tmp_path):
+    """Own-signer mode with a 90 s maximum lifetime: renewal is due 25 s after issue
+    (NotAfter - lifetime/3, the 5-minute backdate not counted as lifetime)."""
+    pns, cns = tenant_space
+    ca_key, ca_crt = tmp_path / "ca.key", tmp_path / "ca.crt"
+    ca_key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
+    cfg = tmp_path / "ca.cnf"
+    cfg.write_text("[req]\ndistinguished_name=dn\nprompt=no\nx509_extensions=v3\n[dn]\nCN=own-ca\n"
+                   "[v3]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n"
+                   "subjectKeyIdentifier=hash\n")
+    ca_crt.write_bytes(openssl("req", "-x509", "-new", "-key", str(ca_key), "-days", "2",
+                               "-config", str(cfg)))
+    provider_signer.stop()
+    provider_signer.start("--signer-name", "tenantgate.io/identity", "--ca-cert", ca_crt,
+                          "--ca-key", ca_key, "--max-cert-lifetime", "90")
+    try:
+        onboard(provider, consumer, cid, pns, cns, tmp_path)
+        first = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10,
+                         what="first certificate")["status"]["authParams"]["signedCRT"]
+        t0 = time.monotonic()
+        # not at once: still the same certificate 15 s later
+        time.sleep(15)
+        assert tenant_ready(provider, cid, pns)["status"]["authParams"]["signedCRT"] == first
+        second = wait_for(lambda: (lambda c: c if c != first else None)(
+            tenant_ready(provider, cid, pns)["status"]["authParams"]["signedCRT"]),
+            timeout=30, interval=0.5, what="renewed certificate")
+        took = time.monotonic() - t0
+        assert 20 < took < 40, f"renewed after {took:.1f}s"
+        assert len(tenant_csrs(provider, cid)) == 2
+        assert f"CN={cid}" in openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253",
+                                      input=unb64(second)).decode()
+        time.sleep(5)                     # and it does not loop
+        assert len(tenant_csrs(provider, cid)) == 2
+        assert provider_signer.log().count("csr created for renewal") == 1
+    finally:
+        provider_signer.stop()
+        provider_signer.start()
+
+
+def test_drained_tenant_loses_its_binding_and_active_gets_it_back(provider, consumer,
+                                                                  provider_signer, consumer_signer,
+                                                                  cid, tenant_space, tmp_path):
+    pns, cns = tenant_space
+    onboard(provider, consumer, cid, pns, cns, tmp_path)
+    wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="Tenant status")
+    rb = f"liqo-tenant-{cid}"
+    assert provider.exists("rolebinding", rb, "-n", pns)
+    for condition, present in (("Cordoned", True), ("Drained", False), ("Active", True)):
+        provider.kubectl("patch", "tenant", cid, "-n", pns, "--type", "merge",
+                         "-p", json.dumps({"spec": {"tenantCondition": condition}}))
+        wait_for(lambda: provider.exists("rolebinding", rb, "-n", pns) == present, timeout=10,
+                 what=f"RoleBinding {'kept' if present else 'removed'} for {condition}")
+        time.sleep(1)
+        assert provider.exists("rolebinding", rb, "-n", pns) == present
+    assert len(tenant_csrs(provider, cid)) == 1

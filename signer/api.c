@@ -1,0 +1,143 @@
+/* api.c - see api.h. */
+#include "signer/api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "kube/json.h"
+
+struct tg_api {
+    uv_loop_t loop;
+    tg_kube_client *client;
+};
+
+tg_api *tg_api_new(const tg_kube_config *cfg, char *err, size_t err_len)
+{
+    tg_api *a = calloc(1, sizeof(*a));
+
+    if (!a) {
+        snprintf(err, err_len, "out of memory");
+        return NULL;
+    }
+    if (uv_loop_init(&a->loop) != 0) {
+        snprintf(err, err_len, "uv_loop_init failed");
+        free(a);
+        return NULL;
+    }
+    if (!(a->client = tg_kube_client_new(&a->loop, cfg, err, err_len))) {
+        uv_loop_close(&a->loop);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void tg_api_free(tg_api *a)
+{
+    if (!a)
+        return;
+    tg_kube_client_free(a->client);
+    uv_run(&a->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&a->loop);
+    free(a);
+}
+
+long tg_api_call(tg_api *a, const char *method, const char *path, tg_kube_content_type ct,
+                 json_object *body, json_object **out, char *err, size_t err_len)
+{
+    tg_kube_request_opts o = {.method = method, .path = path, .content_type = ct};
+    char *resp = NULL;
+    size_t resp_len = 0;
+    long status;
+
+    if (out)
+        *out = NULL;
+    if (body) {
+        o.body = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        /* no "\/": apply bodies are read as YAML, which has no such escape */
+        o.body_len = strlen(o.body);
+    }
+    status = tg_kube_request_sync(a->client, &o, &resp, &resp_len, err, err_len);
+    if (status < 0)
+        return -1;
+    if (status >= 300) {
+        /* The API's Status message says what went wrong (never secret data). */
+        json_object *st = tg_json_parse(resp, resp_len, NULL, 0);
+        const char *msg = st ? tg_json_string(st, "message") : NULL;
+        snprintf(err, err_len, "%s %s: HTTP %ld%s%s", method, path, status, msg ? ": " : "", msg ? msg : "");
+        json_object_put(st);
+    } else if (out && resp_len > 0) {
+        *out = tg_json_parse(resp, resp_len, err, err_len);
+    }
+    free(resp);
+    return status;
+}
+
+long tg_api_get(tg_api *a, const char *path, json_object **out, char *err, size_t err_len)
+{
+    long s = tg_api_call(a, "GET", path, TG_KUBE_CT_JSON, NULL, out, err, err_len);
+
+    if (s == 200 && !*out)
+        return -1;
+    return s;
+}
+
+static void rfc3339_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void tg_api_event(tg_api *a, json_object *obj, const char *type, const char *reason, const char *message)
+{
+    const char *ns = tg_json_path_string(obj, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(obj, "metadata", "name", NULL);
+    const char *uid = tg_json_path_string(obj, "metadata", "uid", NULL);
+    const char *kind = tg_json_string(obj, "kind"), *av = tg_json_string(obj, "apiVersion");
+    json_object *ev, *meta, *ref, *src;
+    char path[1024], now[32], err[256];
+    long s;
+
+    if (!name)
+        return;
+    /* Cluster-scoped objects (CSRs) get their Events in "default", as kubectl looks there. */
+    if (!ns)
+        ns = "default";
+    rfc3339_now(now, sizeof(now));
+    ev = json_object_new_object();
+    meta = json_object_new_object();
+    json_object_object_add(meta, "generateName", json_object_new_string(name));
+    json_object_object_add(meta, "namespace", json_object_new_string(ns));
+    json_object_object_add(ev, "metadata", meta);
+    ref = json_object_new_object();
+    if (kind)
+        json_object_object_add(ref, "kind", json_object_new_string(kind));
+    if (av)
+        json_object_object_add(ref, "apiVersion", json_object_new_string(av));
+    json_object_object_add(ref, "name", json_object_new_string(name));
+    if (tg_json_path_string(obj, "metadata", "namespace", NULL))
+        json_object_object_add(ref, "namespace", json_object_new_string(ns));
+    if (uid)
+        json_object_object_add(ref, "uid", json_object_new_string(uid));
+    json_object_object_add(ev, "involvedObject", ref);
+    json_object_object_add(ev, "type", json_object_new_string(type));
+    json_object_object_add(ev, "reason", json_object_new_string(reason));
+    json_object_object_add(ev, "message", json_object_new_string(message));
+    json_object_object_add(ev, "firstTimestamp", json_object_new_string(now));
+    json_object_object_add(ev, "lastTimestamp", json_object_new_string(now));
+    json_object_object_add(ev, "count", json_object_new_int(1));
+    src = json_object_new_object();
+    json_object_object_add(src, "component", json_object_new_string("tenantgate-signer"));
+    json_object_object_add(ev, "source", src);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+    s = tg_api_call(a, "POST", path, TG_KUBE_CT_JSON, ev, NULL, err, sizeof(err));
+    if (s != 201)
+        tg_log(TG_LOG_WARN, "cannot record an event", TG_LOG_STR("reason", reason), TG_LOG_STR("error", err));
+    json_object_put(ev);
+}

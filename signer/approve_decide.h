@@ -1,0 +1,47 @@
+/* approve_decide.h - the CSR approver's decision (SPEC.md 6), pure.
+ *
+ * The built-in kube-apiserver-client signer checks only usages, so this is
+ * the gate: approve a labelled CertificateSigningRequest only when it asks
+ * for exactly what the Tenant it claims to come from was admitted with. */
+#ifndef TG_SIGNER_APPROVE_DECIDE_H
+#define TG_SIGNER_APPROVE_DECIDE_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#define TG_SIGNER_NAME_KUBE "kubernetes.io/kube-apiserver-client"
+#define TG_SIGNER_NAME_OWN "tenantgate.io/identity"
+#define TG_LABEL_TENANT_CSR "liqo.io/remote-tenant-csr"
+
+/* Reasons written into the Approved/Denied condition. */
+#define TG_APPROVE_REASON "TenantValidated"
+#define TG_DENY_NO_TENANT "NoMatchingTenant"
+#define TG_DENY_SIGNER "SignerNameMismatch"
+#define TG_DENY_USAGES "UsagesMismatch"
+#define TG_DENY_REQUEST "RequestNotFromTenant"
+#define TG_DENY_MALFORMED "MalformedCSR"
+#define TG_DENY_TENANT_DELETED "TenantDeleted"
+
+typedef struct tg_approve_policy {
+    const char *signer_name;       /* the signerName our Tenant controller uses */
+    int allow_no_handshake;        /* the webhook's switch: accept TolerateNoHandshake Tenants */
+} tg_approve_policy;
+
+typedef struct tg_approve_decision {
+    int approve;                   /* 1 approve, 0 deny */
+    char reason[48];               /* CamelCase condition reason (a SPEC 5 code or TG_DENY_*) */
+    char message[400];             /* one line, never secret material */
+} tg_approve_decision;
+
+/* csr: the CertificateSigningRequest object; tenant: the Tenant it names (by
+ * the liqo.io/remote-cluster-id label), or NULL when there is none; nonce:
+ * that tenant namespace's nonce text, or NULL. Checks, in order: signerName,
+ * usages (digital signature, client auth, optionally key encipherment,
+ * nothing else), a Tenant exists and is not being deleted, the Tenant still
+ * passes tg_tenant_check with the nonce (SPEC 5 steps 3-10), the CSR request
+ * passes tg_csr_check for the Tenant's cluster id and key, and it is
+ * byte-for-byte the Tenant's spec.csr. Always fills out; returns out->approve. */
+int tg_approve_decide(json_object *csr, json_object *tenant, const char *nonce,
+                      const tg_approve_policy *policy, tg_approve_decision *out);
+
+#endif

@@ -1,0 +1,536 @@
+/* main.c - tenantgate-signer: flags, informers on the main loop, workers.
+ *
+ * The informers (list+watch) run on the main libuv loop and only turn events
+ * into queue keys. Reconcilers run on worker threads, each with its own API
+ * client, once every informer has synced: the first list enqueues every
+ * existing object, so a restart resumes from the cluster's state. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+#include <openssl/crypto.h>
+
+#include "common/log.h"
+#include "common/metrics.h"
+#include "common/probe_server.h"
+#include "kube/informer.h"
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "pki/tenant.h"
+#include "signer/approve_decide.h"
+#include "signer/leader.h"
+#include "signer/signer.h"
+
+#define NWORKERS 2
+#define MAX_INFORMERS 8
+
+typedef struct informer_ref {
+    tg_informer *inf;
+    const char *kind;             /* queue key prefix */
+    struct signer_main *m;
+} informer_ref;
+
+typedef struct signer_main {
+    tg_signer s;
+    uv_loop_t *loop;
+    tg_kube_client *client;
+    informer_ref infs[MAX_INFORMERS];
+    int ninfs;
+    uv_timer_t sync_timer;
+    uv_signal_t sigterm, sigint;
+    pthread_t workers[NWORKERS];
+    int workers_started;
+    int leader_elect;
+    tg_leader *leader;
+    tg_metrics *metrics;
+    tg_metric_family *m_queue, *m_in_flight, *m_leader, *m_cache;
+    tg_probe_server *probe;
+    int synced;
+} signer_main;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tenantgate-signer --cluster-id ID [options]\n"
+            "\n"
+            "CSR approval and signing, Tenant status, nonces, keys and Identity kubeconfigs.\n"
+            "\n"
+            "  --cluster-id ID            this cluster's id (required)\n"
+            "  --kubeconfig FILE          API access (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+            "  --context NAME             kubeconfig context\n"
+            "  --namespace NS             install namespace (default liqo)\n"
+            "  --controllers LIST         comma list of keys,nonce,tenant,approver,signer,identity,noncesigner\n"
+            "                             (default all)\n"
+            "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
+            "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
+            "  --csr-expiration-seconds N expirationSeconds of CSRs (default 31536000; 0: none; min 600)\n"
+            "  --signer-name NAME         kubernetes.io/kube-apiserver-client (default) | tenantgate.io/identity\n"
+            "  --ca-cert FILE --ca-key FILE  own-signer CA (with --signer-name tenantgate.io/identity)\n"
+            "  --max-cert-lifetime SECONDS   own-signer clamp (default 31536000; min 90)\n"
+"  --leader-elect             act only while holding the Lease (15 s lease, 10 s renew deadline,\n"
+            "                             2 s retry); a leader that loses it exits (status 3)\n"
+            "  --leader-elect-lease-name NAME  (default tenantgate-signer)\n"
+            "  --leader-elect-namespace NS     (default: --namespace)\n"
+            "  --allow-no-handshake       accept TolerateNoHandshake Tenants (as the webhook's switch)\n"
+"  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
+            "  --log-level LEVEL          debug, info, warn, error (default info)\n"
+            "  -h, --help\n");
+}
+
+static int parse_controllers(const char *arg, unsigned *out)
+{
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"keys", TG_CTL_KEYS}, {"nonce", TG_CTL_NONCE}, {"tenant", TG_CTL_TENANT}, {"approver", TG_CTL_APPROVER},
+        {"signer", TG_CTL_SIGNER}, {"identity", TG_CTL_IDENTITY}, {"noncesigner", TG_CTL_NONCESIGNER},
+    };
+    char buf[256], *tok, *save = NULL;
+    size_t i;
+
+    if (strlen(arg) >= sizeof(buf))
+        return -1;
+    strcpy(buf, arg);
+    *out = 0;
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            if (strcmp(tok, names[i].name) == 0)
+                break;
+        if (i == sizeof(names) / sizeof(names[0]))
+            return -1;
+        *out |= names[i].bit;
+    }
+    return *out ? 0 : -1;
+}
+
+static int parse_long(const char *arg, long min, long max, long *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "host:port" or "[v6]:port". */
+static int parse_addr(const char *arg, char *host, size_t host_len, int *port)
+{
+    const char *colon = strrchr(arg, ':'), *h = arg;
+    size_t n;
+    long p;
+
+    if (!colon)
+        return -1;
+    n = (size_t)(colon - arg);
+    if (arg[0] == '[') {
+        if (n < 2 || arg[n - 1] != ']')
+            return -1;
+        h = arg + 1;
+        n -= 2;
+    }
+    if (n == 0 || n >= host_len || parse_long(colon + 1, 0, 65535, &p) != 0)
+        return -1;
+    memcpy(host, h, n);
+    host[n] = '\0';
+    *port = (int)p;
+    return 0;
+}
+
+/* ---------- informer handlers: objects -> queue keys ---------- */
+
+static void enqueue(informer_ref *r, json_object *o)
+{
+    const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+    char key[TG_WQ_KEY_MAX];
+
+    if (!name)
+        return;
+    snprintf(key, sizeof(key), "%s/%s/%s", r->kind, ns ? ns : "", name);
+    tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+    /* A CSR's progress is its Tenant's progress: wake the Tenant too. */
+    if (strcmp(r->kind, "csr") == 0 && (r->m->s.controllers & TG_CTL_TENANT)) {
+        const char *cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+        const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
+        if (cid && tns) {
+            snprintf(key, sizeof(key), "tenant/%s/%s", tns, cid);
+            tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+        }
+    }
+}
+
+static void on_add(json_object *o, void *data) { enqueue(data, o); }
+static void on_update(json_object *old_obj, json_object *o, void *data) { enqueue(data, o); }
+static void on_delete(json_object *o, void *data) { enqueue(data, o); }
+
+static int add_informer(signer_main *m, const char *kind, const char *path, const char *selector, char *err,
+                        size_t err_len)
+{
+    informer_ref *r = &m->infs[m->ninfs];
+    tg_informer_opts o = {.path = path, .label_selector = selector};
+
+    r->kind = kind;
+    r->m = m;
+    o.handlers = (tg_cache_handlers){.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .data = r};
+    if (!(r->inf = tg_informer_new(m->client, &o, err, err_len)))
+        return -1;
+    m->ninfs++;
+    return tg_informer_start(r->inf, err, err_len);
+}
+
+/* ---------- workers ---------- */
+
+static void *worker_main(void *arg)
+{
+    signer_main *m = arg;
+    char key[TG_WQ_KEY_MAX], err[256];
+    tg_api *api = tg_api_new(&m->s.cfg, err, sizeof(err));
+
+    if (!api) {
+        tg_log(TG_LOG_ERROR, "worker cannot create its API client", TG_LOG_STR("error", err));
+        return NULL;
+    }
+    while (tg_wq_get_wait(m->s.q, key)) {
+        long r = tg_signer_reconcile(&m->s, api, key);
+        uint64_t now = tg_wq_now_ms();
+        char controller[32];
+        size_t n = strcspn(key, "/");
+
+        snprintf(controller, sizeof(controller), "%.*s", (int)(n < sizeof(controller) ? n : sizeof(controller) - 1), key);
+        tg_counter_add(tg_metric_series_get(m->s.m_reconciles, (const char *[]){controller,
+                           r == TG_RECONCILE_RETRY ? "error" : r > 0 ? "requeue" : "ok"}), 1);
+        if (r == TG_RECONCILE_RETRY) {
+            uint64_t d = tg_wq_add_rate_limited(m->s.q, key, now);
+            tg_log(TG_LOG_DEBUG, "requeued with backoff", TG_LOG_STR("key", key), TG_LOG_INT("delay_ms", d));
+        } else {
+            tg_wq_forget(m->s.q, key);
+            if (r > 0)
+                tg_wq_add_after(m->s.q, key, (uint64_t)r, now);
+        }
+        tg_wq_done(m->s.q, key, tg_wq_now_ms());
+    }
+    tg_api_free(api);
+    return NULL;
+}
+
+static void on_sync_check(uv_timer_t *t)
+{
+    signer_main *m = t->data;
+    int i;
+
+    for (i = 0; i < m->ninfs; i++)
+        if (!tg_informer_synced(m->infs[i].inf))
+            return;
+    m->synced = 1;
+    if (m->leader_elect && !__atomic_load_n(&m->s.is_leader, __ATOMIC_SEQ_CST))
+        return;
+    uv_timer_stop(t);
+    if (m->s.controllers & TG_CTL_KEYS) {
+        char key[TG_WQ_KEY_MAX];
+        snprintf(key, sizeof(key), "keys/%s/%s", m->s.namespace_, TG_KEYS_SECRET);
+        tg_wq_add(m->s.q, key, tg_wq_now_ms());
+    }
+    m->s.is_leader = 1;
+    for (i = 0; i < NWORKERS; i++)
+        if (pthread_create(&m->workers[i], NULL, worker_main, m) == 0)
+            m->workers_started++;
+    tg_log(TG_LOG_INFO, "informers synced, workers started", TG_LOG_INT("workers", m->workers_started),
+           TG_LOG_INT("queued", (int64_t)tg_wq_len(m->s.q)));
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    signer_main *m = h->data;
+    int i;
+
+    tg_log(TG_LOG_INFO, "stopping", TG_LOG_INT("signal", signum));
+    tg_wq_shutdown(m->s.q);
+    uv_signal_stop(&m->sigterm);
+    uv_signal_stop(&m->sigint);
+    uv_timer_stop(&m->sync_timer);
+    for (i = 0; i < m->ninfs; i++)
+        tg_informer_free(m->infs[i].inf);
+    m->ninfs = 0;
+    uv_close((uv_handle_t *)&m->sigterm, NULL);
+    uv_close((uv_handle_t *)&m->sigint, NULL);
+    uv_close((uv_handle_t *)&m->sync_timer, NULL);
+    tg_kube_client_free(m->client);
+    m->client = NULL;
+    if (m->probe)
+        tg_probe_server_close(m->probe);
+    /* h2o's context keeps timers on the loop until it is disposed: leave
+     * uv_run now, dispose after the workers stopped, then run the closes. */
+    uv_stop(m->loop);
+}
+
+static const char *not_ready(void *data)
+{
+    signer_main *m = data;
+
+    return m->synced ? NULL : "informers not synced";
+}
+
+static void before_metrics(void *data)
+{
+    signer_main *m = data;
+    int i;
+
+    tg_gauge_set(tg_metric_series_get(m->m_queue, NULL), (double)tg_wq_len(m->s.q));
+    tg_gauge_set(tg_metric_series_get(m->m_in_flight, NULL), (double)tg_wq_in_flight(m->s.q));
+    tg_gauge_set(tg_metric_series_get(m->m_leader, NULL), __atomic_load_n(&m->s.is_leader, __ATOMIC_SEQ_CST) ? 1 : 0);
+    for (i = 0; i < m->ninfs; i++)
+        tg_gauge_set(tg_metric_series_get(m->m_cache, (const char *[]){m->infs[i].kind}),
+                     (double)tg_informer_count(m->infs[i].inf));
+}
+
+static void register_metrics(signer_main *m)
+{
+    static const double issue_bounds[] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300};
+    tg_metrics *r = m->metrics;
+
+    m->s.m_reconciles = tg_metrics_counter(r, "tenantgate_signer_reconciles_total",
+                                           "Reconciles by controller and result (ok, requeue, error).", 2,
+                                           (const char *[]){"controller", "result"});
+    m->s.m_decisions = tg_metrics_counter(r, "tenantgate_signer_csr_decisions_total",
+                                          "CSR approvals and denials by reason.", 2,
+                                          (const char *[]){"decision", "reason"});
+    m->s.m_issue_seconds = tg_metrics_histogram(r, "tenantgate_signer_tenant_issue_seconds",
+                                                "Seconds from Tenant creation to its certificate in status.", 0,
+                                                NULL, sizeof(issue_bounds) / sizeof(issue_bounds[0]),
+                                                issue_bounds);
+    m->s.m_cert_expiry = tg_metrics_gauge(r, "tenantgate_signer_certificate_expiry_timestamp_seconds",
+                                          "NotAfter of the certificate in each Tenant's status.", 1,
+                                          (const char *[]){"cluster_id"});
+    m->m_queue = tg_metrics_gauge(r, "tenantgate_signer_queue_depth", "Keys waiting in the work queue.", 0, NULL);
+    m->m_in_flight = tg_metrics_gauge(r, "tenantgate_signer_queue_in_flight", "Keys being reconciled.", 0, NULL);
+    m->m_leader = tg_metrics_gauge(r, "tenantgate_signer_leader", "1 while this replica acts.", 0, NULL);
+    m->m_cache = tg_metrics_gauge(r, "tenantgate_signer_cache_objects", "Objects in each informer cache.", 1,
+                                  (const char *[]){"informer"});
+}
+
+static int load_file(const char *path, char **buf, size_t *len)
+{
+    char err[256];
+
+    if (tg_kube_read_file(path, 1u << 20, buf, len, err, sizeof(err)) != 0) {
+        tg_log(TG_LOG_ERROR, "cannot read file", TG_LOG_STR("error", err));
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    enum {
+        OPT_KUBECONFIG = 256, OPT_CONTEXT, OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_CONTROLLERS, OPT_API_SERVER, OPT_CA_FILE,
+        OPT_CSR_EXP, OPT_SIGNER_NAME, OPT_CA_CERT, OPT_CA_KEY, OPT_MAX_LIFE, OPT_ALLOW_NH, OPT_LOG_LEVEL,
+        OPT_LE, OPT_LE_NAME, OPT_LE_NS, OPT_METRICS,
+    };
+    static const struct option opts[] = {
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"context", required_argument, NULL, OPT_CONTEXT},
+        {"cluster-id", required_argument, NULL, OPT_CLUSTER_ID},
+        {"namespace", required_argument, NULL, OPT_NAMESPACE},
+        {"controllers", required_argument, NULL, OPT_CONTROLLERS},
+        {"api-server-url", required_argument, NULL, OPT_API_SERVER},
+        {"ca-file", required_argument, NULL, OPT_CA_FILE},
+        {"csr-expiration-seconds", required_argument, NULL, OPT_CSR_EXP},
+        {"signer-name", required_argument, NULL, OPT_SIGNER_NAME},
+        {"ca-cert", required_argument, NULL, OPT_CA_CERT},
+        {"ca-key", required_argument, NULL, OPT_CA_KEY},
+        {"max-cert-lifetime", required_argument, NULL, OPT_MAX_LIFE},
+        {"allow-no-handshake", no_argument, NULL, OPT_ALLOW_NH},
+        {"leader-elect", no_argument, NULL, OPT_LE},
+        {"metrics-listen", required_argument, NULL, OPT_METRICS},
+        {"leader-elect-lease-name", required_argument, NULL, OPT_LE_NAME},
+        {"leader-elect-namespace", required_argument, NULL, OPT_LE_NS},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static signer_main m;
+    const char *kubeconfig = NULL, *context = NULL, *ca_file = NULL, *ca_cert = NULL, *ca_key = NULL;
+    const char *api_server = NULL, *lease_name = "tenantgate-signer", *lease_ns = NULL;
+    long max_life = 31536000;
+    char metrics_host[256] = "0.0.0.0";
+    int metrics_port = 8080;
+    char err[512], sel[64];
+    int c, i;
+
+    m.s.namespace_ = "liqo";
+    m.s.controllers = TG_CTL_ALL;
+    m.s.signer_name = TG_SIGNER_NAME_KUBE;
+    m.s.csr_expiration_s = 31536000;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_KUBECONFIG: kubeconfig = optarg; break;
+        case OPT_CONTEXT: context = optarg; break;
+        case OPT_CLUSTER_ID: m.s.cluster_id = optarg; break;
+        case OPT_NAMESPACE: m.s.namespace_ = optarg; break;
+        case OPT_CONTROLLERS:
+            if (parse_controllers(optarg, &m.s.controllers) != 0)
+                goto bad;
+            break;
+        case OPT_API_SERVER: api_server = optarg; break;
+        case OPT_CA_FILE: ca_file = optarg; break;
+        case OPT_CSR_EXP:
+            if (parse_long(optarg, 0, 10L * 365 * 86400, &m.s.csr_expiration_s) != 0 ||
+                (m.s.csr_expiration_s > 0 && m.s.csr_expiration_s < 600))
+                goto bad;
+            break;
+        case OPT_SIGNER_NAME:
+            if (strcmp(optarg, TG_SIGNER_NAME_KUBE) != 0 && strcmp(optarg, TG_SIGNER_NAME_OWN) != 0)
+                goto bad;
+            m.s.signer_name = optarg;
+            break;
+        case OPT_CA_CERT: ca_cert = optarg; break;
+        case OPT_CA_KEY: ca_key = optarg; break;
+        case OPT_MAX_LIFE:
+            /* shorter certificates would be due for renewal as soon as issued
+             * (NotBefore is backdated 5 min; see renewal.h) */
+            if (parse_long(optarg, 90, 10L * 365 * 86400, &max_life) != 0)
+                goto bad;
+            break;
+        case OPT_ALLOW_NH: m.s.allow_no_handshake = 1; break;
+        case OPT_LE: m.leader_elect = 1; break;
+        case OPT_METRICS:
+            if (strcmp(optarg, "off") == 0)
+                metrics_port = -1;
+            else if (parse_addr(optarg, metrics_host, sizeof(metrics_host), &metrics_port) != 0)
+                goto bad;
+            break;
+        case OPT_LE_NAME: lease_name = optarg; break;
+        case OPT_LE_NS: lease_ns = optarg; break;
+        case OPT_LOG_LEVEL: {
+            tg_log_level l;
+            if (tg_log_level_parse(optarg, &l) != 0)
+                goto bad;
+            tg_log_set_level(l);
+            break;
+        }
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc || !m.s.cluster_id || !tg_cluster_id_valid(m.s.cluster_id)) {
+        fprintf(stderr, "tenantgate-signer: --cluster-id is required and must be a valid cluster id\n");
+        usage(stderr);
+        return 2;
+    }
+    if (!ca_cert != !ca_key) {
+        fprintf(stderr, "tenantgate-signer: --ca-cert and --ca-key go together\n");
+        return 2;
+    }
+    if (ca_cert && strcmp(m.s.signer_name, TG_SIGNER_NAME_OWN) != 0) {
+        fprintf(stderr, "tenantgate-signer: --ca-cert needs --signer-name %s\n", TG_SIGNER_NAME_OWN);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    pthread_mutex_init(&m.s.key_mu, NULL);
+
+    if (tg_kube_config_load(&m.s.cfg, kubeconfig, context, err, sizeof(err)) != 0) {
+        tg_log(TG_LOG_ERROR, "cannot load the kubeconfig", TG_LOG_STR("error", err));
+        return 1;
+    }
+    if (ca_cert) {
+        char *cp = NULL, *kp = NULL;
+        size_t cl = 0, kl = 0;
+        int r;
+        if (load_file(ca_cert, &cp, &cl) != 0 || load_file(ca_key, &kp, &kl) != 0)
+            return 1;
+        r = tg_ca_load(&m.s.own_ca, cp, cl, kp, kl, max_life);
+        OPENSSL_cleanse(kp, kl);
+        free(kp);
+        free(cp);
+        if (r != 0) {
+            tg_log(TG_LOG_ERROR, "cannot load the own-signer CA", TG_LOG_STR("file", ca_cert));
+            return 1;
+        }
+    }
+    m.s.api_server = strdup(api_server ? api_server : m.s.cfg.server);
+    if (ca_file) {
+        if (load_file(ca_file, &m.s.ca_pem, &m.s.ca_len) != 0)
+            return 1;
+    } else if (m.s.cfg.ca) {
+        m.s.ca_pem = malloc(m.s.cfg.ca_len + 1);
+        memcpy(m.s.ca_pem, m.s.cfg.ca, m.s.cfg.ca_len);
+        m.s.ca_pem[m.s.cfg.ca_len] = '\0';
+        m.s.ca_len = m.s.cfg.ca_len;
+    }
+    if (!(m.s.q = tg_wq_new(NULL)) || !(m.metrics = tg_metrics_new()))
+        return 1;
+    register_metrics(&m);
+
+    m.loop = uv_default_loop();
+    if (!(m.client = tg_kube_client_new(m.loop, &m.s.cfg, err, sizeof(err)))) {
+        tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", err));
+        return 1;
+    }
+    if (((m.s.controllers & TG_CTL_NONCE) &&
+         add_informer(&m, "nonce", "/api/v1/secrets", "liqo.io/nonce=true", err, sizeof(err)) != 0) ||
+        ((m.s.controllers & TG_CTL_TENANT) &&
+         add_informer(&m, "tenant", "/apis/authentication.liqo.io/v1beta1/tenants", NULL, err, sizeof(err)) != 0) ||
+        ((m.s.controllers & (TG_CTL_APPROVER | TG_CTL_SIGNER | TG_CTL_TENANT)) &&
+         add_informer(&m, "csr", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+                      (snprintf(sel, sizeof(sel), TG_LABEL_TENANT_CSR "=true"), sel), err, sizeof(err)) != 0) ||
+        ((m.s.controllers & TG_CTL_NONCESIGNER) &&
+         add_informer(&m, "signednonce", "/api/v1/secrets", "liqo.io/signed-nonce=true", err, sizeof(err)) != 0) ||
+        ((m.s.controllers & TG_CTL_IDENTITY) &&
+         add_informer(&m, "identity", "/apis/authentication.liqo.io/v1beta1/identities", NULL, err, sizeof(err)) != 0)) {
+        tg_log(TG_LOG_ERROR, "cannot start an informer", TG_LOG_STR("error", err));
+        return 1;
+    }
+    if (metrics_port >= 0) {
+        tg_probe_config pc = {.host = metrics_host, .port = metrics_port, .metrics = m.metrics,
+                              .not_ready = not_ready, .before_metrics = before_metrics, .data = &m};
+        if (!(m.probe = tg_probe_server_new(m.loop, &pc, err, sizeof(err)))) {
+            tg_log(TG_LOG_ERROR, "cannot serve probes", TG_LOG_STR("error", err));
+            return 1;
+        }
+    }
+    if (m.leader_elect &&
+        !(m.leader = tg_leader_start(&m.s, lease_ns ? lease_ns : m.s.namespace_, lease_name, err, sizeof(err)))) {
+        tg_log(TG_LOG_ERROR, "cannot start leader election", TG_LOG_STR("error", err));
+        return 1;
+    }
+    uv_timer_init(m.loop, &m.sync_timer);
+    m.sync_timer.data = &m;
+    uv_timer_start(&m.sync_timer, on_sync_check, 0, 100);
+    uv_signal_init(m.loop, &m.sigterm);
+    uv_signal_init(m.loop, &m.sigint);
+    m.sigterm.data = m.sigint.data = &m;
+    uv_signal_start(&m.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&m.sigint, on_signal, SIGINT);
+    tg_log(TG_LOG_INFO, "signer starting", TG_LOG_STR("cluster_id", m.s.cluster_id),
+           TG_LOG_STR("namespace", m.s.namespace_), TG_LOG_STR("signer_name", m.s.signer_name),
+           TG_LOG_INT("controllers", m.s.controllers), TG_LOG_BOOL("own_signer", m.s.own_ca.cert != NULL),
+           TG_LOG_INT("metrics_port", m.probe ? tg_probe_server_port(m.probe) : -1));
+    uv_run(m.loop, UV_RUN_DEFAULT);
+    for (i = 0; i < m.workers_started; i++)
+        pthread_join(m.workers[i], NULL);
+    tg_leader_stop(m.leader);   /* after the workers: release only once nothing acts */
+    uv_run(m.loop, UV_RUN_NOWAIT);           /* finish the probe connections' closes */
+    if (tg_probe_server_free(m.probe) != 0)
+        return 0;   /* a scraper keeps a connection open: just exit */
+    uv_run(m.loop, UV_RUN_DEFAULT);          /* informers, client and h2o handles close */
+    uv_loop_close(m.loop);
+    tg_wq_free(m.s.q);
+    tg_metrics_free(m.metrics);
+    EVP_PKEY_free(m.s.cluster_key);
+    tg_ca_clear(&m.s.own_ca);
+    free(m.s.api_server);
+    free(m.s.ca_pem);
+    tg_kube_config_free(&m.s.cfg);
+    return 0;
+bad:
+    fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,941 @@
+/* reconcile.c - the reconcilers (SPEC.md 6 and 7). Each one reads the live
+ * object, compares it with what it should be, and makes the smallest change;
+ * running one twice changes nothing, so a restart resumes from the API state.
+ * Every decision is logged without secret material. */
+#define _GNU_SOURCE   /* strptime */
+#include "signer/signer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/pem.h>
+
+#include "common/log.h"
+#include "kube/base64.h"
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "pki/keys.h"
+#include "pki/nonce.h"
+#include "pki/signature.h"
+#include "signer/approve_decide.h"
+#include "signer/kubeconfig_render.h"
+#include "signer/renewal.h"
+
+#define TENANTS_API "/apis/authentication.liqo.io/v1beta1"
+#define CSR_API "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+
+/* ---------- small helpers ---------- */
+
+static json_object *jstr(const char *s)
+{
+    return json_object_new_string(s ? s : "");
+}
+
+/* data[key] of a Secret, base64-decoded (malloc'd, NUL-terminated), or NULL. */
+static unsigned char *secret_data(json_object *secret, const char *key, size_t *len)
+{
+    const char *b64 = tg_json_path_string(secret, "data", key, NULL);
+    unsigned char *raw, *out;
+    size_t n = 0;
+    char err[64];
+
+    if (!b64 || !*b64 || !(raw = tg_base64_decode(b64, strlen(b64), &n, err, sizeof(err))))
+        return NULL;
+    if (!(out = realloc(raw, n + 1))) {
+        OPENSSL_cleanse(raw, n);
+        free(raw);
+        return NULL;
+    }
+    out[n] = '\0';
+    if (len)
+        *len = n;
+    return out;
+}
+
+static void free_secret(void *p, size_t len)
+{
+    if (p)
+        OPENSSL_cleanse(p, len);
+    free(p);
+}
+
+/* {"data":{key: base64(value)}} merge patch on a Secret. */
+static long patch_secret_data(tg_api *api, const char *ns, const char *name, const char *key,
+                              const void *value, size_t len, const char *rv, char *err, size_t err_len)
+{
+    char path[1024], *b64 = tg_base64_encode(value, len, NULL);
+    json_object *patch, *data, *meta;
+    long st;
+
+    if (!b64) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    patch = json_object_new_object();
+    data = json_object_new_object();
+    json_object_object_add(data, key, json_object_new_string(b64));
+    json_object_object_add(patch, "data", data);
+    if (rv) {   /* optimistic concurrency: fail with 409 if it changed */
+        meta = json_object_new_object();
+        json_object_object_add(meta, "resourceVersion", json_object_new_string(rv));
+        json_object_object_add(patch, "metadata", meta);
+    }
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
+    st = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, err_len);
+    OPENSSL_cleanse(b64, strlen(b64));
+    free(b64);
+    json_object_put(patch);   /* the serialised copy inside json-c is not cleansed: a known limit */
+    return st;
+}
+
+static int split_key(const char *key, char *kind, char *ns, char *name)
+{
+    const char *a = strchr(key, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+
+    if (!a || !b || (size_t)(a - key) >= 32 || (size_t)(b - a - 1) >= 256 || strlen(b + 1) >= 256 || !b[1])
+        return -1;
+    memcpy(kind, key, (size_t)(a - key));
+    kind[a - key] = '\0';
+    memcpy(ns, a + 1, (size_t)(b - a - 1));
+    ns[b - a - 1] = '\0';
+    strcpy(name, b + 1);
+    return 0;
+}
+
+static void rfc3339(time_t t, char *buf, size_t len)
+{
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---------- provider: nonce ---------- */
+
+/* Give a labelled nonce Secret a nonce if it has none; never overwrite. */
+static long reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    char path[1024], err[512], nonce[TG_NONCE_TEXT_LEN + 1];
+    json_object *sec = NULL;
+    long st;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
+    if ((st = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto fail;
+    if (tg_json_path_string(sec, "data", "nonce", NULL) && *tg_json_path_string(sec, "data", "nonce", NULL)) {
+        json_object_put(sec);
+        return TG_RECONCILE_OK;
+    }
+    if (tg_nonce_generate(nonce) != 0) {
+        snprintf(err, sizeof(err), "cannot generate a nonce");
+        goto fail;
+    }
+    st = patch_secret_data(api, ns, name, "nonce", nonce, TG_NONCE_TEXT_LEN,
+                           tg_json_path_string(sec, "metadata", "resourceVersion", NULL), err, sizeof(err));
+    OPENSSL_cleanse(nonce, sizeof(nonce));
+    if (st != 200)
+        goto fail;
+    tg_log(TG_LOG_INFO, "nonce created", TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name));
+    json_object_put(sec);
+    return TG_RECONCILE_OK;
+fail:
+    tg_log(TG_LOG_WARN, "nonce reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("error", err));
+    json_object_put(sec);
+    return TG_RECONCILE_RETRY;
+}
+
+/* The nonce text of a tenant namespace (malloc'd, secret) or NULL. */
+static char *read_nonce(tg_api *api, const char *ns, json_object **secret_out)
+{
+    char path[1024], err[256];
+    json_object *sec = NULL;
+    char *n = NULL;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/" TG_NONCE_SECRET, ns);
+    if (tg_api_get(api, path, &sec, err, sizeof(err)) == 200)
+        n = (char *)secret_data(sec, "nonce", NULL);
+    if (secret_out)
+        *secret_out = sec;
+    else
+        json_object_put(sec);
+    return n;
+}
+
+/* ---------- provider: Tenant ---------- */
+
+static json_object *condition(const char *type, int ok, const char *reason, const char *message, int64_t gen,
+                              const char *now)
+{
+    json_object *c = json_object_new_object();
+
+    json_object_object_add(c, "type", jstr(type));
+    json_object_object_add(c, "status", jstr(ok ? "True" : "False"));
+    json_object_object_add(c, "reason", jstr(reason));
+    json_object_object_add(c, "message", jstr(message));
+    json_object_object_add(c, "lastTransitionTime", jstr(now));
+    json_object_object_add(c, "observedGeneration", json_object_new_int64(gen));
+    return c;
+}
+
+/* Keep lastTransitionTime when the status did not change (metav1.Condition). */
+static void keep_transition_time(json_object *tenant, json_object *c)
+{
+    json_object *old = tg_json_path(tenant, "status", "conditions", NULL);
+    size_t i;
+
+    if (!old || !json_object_is_type(old, json_type_array))
+        return;
+    for (i = 0; i < json_object_array_length(old); i++) {
+        json_object *o = json_object_array_get_idx(old, i);
+        const char *t = tg_json_string(o, "type"), *st = tg_json_string(o, "status");
+        const char *ltt = tg_json_string(o, "lastTransitionTime");
+        if (t && st && ltt && strcmp(t, tg_json_string(c, "type")) == 0 &&
+            strcmp(st, tg_json_string(c, "status")) == 0)
+            json_object_object_add(c, "lastTransitionTime", jstr(ltt));
+    }
+}
+
+/* Merge-patch Tenant status through /status. authparams may be NULL. */
+static long patch_tenant_status(tg_api *api, json_object *tenant, const char *ns, const char *name,
+                                json_object *authparams, json_object *conds, char *err, size_t err_len)
+{
+    json_object *patch = json_object_new_object(), *st = json_object_new_object();
+    char path[1024];
+    long r;
+
+    json_object_object_add(st, "tenantNamespace", jstr(ns));
+    if (authparams)
+        json_object_object_add(st, "authParams", authparams);
+    json_object_object_add(st, "conditions", conds);
+    json_object_object_add(patch, "status", st);
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s/status", ns, name);
+    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, err_len);
+    json_object_put(patch);
+    return r;
+}
+
+static long set_finalizers(tg_api *api, json_object *tenant, const char *ns, const char *name, int add,
+                           char *err, size_t err_len)
+{
+    json_object *old = tg_json_path(tenant, "metadata", "finalizers", NULL);
+    json_object *list = json_object_new_array(), *patch = json_object_new_object(), *meta = json_object_new_object();
+    char path[1024];
+    size_t i;
+    long r;
+
+    for (i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
+        json_object *f = json_object_array_get_idx(old, i);
+        if (json_object_is_type(f, json_type_string) && strcmp(json_object_get_string(f), TG_TENANT_FINALIZER) != 0)
+            json_object_array_add(list, json_object_get(f));
+    }
+    if (add)
+        json_object_array_add(list, jstr(TG_TENANT_FINALIZER));
+    json_object_object_add(meta, "finalizers", list);
+    json_object_object_add(meta, "resourceVersion", jstr(tg_json_path_string(tenant, "metadata", "resourceVersion", NULL)));
+    json_object_object_add(patch, "metadata", meta);
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, name);
+    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, err_len);
+    json_object_put(patch);
+    return r;
+}
+
+static int has_finalizer(json_object *tenant)
+{
+    json_object *f = tg_json_path(tenant, "metadata", "finalizers", NULL);
+    size_t i;
+
+    for (i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
+        json_object *e = json_object_array_get_idx(f, i);
+        if (json_object_is_type(e, json_type_string) && strcmp(json_object_get_string(e), TG_TENANT_FINALIZER) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static long ensure_rolebinding(tg_api *api, const char *ns, const char *cid, int present, char *err, size_t err_len)
+{
+    char path[1024], name[320];
+    json_object *rb, *meta, *subj, *subjs, *ref, *labels;
+    long r;
+
+    snprintf(name, sizeof(name), "liqo-tenant-%s", cid);
+    if (!present) {
+        snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings/%s", ns, name);
+        r = tg_api_call(api, "DELETE", path, TG_KUBE_CT_JSON, NULL, NULL, err, err_len);
+        return r == 404 ? 200 : r;
+    }
+    rb = json_object_new_object();
+    json_object_object_add(rb, "apiVersion", jstr("rbac.authorization.k8s.io/v1"));
+    json_object_object_add(rb, "kind", jstr("RoleBinding"));
+    meta = json_object_new_object();
+    json_object_object_add(meta, "name", jstr(name));
+    json_object_object_add(meta, "namespace", jstr(ns));
+    labels = json_object_new_object();
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, jstr(cid));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(rb, "metadata", meta);
+    subj = json_object_new_object();
+    json_object_object_add(subj, "kind", jstr("User"));
+    json_object_object_add(subj, "apiGroup", jstr("rbac.authorization.k8s.io"));
+    json_object_object_add(subj, "name", jstr(cid));
+    subjs = json_object_new_array();
+    json_object_array_add(subjs, subj);
+    json_object_object_add(rb, "subjects", subjs);
+    ref = json_object_new_object();
+    json_object_object_add(ref, "apiGroup", jstr("rbac.authorization.k8s.io"));
+    json_object_object_add(ref, "kind", jstr("ClusterRole"));
+    json_object_object_add(ref, "name", jstr(TG_CONSUMER_CLUSTERROLE));
+    json_object_object_add(rb, "roleRef", ref);
+    snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
+    r = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, rb, NULL, err, err_len);
+    json_object_put(rb);
+    return r == 409 ? 200 : r;   /* already there */
+}
+
+/* The newest labelled CSR of a Tenant (a new reference) or NULL. */
+static json_object *find_csr(tg_api *api, const char *ns, const char *cid, long *st, char *err, size_t err_len)
+{
+    char sel[512], path[768], *esc;
+    json_object *list = NULL, *items, *best = NULL;
+    const char *best_ts = "";
+    size_t i;
+
+    snprintf(sel, sizeof(sel), TG_LABEL_TENANT_CSR "=true," TG_LABEL_REMOTE_CLUSTER_ID "=%s," TG_LABEL_TENANT_NS "=%s",
+             cid, ns);
+    if (!(esc = tg_kube_escape(sel))) {
+        *st = -1;
+        return NULL;
+    }
+    snprintf(path, sizeof(path), CSR_API "?labelSelector=%s", esc);
+    free(esc);
+    *st = tg_api_get(api, path, &list, err, err_len);
+    if (*st != 200)
+        return NULL;
+    items = tg_json_path(list, "items", NULL);
+    for (i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items); i++) {
+        json_object *c = json_object_array_get_idx(items, i);
+        const char *ts = tg_json_path_string(c, "metadata", "creationTimestamp", NULL);
+        /* RFC 3339 UTC stamps of one format sort as text; the name breaks ties */
+        if (ts && strcmp(ts, best_ts) >= 0) {
+            best = c;
+            best_ts = ts;
+        }
+    }
+    if (best)
+        json_object_get(best);
+    json_object_put(list);
+    return best;
+}
+
+static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *cid, char *err,
+                       size_t err_len)
+{
+    json_object *csr = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
+    json_object *spec = json_object_new_object(), *usages = json_object_new_array();
+    long r;
+
+    json_object_object_add(csr, "apiVersion", jstr("certificates.k8s.io/v1"));
+    json_object_object_add(csr, "kind", jstr("CertificateSigningRequest"));
+    json_object_object_add(meta, "generateName", jstr("liqo-identity-"));
+    json_object_object_add(labels, TG_LABEL_TENANT_CSR, jstr("true"));
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, jstr(cid));
+    json_object_object_add(labels, TG_LABEL_TENANT_NS, jstr(ns));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(csr, "metadata", meta);
+    /* spec.csr is already base64 of the PEM: the same bytes the webhook admitted */
+    json_object_object_add(spec, "request", jstr(tg_json_path_string(tenant, "spec", "csr", NULL)));
+    json_object_object_add(spec, "signerName", jstr(s->signer_name));
+    json_object_array_add(usages, jstr("digital signature"));
+    json_object_array_add(usages, jstr("key encipherment"));
+    json_object_array_add(usages, jstr("client auth"));
+    json_object_object_add(spec, "usages", usages);
+    if (s->csr_expiration_s > 0)
+        json_object_object_add(spec, "expirationSeconds", json_object_new_int64(s->csr_expiration_s));
+    json_object_object_add(csr, "spec", spec);
+    r = tg_api_call(api, "POST", CSR_API, TG_KUBE_CT_JSON, csr, NULL, err, err_len);
+    json_object_put(csr);
+    return r;
+}
+
+/* Deletion: bindings away, nonce rotated (an old Tenant no longer verifies), finalizer off. */
+static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *name,
+                            const char *cid, char *err, size_t err_len)
+{
+    json_object *sec = NULL;
+    char *old = NULL, nonce[TG_NONCE_TEXT_LEN + 1];
+    long r;
+
+    if (!has_finalizer(tenant))
+        return 200;
+    if ((r = ensure_rolebinding(api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
+        return r;
+    old = read_nonce(api, ns, &sec);
+    if (sec) {
+        if (tg_nonce_generate(nonce) != 0) {
+            free_secret(old, old ? strlen(old) : 0);
+            json_object_put(sec);
+            return -1;
+        }
+        r = patch_secret_data(api, ns, TG_NONCE_SECRET, "nonce", nonce, TG_NONCE_TEXT_LEN,
+                              tg_json_path_string(sec, "metadata", "resourceVersion", NULL), err, err_len);
+        OPENSSL_cleanse(nonce, sizeof(nonce));
+        free_secret(old, old ? strlen(old) : 0);
+        json_object_put(sec);
+        if (r != 200)
+            return r;
+        tg_log(TG_LOG_INFO, "nonce rotated", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
+    }
+    r = set_finalizers(api, tenant, ns, name, 0, err, err_len);
+    if (r == 200)
+        tg_log(TG_LOG_INFO, "tenant finalized", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
+    return r == 404 ? 200 : r;
+}
+
+static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    char path[1024], err[512], now[32];
+    json_object *tenant = NULL, *csr = NULL, *conds, *ap;
+    const char *cid, *crt_b64, *cur_b64;
+    unsigned char *crt = NULL;
+    size_t crt_len = 0;
+    char *nonce = NULL;
+    tg_tenant t;
+    tg_verdict v;
+    tg_check_opts copts = {.allow_no_handshake = s->allow_no_handshake};
+    int64_t gen;
+    time_t nb, na;
+    long st, ret = TG_RECONCILE_RETRY;
+
+    memset(&t, 0, sizeof(t));
+    rfc3339(time(NULL), now, sizeof(now));
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, name);
+    if ((st = tg_api_get(api, path, &tenant, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto fail;
+    cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
+    if (!cid || !tg_cluster_id_valid(cid)) {
+        tg_log(TG_LOG_WARN, "tenant without a valid clusterID", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (tg_json_path(tenant, "metadata", "deletionTimestamp", NULL)) {
+        st = finalize_tenant(s, api, tenant, ns, name, cid, err, sizeof(err));
+        if (st != 200)
+            goto fail;
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    gen = json_object_get_int64(tg_json_path(tenant, "metadata", "generation", NULL));
+    /* Re-run the admission decision: the webhook may have been bypassed. */
+    tg_verdict_init(&v);
+    nonce = read_nonce(api, ns, NULL);
+    if (tg_tenant_from_json(tenant, &t, &v) != 0 ||
+        tg_tenant_check(&t, nonce, nonce ? strlen(nonce) : 0, &copts, &v) != 0) {
+        const char *reason = tg_reason_name(v.reason);
+        json_object *c = condition("Authenticated", 0, reason, v.message, gen, now);
+        keep_transition_time(tenant, c);
+        conds = json_object_new_array();
+        json_object_array_add(conds, c);
+        tg_log(TG_LOG_WARN, "tenant refused", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
+               TG_LOG_STR("reason", reason), TG_LOG_STR("message", v.message));
+        tg_api_event(api, tenant, "Warning", reason, v.message);
+        if (patch_tenant_status(api, tenant, ns, name, NULL, conds, err, sizeof(err)) != 200)
+            goto fail;
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (!has_finalizer(tenant)) {
+        if ((st = set_finalizers(api, tenant, ns, name, 1, err, sizeof(err))) != 200)
+            goto fail;
+        ret = 1;   /* look again at the updated object */
+        goto out;
+    }
+    st = ensure_rolebinding(api, ns, cid, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
+    if (st < 0 || st >= 300)
+        goto fail;
+
+    cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
+    if (cur_b64 && *cur_b64) {
+        size_t cl = 0;
+        unsigned char *cur = tg_base64_decode(cur_b64, strlen(cur_b64), &cl, err, sizeof(err));
+        int due = !cur || tg_cert_validity(cur, cl, &nb, &na) != 0 || tg_renewal_due(nb, na, time(NULL));
+        free(cur);
+        if (!due) {
+            ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
+            goto out;
+        }
+    }
+    if (!(csr = find_csr(api, ns, cid, &st, err, sizeof(err))) && st != 200)
+        goto fail;
+    crt_b64 = csr ? tg_json_path_string(csr, "status", "certificate", NULL) : NULL;
+    if (!csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
+        /* none yet, or the newest one is the certificate being renewed */
+        if ((st = create_csr(s, api, tenant, ns, cid, err, sizeof(err))) != 201)
+            goto fail;
+        tg_log(TG_LOG_INFO, cur_b64 ? "csr created for renewal" : "csr created", TG_LOG_STR("namespace", ns),
+               TG_LOG_STR("tenant", name));
+        ret = 2000;   /* the CSR informer wakes us earlier */
+        goto out;
+    }
+    if (!crt_b64 || !*crt_b64) {
+        ret = 2000;   /* not issued yet */
+        goto out;
+    }
+    if (!(crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, sizeof(err))) ||
+        tg_cert_validity(crt, crt_len, &nb, &na) != 0) {
+        snprintf(err, sizeof(err), "the CSR's certificate does not parse");
+        goto fail;
+    }
+    ap = json_object_new_object();
+    json_object_object_add(ap, "signedCRT", jstr(crt_b64));
+    if (s->ca_pem) {
+        char *ca = tg_base64_encode((unsigned char *)s->ca_pem, s->ca_len, NULL);
+        json_object_object_add(ap, "ca", jstr(ca));
+        free(ca);
+    }
+    json_object_object_add(ap, "apiServer", jstr(s->api_server));
+    if (t.proxy_url)
+        json_object_object_add(ap, "proxyURL", jstr(t.proxy_url));
+    conds = json_object_new_array();
+    {
+        json_object *c1 = condition("Authenticated", 1, "TenantValidated", "the Tenant passed the checks", gen, now);
+        json_object *c2 = condition("IdentityIssued", 1, "CertificateIssued", "signedCRT is in status.authParams", gen,
+                                    now);
+        keep_transition_time(tenant, c1);
+        keep_transition_time(tenant, c2);
+        json_object_array_add(conds, c1);
+        json_object_array_add(conds, c2);
+    }
+    if ((st = patch_tenant_status(api, tenant, ns, name, ap, conds, err, sizeof(err))) != 200)
+        goto fail;
+ 
+    if (s->m_cert_expiry)
+        tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, (const char *[]){cid}), (double)na);
+    if (s->m_issue_seconds && !cur_b64) {
+        /* first issue: seconds from the Tenant's creation to its certificate in status */
+        const char *created = tg_json_path_string(tenant, "metadata", "creationTimestamp", NULL);
+        struct tm tm;
+        memset(&tm, 0, sizeof(tm));
+        if (created && strptime(created, "%Y-%m-%dT%H:%M:%SZ", &tm))
+            tg_histogram_observe(tg_metric_series_get(s->m_issue_seconds, NULL),
+                                 difftime(time(NULL), timegm(&tm)));
+    }
+    tg_log(TG_LOG_INFO, "tenant identity issued", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
+           TG_LOG_INT("not_after", (int64_t)na));
+    tg_api_event(api, tenant, "Normal", "IdentityIssued", "client certificate issued and stored in status");
+    ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
+    if (ret <= 0)
+        ret = 1000;
+    goto out;
+fail:
+    tg_log(TG_LOG_WARN, "tenant reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
+           TG_LOG_STR("error", err));
+    ret = TG_RECONCILE_RETRY;
+out:
+    free(crt);
+    free_secret(nonce, nonce ? strlen(nonce) : 0);
+    tg_tenant_clear(&t);
+    json_object_put(csr);
+    json_object_put(tenant);
+    return ret;
+}
+
+/* ---------- provider: CSR approver and own signer ---------- */
+
+/* The Approved/Denied condition already there: 1 approved, -1 denied, 0 none. */
+static int csr_decided(json_object *csr)
+{
+    json_object *c = tg_json_path(csr, "status", "conditions", NULL);
+    size_t i;
+
+    for (i = 0; c && json_object_is_type(c, json_type_array) && i < json_object_array_length(c); i++) {
+        const char *t = tg_json_string(json_object_array_get_idx(c, i), "type");
+        if (t && strcmp(t, "Approved") == 0)
+            return 1;
+        if (t && (strcmp(t, "Denied") == 0 || strcmp(t, "Failed") == 0))
+            return -1;
+    }
+    return 0;
+}
+
+static long sign_csr(tg_signer *s, tg_api *api, json_object *csr, const char *name)
+{
+    const char *b64 = tg_json_path_string(csr, "spec", "request", NULL);
+    unsigned char *pem = NULL;
+    size_t pem_len = 0, crt_len = 0;
+    char err[512], path[512], *crt = NULL, *crt_b64 = NULL;
+    json_object *st, *exp;
+    X509_REQ *req = NULL;
+    BIO *b;
+    long r = TG_RECONCILE_RETRY;
+
+    if (!b64 || !(pem = tg_base64_decode(b64, strlen(b64), &pem_len, err, sizeof(err))))
+        return TG_RECONCILE_OK;   /* the approver denies those */
+    if ((b = BIO_new_mem_buf(pem, (int)pem_len))) {
+        req = PEM_read_bio_X509_REQ(b, NULL, NULL, NULL);
+        BIO_free(b);
+    }
+    exp = tg_json_path(csr, "spec", "expirationSeconds", NULL);
+    if (!req || !(crt = tg_issue_client_cert(&s->own_ca, req, exp ? (long)json_object_get_int64(exp) : 0, time(NULL),
+                                              &crt_len, err, sizeof(err)))) {
+        tg_log(TG_LOG_WARN, "cannot sign", TG_LOG_STR("csr", name), TG_LOG_STR("error", req ? err : "bad request"));
+        goto out;
+    }
+    crt_b64 = tg_base64_encode((unsigned char *)crt, crt_len, NULL);
+    if (!(st = tg_json_path(csr, "status", NULL))) {
+        st = json_object_new_object();
+        json_object_object_add(csr, "status", st);
+    }
+    json_object_object_add(st, "certificate", jstr(crt_b64));
+    snprintf(path, sizeof(path), CSR_API "/%s/status", name);
+    if (tg_api_call(api, "PUT", path, TG_KUBE_CT_JSON, csr, NULL, err, sizeof(err)) != 200) {
+        tg_log(TG_LOG_WARN, "cannot write the certificate", TG_LOG_STR("csr", name), TG_LOG_STR("error", err));
+        goto out;
+    }
+    tg_log(TG_LOG_INFO, "csr signed", TG_LOG_STR("csr", name));
+    r = TG_RECONCILE_OK;
+out:
+    free(crt_b64);
+    free(crt);
+    free(pem);
+    X509_REQ_free(req);
+    return r;
+}
+
+static long reconcile_approve(tg_signer *s, tg_api *api, const char *name)
+{
+    char path[1024], err[512], now[32];
+    json_object *csr = NULL, *tenant = NULL, *st, *conds, *c;
+    const char *cid, *tns;
+    char *nonce = NULL;
+    tg_approve_policy pol = {.signer_name = s->signer_name, .allow_no_handshake = s->allow_no_handshake};
+    tg_approve_decision d;
+    long r, ret = TG_RECONCILE_RETRY;
+    int decided;
+
+    snprintf(path, sizeof(path), CSR_API "/%s", name);
+    if ((r = tg_api_get(api, path, &csr, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (r != 200)
+        goto fail;
+    decided = csr_decided(csr);
+    if (decided > 0) {
+        const char *sn = tg_json_path_string(csr, "spec", "signerName", NULL);
+        if ((s->controllers & TG_CTL_SIGNER) && s->own_ca.cert && sn && strcmp(sn, TG_SIGNER_NAME_OWN) == 0 &&
+            !tg_json_path_string(csr, "status", "certificate", NULL))
+            ret = sign_csr(s, api, csr, name);
+        else
+            ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (decided < 0 || !(s->controllers & TG_CTL_APPROVER)) {
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    char default_ns[320];
+
+    cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+    tns = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
+    if (cid && !tns) {   /* a CSR made by another tool: the conventional tenant namespace */
+        snprintf(default_ns, sizeof(default_ns), TG_TENANT_NAMESPACE_PREFIX "%s", cid);
+        tns = default_ns;
+    }
+    if (cid && tns && tg_cluster_id_valid(cid) && strlen(tns) < 64 && !strchr(tns, '/')) {
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", tns, cid);
+        r = tg_api_get(api, path, &tenant, err, sizeof(err));
+        if (r != 200 && r != 404)
+            goto fail;
+        nonce = read_nonce(api, tns, NULL);
+    }
+    tg_approve_decide(csr, tenant, nonce, &pol, &d);
+    rfc3339(time(NULL), now, sizeof(now));
+    if (!(st = tg_json_path(csr, "status", NULL))) {
+        st = json_object_new_object();
+        json_object_object_add(csr, "status", st);
+    }
+    if (!(conds = tg_json_path(st, "conditions", NULL))) {
+        conds = json_object_new_array();
+        json_object_object_add(st, "conditions", conds);
+    }
+    c = json_object_new_object();
+    json_object_object_add(c, "type", jstr(d.approve ? "Approved" : "Denied"));
+    json_object_object_add(c, "status", jstr("True"));
+    json_object_object_add(c, "reason", jstr(d.reason));
+    json_object_object_add(c, "message", jstr(d.message));
+    json_object_object_add(c, "lastUpdateTime", jstr(now));
+    json_object_array_add(conds, c);
+    snprintf(path, sizeof(path), CSR_API "/%s/approval", name);
+    r = tg_api_call(api, "PUT", path, TG_KUBE_CT_JSON, csr, NULL, err, sizeof(err));
+    if (r != 200)
+        goto fail;
+    if (s->m_decisions)
+        tg_counter_add(tg_metric_series_get(s->m_decisions, (const char *[]){d.approve ? "approved" : "denied", d.reason}), 1);
+    tg_log(d.approve ? TG_LOG_INFO : TG_LOG_WARN, d.approve ? "csr approved" : "csr denied", TG_LOG_STR("csr", name),
+           TG_LOG_STR("cluster_id", cid), TG_LOG_STR("reason", d.reason), TG_LOG_STR("message", d.message));
+    tg_api_event(api, csr, d.approve ? "Normal" : "Warning", d.reason, d.message);
+    if (tenant)
+        tg_api_event(api, tenant, d.approve ? "Normal" : "Warning", d.approve ? "CSRApproved" : "CSRDenied", d.message);
+    ret = d.approve ? 1 : TG_RECONCILE_OK;   /* approved: look again to sign in own-signer mode */
+    goto out;
+fail:
+    tg_log(TG_LOG_WARN, "csr reconcile failed", TG_LOG_STR("csr", name), TG_LOG_STR("error", err));
+    ret = TG_RECONCILE_RETRY;
+out:
+    free_secret(nonce, nonce ? strlen(nonce) : 0);
+    json_object_put(tenant);
+    json_object_put(csr);
+    return ret;
+}
+
+/* ---------- consumer: keys, nonce signer, identity ---------- */
+
+/* The cluster key, from authentication-keys (created when missing). */
+static EVP_PKEY *cluster_key(tg_signer *s, tg_api *api, int create, char *err, size_t err_len)
+{
+    char path[1024];
+    json_object *sec = NULL;
+    EVP_PKEY *k = NULL;
+    long st;
+
+    pthread_mutex_lock(&s->key_mu);
+    if (s->cluster_key) {
+        k = s->cluster_key;
+        goto out;
+    }
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/" TG_KEYS_SECRET, s->namespace_);
+    st = tg_api_get(api, path, &sec, err, err_len);
+    if (st == 200) {
+        size_t len = 0;
+        unsigned char *pem = secret_data(sec, "privateKey", &len);
+        if (pem)
+            k = tg_key_private_from_pem((char *)pem, len);
+        free_secret(pem, len);
+        if (!k)
+            snprintf(err, err_len, "secret %s/%s holds no usable privateKey", s->namespace_, TG_KEYS_SECRET);
+    } else if (st == 404 && create) {
+        json_object *o = json_object_new_object(), *meta = json_object_new_object(), *data = json_object_new_object();
+        size_t pl = 0, ul = 0;
+        char *priv, *pub, *b1, *b2;
+        k = tg_key_generate(TG_KEY_ED25519);
+        priv = k ? tg_key_private_pem(k, &pl) : NULL;
+        pub = k ? tg_key_public_pem(k, &ul) : NULL;
+        b1 = priv ? tg_base64_encode((unsigned char *)priv, pl, NULL) : NULL;
+        b2 = pub ? tg_base64_encode((unsigned char *)pub, ul, NULL) : NULL;
+        json_object_object_add(o, "apiVersion", jstr("v1"));
+        json_object_object_add(o, "kind", jstr("Secret"));
+        json_object_object_add(meta, "name", jstr(TG_KEYS_SECRET));
+        json_object_object_add(meta, "namespace", jstr(s->namespace_));
+        json_object_object_add(o, "metadata", meta);
+        json_object_object_add(data, "privateKey", jstr(b1));
+        json_object_object_add(data, "publicKey", jstr(b2));
+        json_object_object_add(o, "data", data);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", s->namespace_);
+        st = b1 && b2 ? tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, o, NULL, err, err_len) : -1;
+        free_secret(priv, pl);
+        free(pub);
+        free_secret(b1, b1 ? strlen(b1) : 0);
+        free(b2);
+        json_object_put(o);
+        if (st != 201) {
+            /* 409: another replica won the race; read theirs next time */
+            EVP_PKEY_free(k);
+            k = NULL;
+        } else {
+            tg_log(TG_LOG_INFO, "cluster keys created", TG_LOG_STR("namespace", s->namespace_),
+                   TG_LOG_STR("secret", TG_KEYS_SECRET));
+        }
+    }
+    s->cluster_key = k;
+out:
+    pthread_mutex_unlock(&s->key_mu);
+    json_object_put(sec);
+    return k;
+}
+
+static long reconcile_keys(tg_signer *s, tg_api *api)
+{
+    char err[512];
+
+    if (!cluster_key(s, api, 1, err, sizeof(err))) {
+        tg_log(TG_LOG_WARN, "cluster keys not available", TG_LOG_STR("error", err));
+        return TG_RECONCILE_RETRY;
+    }
+    return TG_RECONCILE_OK;
+}
+
+static long reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    char path[1024], err[512];
+    json_object *sec = NULL;
+    unsigned char *nonce = NULL, *sig = NULL;
+    size_t nlen = 0, slen = 0;
+    EVP_PKEY *k;
+    long st, ret = TG_RECONCILE_RETRY;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
+    if ((st = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto fail;
+    if (tg_json_path_string(sec, "data", "signedNonce", NULL) || !(nonce = secret_data(sec, "nonce", &nlen))) {
+        ret = TG_RECONCILE_OK;   /* already signed, or nothing to sign yet */
+        goto out;
+    }
+    if (!tg_nonce_text_valid((char *)nonce, nlen)) {
+        tg_log(TG_LOG_WARN, "nonce to sign is not a nonce", TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name));
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (!(k = cluster_key(s, api, 1, err, sizeof(err))))
+        goto fail;
+    if (tg_nonce_sign(k, (char *)nonce, nlen, &sig, &slen) != 0) {
+        snprintf(err, sizeof(err), "signing failed");
+        goto fail;
+    }
+    st = patch_secret_data(api, ns, name, "signedNonce", sig, slen,
+                           tg_json_path_string(sec, "metadata", "resourceVersion", NULL), err, sizeof(err));
+    if (st != 200)
+        goto fail;
+    tg_log(TG_LOG_INFO, "nonce signed", TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name));
+    ret = TG_RECONCILE_OK;
+    goto out;
+fail:
+    tg_log(TG_LOG_WARN, "nonce signer failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("error", err));
+out:
+    free_secret(nonce, nlen);
+    free(sig);
+    json_object_put(sec);
+    return ret;
+}
+
+static long reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    char path[1024], err[512], sname[320];
+    json_object *id = NULL, *sec = NULL, *meta, *labels, *owners, *owner, *data, *patch, *stj, *ref;
+    const char *pid, *type, *server, *ca_b64, *crt_b64, *proxy, *idns, *uid;
+    unsigned char *ca = NULL, *crt = NULL;
+    size_t ca_len = 0, crt_len = 0, kc_len = 0, key_len = 0;
+    char *key_pem = NULL, *kc = NULL, *kc_b64 = NULL;
+    EVP_PKEY *k;
+    tg_kubeconfig_in in;
+    long st, ret = TG_RECONCILE_RETRY;
+
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/identities/%s", ns, name);
+    if ((st = tg_api_get(api, path, &id, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto fail;
+    pid = tg_json_path_string(id, "spec", "clusterID", NULL);
+    type = tg_json_path_string(id, "spec", "type", NULL);
+    server = tg_json_path_string(id, "spec", "authParams", "apiServer", NULL);
+    ca_b64 = tg_json_path_string(id, "spec", "authParams", "ca", NULL);
+    crt_b64 = tg_json_path_string(id, "spec", "authParams", "signedCRT", NULL);
+    proxy = tg_json_path_string(id, "spec", "authParams", "proxyURL", NULL);
+    idns = tg_json_path_string(id, "spec", "namespace", NULL);
+    uid = tg_json_path_string(id, "metadata", "uid", NULL);
+    if (!pid || !crt_b64 || !uid || !(crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, sizeof(err))) ||
+        (ca_b64 && !(ca = tg_base64_decode(ca_b64, strlen(ca_b64), &ca_len, err, sizeof(err))))) {
+        tg_log(TG_LOG_WARN, "identity incomplete", TG_LOG_STR("namespace", ns), TG_LOG_STR("identity", name));
+        tg_api_event(api, id, "Warning", "InvalidIdentity", "spec.clusterID and spec.authParams (signedCRT, ca) must be set and base64");
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (!(k = cluster_key(s, api, 0, err, sizeof(err))) || !(key_pem = tg_key_private_pem(k, &key_len)))
+        goto fail;
+    in = (tg_kubeconfig_in){.provider_id = pid, .server = server, .ca = ca, .ca_len = ca_len, .proxy_url = proxy,
+                            .cert = crt, .cert_len = crt_len, .key_pem = key_pem, .key_len = key_len,
+                            .user = s->cluster_id,
+                            .namespace_ = type && strcmp(type, "ControlPlane") == 0 ? idns : NULL};
+    if (!(kc = tg_kubeconfig_render(&in, &kc_len, err, sizeof(err))) ||
+        !(kc_b64 = tg_base64_encode((unsigned char *)kc, kc_len, NULL)))
+        goto fail;
+    snprintf(sname, sizeof(sname), "kubeconfig-%s", name);
+    sec = json_object_new_object();
+    json_object_object_add(sec, "apiVersion", jstr("v1"));
+    json_object_object_add(sec, "kind", jstr("Secret"));
+    meta = json_object_new_object();
+    json_object_object_add(meta, "name", jstr(sname));
+    json_object_object_add(meta, "namespace", jstr(ns));
+    labels = json_object_new_object();
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, jstr(pid));
+    json_object_object_add(labels, "liqo.io/identity-type", jstr(type ? type : ""));
+    json_object_object_add(meta, "labels", labels);
+    owner = json_object_new_object();
+    json_object_object_add(owner, "apiVersion", jstr("authentication.liqo.io/v1beta1"));
+    json_object_object_add(owner, "kind", jstr("Identity"));
+    json_object_object_add(owner, "name", jstr(name));
+    json_object_object_add(owner, "uid", jstr(uid));
+    json_object_object_add(owner, "controller", json_object_new_boolean(1));
+    json_object_object_add(owner, "blockOwnerDeletion", json_object_new_boolean(1));
+    owners = json_object_new_array();
+    json_object_array_add(owners, owner);
+    json_object_object_add(meta, "ownerReferences", owners);
+    json_object_object_add(sec, "metadata", meta);
+    data = json_object_new_object();
+    json_object_object_add(data, "kubeconfig", jstr(kc_b64));
+    json_object_object_add(sec, "data", data);
+    /* Server-side apply: create or update in one idempotent call. */
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s?fieldManager=tenantgate-signer&force=true", ns,
+             sname);
+    st = tg_api_call(api, "PATCH", path, TG_KUBE_CT_APPLY, sec, NULL, err, sizeof(err));
+    if (st != 200 && st != 201)
+        goto fail;
+    if (!tg_json_path_string(id, "status", "kubeconfigSecretRef", "name", NULL) ||
+        strcmp(tg_json_path_string(id, "status", "kubeconfigSecretRef", "name", NULL), sname) != 0) {
+        patch = json_object_new_object();
+        stj = json_object_new_object();
+        ref = json_object_new_object();
+        json_object_object_add(ref, "name", jstr(sname));
+        json_object_object_add(stj, "kubeconfigSecretRef", ref);
+        json_object_object_add(patch, "status", stj);
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/identities/%s/status", ns, name);
+        st = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, sizeof(err));
+        json_object_put(patch);
+        if (st != 200)
+            goto fail;
+    }
+    tg_log(TG_LOG_INFO, "identity kubeconfig written", TG_LOG_STR("namespace", ns), TG_LOG_STR("identity", name),
+           TG_LOG_STR("secret", sname));
+    ret = TG_RECONCILE_OK;
+    goto out;
+fail:
+    tg_log(TG_LOG_WARN, "identity reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("identity", name),
+           TG_LOG_STR("error", err));
+    ret = TG_RECONCILE_RETRY;
+out:
+    free_secret(kc_b64, kc_b64 ? strlen(kc_b64) : 0);
+    free_secret(kc, kc_len);
+    free_secret(key_pem, key_len);
+    free(ca);
+    free(crt);
+    json_object_put(sec);
+    json_object_put(id);
+    return ret;
+}
+
+long tg_signer_reconcile(tg_signer *s, tg_api *api, const char *key)
+{
+    char kind[32], ns[256], name[256];
+
+    if (split_key(key, kind, ns, name) != 0)
+        return TG_RECONCILE_OK;
+    if (strcmp(kind, "nonce") == 0)
+        return reconcile_nonce(s, api, ns, name);
+    if (strcmp(kind, "tenant") == 0)
+        return reconcile_tenant(s, api, ns, name);
+    if (strcmp(kind, "csr") == 0)
+        return reconcile_approve(s, api, name);
+    if (strcmp(kind, "keys") == 0)
+        return reconcile_keys(s, api);
+    if (strcmp(kind, "signednonce") == 0)
+        return reconcile_signed_nonce(s, api, ns, name);
+    if (strcmp(kind, "identity") == 0)
+        return reconcile_identity(s, api, ns, name);
+    return TG_RECONCILE_OK;
+}

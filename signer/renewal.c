@@ -1,0 +1,47 @@
+/* renewal.c - see renewal.h. */
+#include "signer/renewal.h"
+
+#include <openssl/asn1.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+static int asn1_to_time(const ASN1_TIME *a, time_t *out)
+{
+    struct tm tm;
+
+    if (!a || ASN1_TIME_to_tm(a, &tm) != 1)
+        return -1;
+    *out = timegm(&tm);
+    return 0;
+}
+
+int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, time_t *not_after)
+{
+    BIO *b;
+    X509 *x;
+    int r = -1;
+
+    if (!pem || len == 0 || len > (1u << 20) || !(b = BIO_new_mem_buf(pem, (int)len)))
+        return -1;
+    x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+    BIO_free(b);
+    if (!x)
+        return -1;
+    if (asn1_to_time(X509_get0_notBefore(x), not_before) == 0 &&
+        asn1_to_time(X509_get0_notAfter(x), not_after) == 0 && *not_after > *not_before)
+        r = 0;
+    X509_free(x);
+    return r;
+}
+
+time_t tg_renewal_at(time_t not_before, time_t not_after)
+{
+    time_t span = not_after - not_before, slack = span / 2 < TG_RENEWAL_BACKDATE ? span / 2 : TG_RENEWAL_BACKDATE;
+
+    return not_after - (span - slack) / 3;
+}
+
+int tg_renewal_due(time_t not_before, time_t not_after, time_t now)
+{
+    return now > tg_renewal_at(not_before, not_after);
+}

@@ -1,0 +1,26 @@
+/* renewal.h - when a Tenant's certificate must be renewed (SPEC.md 6): once
+ * now > NotAfter - lifetime/3. Pure: the clock is passed in. */
+#ifndef TG_SIGNER_RENEWAL_H
+#define TG_SIGNER_RENEWAL_H
+
+#include <stddef.h>
+#include <time.h>
+
+/* NotBefore/NotAfter of one PEM certificate (the first block). 0, or -1 when
+ * it does not parse. */
+int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, time_t *not_after);
+
+/* Signers backdate NotBefore (kube-controller-manager and ours: 5 min) so
+ * that clock skew does not reject a fresh certificate. Counting that slack as
+ * lifetime would make short certificates due the moment they are issued and
+ * renew in a loop, so the lifetime starts after it: NotBefore +
+ * min(TG_RENEWAL_BACKDATE, span / 2). */
+#define TG_RENEWAL_BACKDATE 300
+
+/* The renewal time: not_after - lifetime / 3, lifetime as above. */
+time_t tg_renewal_at(time_t not_before, time_t not_after);
+
+/* 1 when a certificate valid [not_before, not_after) is due for renewal at now. */
+int tg_renewal_due(time_t not_before, time_t not_after, time_t now);
+
+#endif

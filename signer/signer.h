@@ -1,0 +1,66 @@
+/* signer.h - the signer process: configuration shared by the reconcilers,
+ * the controllers' names, and the reconcile entry point the workers call. */
+#ifndef TG_SIGNER_SIGNER_H
+#define TG_SIGNER_SIGNER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+
+#include "common/metrics.h"
+#include "kube/kubeconfig.h"
+#include "pki/issue.h"
+#include "signer/api.h"
+#include "signer/workqueue.h"
+
+/* --controllers bits */
+#define TG_CTL_KEYS 0x01u
+#define TG_CTL_NONCE 0x02u
+#define TG_CTL_TENANT 0x04u
+#define TG_CTL_APPROVER 0x08u
+#define TG_CTL_SIGNER 0x10u
+#define TG_CTL_IDENTITY 0x20u
+#define TG_CTL_NONCESIGNER 0x40u
+#define TG_CTL_ALL 0x7fu
+
+#define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
+#define TG_TENANT_FINALIZER "tenantgate.io/tenant"
+#define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
+#define TG_KEYS_SECRET "authentication-keys"
+#define TG_NONCE_SECRET "liqo-nonce"
+
+typedef struct tg_signer {
+    /* configuration (read-only once the workers start) */
+    const char *cluster_id;
+    const char *namespace_;          /* install namespace */
+    const char *signer_name;
+    char *api_server;                /* authParams.apiServer */
+    char *ca_pem;                    /* authParams.ca (PEM), may be NULL */
+    size_t ca_len;
+    long csr_expiration_s;           /* 0: none requested */
+    int allow_no_handshake;
+    unsigned controllers;
+    tg_ca own_ca;                    /* own-signer mode when own_ca.cert is set */
+    tg_kube_config cfg;
+    tg_workqueue *q;
+    /* the consumer's cluster key, loaded once (a secret: never logged) */
+    pthread_mutex_t key_mu;
+    EVP_PKEY *cluster_key;
+    volatile int is_leader;          /* workers act only while set */
+    /* metrics (thread-safe updates; NULL families are skipped) */
+    tg_metric_family *m_reconciles;  /* {controller, result} */
+    tg_metric_family *m_decisions;   /* {decision, reason} */
+    tg_metric_family *m_issue_seconds;
+    tg_metric_family *m_cert_expiry; /* {cluster_id} */
+} tg_signer;
+
+/* What a reconcile asks of the queue. */
+#define TG_RECONCILE_OK 0            /* done: forget the failures */
+#define TG_RECONCILE_RETRY (-1)      /* failed: back off */
+/* > 0: done for now, look again after that many milliseconds */
+
+/* Reconcile one key ("tenant/NS/NAME", "approve//NAME", ...) on a worker. */
+long tg_signer_reconcile(tg_signer *s, tg_api *api, const char *key);
+
+#endif
