@@ -33,6 +33,11 @@ int cmd_nonce(int argc, char **argv);
 int cmd_sign_nonce(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+/* Online commands (cmd_online.c); exit codes 3 and 4 are in online.h. */
+int cmd_create(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_authenticate(int argc, char **argv);
+int cmd_unauthenticate(int argc, char **argv);
 
 /* --- usage.c ---------------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /* cmd_generate.c - `generate tenant --offline`: the consumer's Tenant for a
- * provider's nonce (SPEC.md 1 step 2), built from a local key file. Later work
- * adds the online form (reading the nonce and keys from the clusters) and
- * `generate identity`; each is one entry of the table below. */
+ * provider's nonce (SPEC.md 1 step 2), built from a local key file. Without
+ * --offline the online form in cmd_online.c runs (nonce signed by the
+ * consumer's signer, key read from the cluster); `generate identity` is there
+ * too. Each resource is one entry of the table below. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <openssl/crypto.h>
 
 #include "cli.h"
+#include "online.h"
 #include "kube/tenant_json.h"
 #include "kube/yaml.h"
 #include "pki/csr.h"
@@ -22,6 +24,7 @@ static const char usage[] =
     "\n"
     "Resources:\n"
     "  tenant    the Tenant a consumer hands to its provider\n"
+    "  identity  the Identity a provider hands back to its consumer\n"
     "\n"
     "Run '" TG_CLI_NAME " generate RESOURCE --help' for its options.\n";
 
@@ -33,7 +36,8 @@ static const char tenant_usage[] =
     "CN=ID, O=liqo.io and the signature of the nonce, all made with the key.\n"
     "\n"
     "Options:\n"
-    "  --offline           use local files, no cluster (the only mode so far)\n"
+    "  --offline           use local files, no cluster (without it: the online\n"
+    "                      form, see '" TG_CLI_NAME " generate tenant --help')\n"
     "  --key FILE          this cluster's private key, PEM (privateKey.pem)\n"
     "  --cluster-id ID     this (consumer) cluster's id\n"
     "  --nonce NONCE       the nonce the provider issued, 88 characters\n"
@@ -108,6 +112,11 @@ static int generate_tenant(int argc, char **argv)
     EVP_PKEY *key;
     json_object *obj;
 
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--offline") == 0)
+            offline = 1;
+    if (!offline)
+        return cli_generate_tenant_online(argc, argv);
     cli_getopt_reset();
     while ((ch = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
         switch (ch) {
@@ -138,9 +147,6 @@ static int generate_tenant(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error(cmd, tenant_usage, "unexpected argument \"%s\"", argv[optind]);
-    if (!offline)
-        return cli_usage_error(cmd, tenant_usage,
-                               "only --offline is available in this version");
     if (strcmp(output, "yaml") != 0 && strcmp(output, "json") != 0)
         return cli_usage_error(cmd, tenant_usage, "-o: expected yaml or json, found \"%s\"", output);
     as_json = strcmp(output, "json") == 0;
@@ -168,6 +174,7 @@ static int generate_tenant(int argc, char **argv)
 
 static const tg_command resources[] = {
     { "tenant", "the Tenant a consumer hands to its provider", generate_tenant },
+    { "identity", "the Identity a provider hands back to its consumer", cli_generate_identity },
 };
 
 int cmd_generate(int argc, char **argv)

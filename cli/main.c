@@ -13,8 +13,13 @@ static const tg_command commands[] = {
     { "nonce", "print a new nonce", cmd_nonce },
     { "sign-nonce", "sign a nonce with the cluster key, print the base64 signature",
       cmd_sign_nonce },
-    { "generate", "generate a Tenant (generate tenant --offline ...)", cmd_generate },
+    { "generate", "generate a Tenant (consumer) or an Identity (provider)", cmd_generate },
     { "check", "check a Tenant offline, as the admission webhook would", cmd_check },
+    { "create", "create nonce: issue a nonce for a consumer (provider)", cmd_create },
+    { "get", "get nonce: print the nonce issued for a consumer (provider)", cmd_get },
+    { "authenticate", "the whole handshake, with access to both clusters", cmd_authenticate },
+    { "unauthenticate", "undo authenticate: remove the Identity and the Tenant",
+      cmd_unauthenticate },
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
@@ -28,8 +33,10 @@ static void print_usage(FILE *out)
             "\n"
             "Commands:\n", TG_CLI_NAME);
     for (size_t i = 0; i < COMMAND_COUNT; i++)
-        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nRun '%s COMMAND --help' for the options of a command.\n", TG_CLI_NAME);
+        fprintf(out, "  %-15s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun '%s COMMAND --help' for the options of a command.\n"
+                 "Exit status: 0 done, 1 failed or rejected, 2 usage or local error,\n"
+                 "3 cluster unreachable, 4 timed out waiting.\n", TG_CLI_NAME);
 }
 
 int main(int argc, char **argv)

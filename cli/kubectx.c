@@ -1,0 +1,117 @@
+/* kubectx.c - one cluster as the online commands see it: the kubeconfig,
+ * loaded the way kubectl loads it (kube/kubeconfig.h), and an API client on a
+ * private libuv loop driven synchronously, one request at a time. */
+#include "online.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "kube/json.h"
+
+#define CALL_RETRIES 10
+#define CALL_RETRY_MS 500
+
+int cli_cluster_open(cli_cluster *c, const char *cmd, const char *scope, const char *kubeconfig,
+                     const char *context)
+{
+    char err[512];
+
+    memset(c, 0, sizeof(*c));
+    c->scope = scope;
+    /* A server closing a TLS connection mid-write must not kill us (client.h). */
+    signal(SIGPIPE, SIG_IGN);
+    if (tg_kube_config_load(&c->cfg, kubeconfig, context, err, sizeof(err)) != 0) {
+        tg_kube_config_free(&c->cfg);
+        if (scope != NULL)
+            return cli_error(cmd, "(%s) cannot load the kubeconfig: %s", scope, err);
+        return cli_error(cmd, "cannot load the kubeconfig: %s", err);
+    }
+    c->cfg_ready = 1;
+    if (uv_loop_init(&c->loop) != 0) {
+        cli_cluster_close(c);
+        return cli_error(cmd, "cannot start an event loop");
+    }
+    c->loop_ready = 1;
+    c->client = tg_kube_client_new(&c->loop, &c->cfg, err, sizeof(err));
+    if (c->client == NULL) {
+        cli_cluster_close(c);
+        return cli_error(cmd, "%s%s%scannot set up the API client: %s", scope ? "(" : "",
+                         scope ? scope : "", scope ? ") " : "", err);
+    }
+    return 0;
+}
+
+void cli_cluster_close(cli_cluster *c)
+{
+    if (c->client != NULL) {
+        tg_kube_client_free(c->client);
+        c->client = NULL;
+    }
+    if (c->loop_ready) {
+        /* Let libuv close the client's handles, then the loop itself. */
+        while (uv_run(&c->loop, UV_RUN_DEFAULT) != 0)
+            ;
+        uv_loop_close(&c->loop);
+        c->loop_ready = 0;
+    }
+    if (c->cfg_ready) {
+        tg_kube_config_free(&c->cfg);
+        c->cfg_ready = 0;
+    }
+}
+
+long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json_object *body,
+                      tg_kube_content_type ct, json_object **out, char **raw,
+                      char *transport_err, size_t err_len)
+{
+    tg_kube_request_opts opts = {
+        .method = method,
+        .path = path,
+        .content_type = ct,
+        .timeout_ms = 20000,
+    };
+    const char *text = NULL;
+    char *resp = NULL;
+    size_t resp_len = 0;
+    long status;
+
+    if (out)
+        *out = NULL;
+    if (raw)
+        *raw = NULL;
+    transport_err[0] = '\0';
+    if (body != NULL) {
+        text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
+                                                        JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (text == NULL) {
+            snprintf(transport_err, err_len, "out of memory");
+            return -1;
+        }
+        opts.body = text;
+        opts.body_len = strlen(text);
+    }
+    /* 429 and 503 are the API server asking to come back (a CRD whose
+     * storage is still initialising answers 429): retry a few times, as
+     * client-go does, before reporting them. */
+    for (int attempt = 0;; attempt++) {
+        status = tg_kube_request_sync(c->client, &opts, &resp, &resp_len, transport_err, err_len);
+        if (status < 0) {
+            free(resp);
+            return -1;
+        }
+        if ((status != 429 && status != 503) || attempt >= CALL_RETRIES)
+            break;
+        free(resp);
+        resp = NULL;
+        uv_sleep(CALL_RETRY_MS);
+    }
+    if (out != NULL && resp != NULL && resp_len > 0)
+        *out = tg_json_parse(resp, resp_len, NULL, 0);
+    if (raw != NULL)
+        *raw = resp;
+    else
+        free(resp);
+    return status;
+}

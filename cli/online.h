@@ -1,0 +1,234 @@
+/* online.h - what the online commands (create/get nonce, generate tenant and
+ * identity, authenticate, unauthenticate) share.
+ *
+ * Two halves:
+ *  - pure logic (objects.c, apierr.c): the Kubernetes objects the flows
+ *    create, reading them back, durations, progress lines, and turning an API
+ *    answer into a message a person can act on. No I/O; unit tested.
+ *  - cluster access (kubectx.c, flows.c): one API client per cluster, run
+ *    synchronously, and the steps of SPEC.md 1 built on it.
+ *
+ * Names and labels are SPEC.md 3's. */
+#ifndef TG_CLI_ONLINE_H
+#define TG_CLI_ONLINE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <uv.h>
+
+#include "cli.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+
+/* Exit codes beyond cli.h's 0/1/2, so scripts can tell failures apart. */
+enum {
+    TG_EXIT_UNREACHABLE = 3,   /* no answer from an API server (network, TLS, kubeconfig server) */
+    TG_EXIT_TIMEOUT = 4,       /* a step did not finish within --timeout */
+};
+
+#define CLI_DEFAULT_INSTALL_NS "liqo"
+#define CLI_DEFAULT_TIMEOUT_MS (2L * 60 * 1000)
+#define CLI_KEYS_SECRET "authentication-keys"
+#define CLI_NONCE_SECRET "liqo-nonce"
+#define CLI_SIGNED_NONCE_SECRET "liqo-signed-nonce"
+#define CLI_LABEL_TENANT_NS "liqo.io/tenant-namespace"
+#define CLI_LABEL_REMOTE_ID "liqo.io/remote-cluster-id"
+#define CLI_LABEL_NONCE "liqo.io/nonce"
+#define CLI_LABEL_SIGNED_NONCE "liqo.io/signed-nonce"
+#define CLI_AUTH_API "/apis/authentication.liqo.io/v1beta1"
+#define CLI_FIELD_MANAGER "kubectl-tenantgate"
+
+/* --- objects.c (pure) ---------------------------------------------------- */
+
+/* "liqo-tenant-<id>" into buf; -1 when it does not fit. */
+int cli_tenant_namespace_name(char *buf, size_t len, const char *remote_id);
+
+/* Namespace liqo-tenant-<remote_id> with both tenant labels. */
+json_object *cli_tenant_namespace_object(const char *remote_id);
+
+/* The provider's empty, labelled liqo-nonce Secret (the signer fills it). */
+json_object *cli_nonce_secret_object(const char *ns, const char *remote_id);
+
+/* The consumer's liqo-signed-nonce Secret carrying data.nonce (the signer adds
+ * data.signedNonce). */
+json_object *cli_signed_nonce_secret_object(const char *ns, const char *remote_id, const char *nonce);
+
+/* data[key] of a Secret, base64-decoded, NUL-terminated; NULL when absent,
+ * empty or not valid base64. The caller frees (cli_free_secret for secrets). */
+unsigned char *cli_secret_data(json_object *secret, const char *key, size_t *len);
+
+/* Where a Tenant's admission and signing stand, from its status. */
+typedef enum cli_tenant_state {
+    CLI_TENANT_PENDING = 0,    /* no signed certificate yet */
+    CLI_TENANT_READY,          /* status.authParams.signedCRT and tenantNamespace are set */
+    CLI_TENANT_REJECTED,       /* condition Authenticated=False for this generation */
+} cli_tenant_state;
+
+/* The state of tenant; for REJECTED, why (the condition's reason and message)
+ * into why. A status written for an older generation than min_generation
+ * (when > 0) counts as pending. */
+cli_tenant_state cli_tenant_status(json_object *tenant, long min_generation, char *why, size_t why_len);
+
+/* The ControlPlane Identity a provider hands its consumer (SPEC.md 2, 3 and
+ * the seed's example): name controlplane-<provider_id> in namespace
+ * identity_ns on the consumer, label liqo.io/remote-cluster-id=<provider_id>,
+ * spec.authParams copied from the Tenant's status (ca, signedCRT, apiServer,
+ * proxyURL when set), spec.namespace = status.tenantNamespace. NULL with err
+ * when the Tenant has no usable status. */
+json_object *cli_identity_from_tenant(json_object *tenant, const char *provider_id,
+                                      const char *identity_ns, char *err, size_t err_len);
+
+/* "controlplane-<provider_id>" into buf; -1 when it does not fit. */
+int cli_identity_name(char *buf, size_t len, const char *provider_id);
+
+/* kubectl-style duration: "90s", "2m", "1h30m", "1.5m", or bare seconds "45".
+ * Returns milliseconds (> 0), or -1 when malformed, zero or over 24 h. */
+long cli_parse_duration(const char *text);
+
+/* "2m0s"-style text of ms, as kubectl prints durations. */
+void cli_format_duration(char *buf, size_t len, long ms);
+
+/* One progress line as the seeds show them, newline included:
+ *   scope NULL:   " INFO  Nonce created"
+ *   scope "local": " INFO   (local) Tenant namespace correctly ensured" */
+void cli_progress_format(char *buf, size_t len, const char *scope, const char *msg);
+
+/* --- apierr.c (pure) ----------------------------------------------------- */
+
+/* What went wrong with one API call, in words a person can act on. */
+typedef struct cli_api_call {
+    const char *scope;        /* "local", "remote" or NULL: which cluster */
+    const char *server;       /* the API server URL */
+    const char *verb;         /* "get", "create", "patch", "delete", "list" */
+    const char *resource;     /* plural resource: "secrets", "tenants" */
+    const char *group;        /* "" for the core group, else "authentication.liqo.io" */
+    const char *namespace_;   /* or NULL for cluster-scoped */
+    const char *name;         /* or NULL for collections */
+} cli_api_call;
+
+/* Fill msg for a failed call: status -1 (transport_err says why), 401, 403
+ * (names the verb and resource), 404 of the resource type (the CRD is missing)
+ * or of the object, a webhook that could not be called, anything else with
+ * the API server's own message. Returns the exit code that fits
+ * (TG_EXIT_UNREACHABLE for -1, else TG_EXIT_REJECTED). */
+int cli_api_error(char *msg, size_t len, const cli_api_call *call, long status, const char *body,
+                  const char *transport_err);
+
+/* 1 when a 404 answer is about the resource type (no such API), not about one
+ * object: non-JSON body, or a Status without details.name. */
+int cli_api_type_missing(long status, const char *body);
+
+/* --- kubectx.c (cluster access) ----------------------------------------- */
+
+typedef struct cli_cluster {
+    const char *scope;        /* "local" / "remote"; NULL for single-cluster commands */
+    uv_loop_t loop;
+    int loop_ready;
+    tg_kube_config cfg;
+    int cfg_ready;
+    tg_kube_client *client;
+} cli_cluster;
+
+/* Load the kubeconfig the kubectl way (kubeconfig: explicit ':'-list or NULL
+ * for $KUBECONFIG / in-cluster / ~/.kube/config; context may be NULL) and
+ * make a client. Returns 0, or an exit code after printing the problem. */
+int cli_cluster_open(cli_cluster *c, const char *cmd, const char *scope, const char *kubeconfig,
+                     const char *context);
+void cli_cluster_close(cli_cluster *c);
+
+/* One synchronous request. body (may be NULL) is sent as JSON, or as the
+ * given content type. Returns the HTTP status (or -1 with transport_err),
+ * *out the parsed JSON answer or NULL; *raw (if not NULL) the raw body. */
+long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json_object *body,
+                      tg_kube_content_type ct, json_object **out, char **raw,
+                      char *transport_err, size_t err_len);
+
+/* --- flows.c (the steps) ------------------------------------------------- */
+
+/* What a running command needs to report and stop. */
+typedef struct cli_flow {
+    const char *cmd;          /* "authenticate", for error lines */
+    FILE *progress;           /* where progress lines go */
+    long deadline_ms;         /* uv_now-style monotonic deadline (cli_now_ms) */
+    long timeout_ms;          /* the whole budget, for messages */
+} cli_flow;
+
+long cli_now_ms(void);
+void cli_flow_init(cli_flow *f, const char *cmd, FILE *progress, long timeout_ms);
+void cli_flow_step(cli_flow *f, const char *scope, const char *msg);
+
+/* Print "kubectl-tenantgate CMD: (scope) message" and return rc. */
+int cli_flow_fail(cli_flow *f, const cli_cluster *c, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Report a failed API call (cli_api_error) and return its exit code. */
+int cli_flow_api_fail(cli_flow *f, const cli_cluster *c, const cli_api_call *call, long status,
+                      const char *raw, const char *transport_err);
+
+/* Each step returns 0 or an exit code after printing the problem. */
+
+/* The API group authentication.liqo.io/v1beta1 serves each of the
+ * comma-separated plural resources (the CRDs are installed). */
+int cli_require_resources(cli_flow *f, cli_cluster *c, const char *resources);
+
+/* Find the tenant namespace of remote_id by its labels, or create
+ * liqo-tenant-<remote_id> (labelling an existing unlabelled one). */
+int cli_ensure_tenant_namespace(cli_flow *f, cli_cluster *c, const char *remote_id, char *ns,
+                                size_t ns_len);
+
+/* Find it without creating: 0 and ns, or an exit code (not found is an error
+ * unless missing_ok, which returns 0 with ns = ""). */
+int cli_find_tenant_namespace(cli_flow *f, cli_cluster *c, const char *remote_id, int missing_ok,
+                              char *ns, size_t ns_len);
+
+/* Provider: create the labelled liqo-nonce Secret (an existing one is kept). */
+int cli_ensure_nonce_secret(cli_flow *f, cli_cluster *c, const char *ns, const char *remote_id);
+
+/* Provider: wait until the signer filled data.nonce (wait=0: read once; an
+ * absent secret or empty nonce is then an error). out gets the 88 characters. */
+int cli_read_nonce(cli_flow *f, cli_cluster *c, const char *ns, int wait, char out[89]);
+
+/* Consumer: create liqo-signed-nonce for nonce, or reset an existing one that
+ * carries another nonce (its signedNonce is dropped so the signer re-signs). */
+int cli_ensure_signed_nonce_secret(cli_flow *f, cli_cluster *c, const char *ns,
+                                   const char *remote_id, const char *nonce);
+
+/* Consumer: wait until the signer's signedNonce verifies over nonce with the
+ * cluster key. *sig is malloc'd. */
+int cli_wait_signed_nonce(cli_flow *f, cli_cluster *c, const char *ns, const char *nonce,
+                          EVP_PKEY *key, unsigned char **sig, size_t *sig_len);
+
+/* Consumer: the cluster private key from Secret install_ns/authentication-keys. */
+int cli_cluster_key(cli_flow *f, cli_cluster *c, const char *install_ns, EVP_PKEY **key);
+
+/* Server-side apply obj (its metadata names where) with our field manager.
+ * *generation gets the applied object's metadata.generation (may be NULL). */
+int cli_apply(cli_flow *f, cli_cluster *c, const char *resource, json_object *obj, long *generation);
+
+/* Provider: wait (wait=0: read once) for the Tenant's status; *out the Tenant. */
+int cli_wait_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char *name,
+                    long min_generation, int wait, json_object **out);
+
+/* Consumer: wait for Identity status.kubeconfigSecretRef.name. */
+int cli_wait_identity(cli_flow *f, cli_cluster *c, const char *ns, const char *name,
+                      char *secret, size_t secret_len);
+
+/* Delete one object of authentication.liqo.io (absent is fine); wait: until gone. */
+int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns, const char *name,
+               int wait, int *existed);
+
+/* The number of ResourceSlices in ns (0 when the CRD is absent). */
+int cli_count_resourceslices(cli_flow *f, cli_cluster *c, const char *ns, int *count);
+
+/* Print obj as YAML (default) or JSON on stdout. */
+int cli_print_object(const char *cmd, json_object *obj, int as_json);
+
+/* --- cmd_online.c ------------------------------------------------------- */
+
+/* `generate tenant` without --offline (cmd_generate.c hands it over). */
+int cli_generate_tenant_online(int argc, char **argv);
+int cli_generate_identity(int argc, char **argv);
+
+#endif

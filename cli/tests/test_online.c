@@ -1,0 +1,278 @@
+/* test_online.c - the pure part of the online commands: the objects they
+ * create, reading a Tenant's status, the Identity built from it, durations,
+ * progress lines and API error messages. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "online.h"
+#include "kube/json.h"
+
+static json_object *parse(const char *text)
+{
+    json_object *o = tg_json_parse(text, strlen(text), NULL, 0);
+
+    assert_non_null(o);
+    return o;
+}
+
+static void test_tenant_namespace(void **state)
+{
+    (void)state;
+    json_object *ns = cli_tenant_namespace_object("cl-consumer");
+
+    assert_string_equal(tg_json_string(ns, "kind"), "Namespace");
+    assert_string_equal(tg_json_path_string(ns, "metadata", "name", NULL), "liqo-tenant-cl-consumer");
+    assert_string_equal(tg_json_path_string(ns, "metadata", "labels", "liqo.io/tenant-namespace", NULL),
+                        "true");
+    assert_string_equal(tg_json_path_string(ns, "metadata", "labels", "liqo.io/remote-cluster-id", NULL),
+                        "cl-consumer");
+    json_object_put(ns);
+}
+
+static void test_nonce_secrets(void **state)
+{
+    (void)state;
+    const char *nonce = "5IDZQiNG7EUv+GPmS5RvzcTAo8ksSfM3LUTFaBYnPfvY5WndhNGkJVFOFmTVc0ArT4B/FkH6QO7Kfhk6Q1B4ww==";
+    json_object *n = cli_nonce_secret_object("liqo-tenant-c", "c");
+    json_object *s = cli_signed_nonce_secret_object("liqo-tenant-p", "p", nonce);
+    unsigned char *back;
+    size_t len = 0;
+
+    assert_string_equal(tg_json_path_string(n, "metadata", "name", NULL), "liqo-nonce");
+    assert_string_equal(tg_json_path_string(n, "metadata", "namespace", NULL), "liqo-tenant-c");
+    assert_string_equal(tg_json_path_string(n, "metadata", "labels", "liqo.io/nonce", NULL), "true");
+    assert_string_equal(tg_json_path_string(n, "metadata", "labels", "liqo.io/remote-cluster-id", NULL), "c");
+    assert_null(tg_json_path(n, "data", NULL));     /* the signer fills it */
+    assert_null(cli_secret_data(n, "nonce", NULL));
+
+    assert_string_equal(tg_json_path_string(s, "metadata", "name", NULL), "liqo-signed-nonce");
+    assert_string_equal(tg_json_path_string(s, "metadata", "labels", "liqo.io/signed-nonce", NULL), "true");
+    assert_string_equal(tg_json_path_string(s, "metadata", "labels", "liqo.io/remote-cluster-id", NULL), "p");
+    /* data.nonce is the base64 of the nonce text, and reads back. */
+    back = cli_secret_data(s, "nonce", &len);
+    assert_non_null(back);
+    assert_int_equal(len, 88);
+    assert_memory_equal(back, nonce, 88);
+    free(back);
+    json_object_put(n);
+    json_object_put(s);
+}
+
+static void test_secret_data_rejects_bad_base64(void **state)
+{
+    (void)state;
+    json_object *s = parse("{\"data\":{\"a\":\"not base64!\",\"b\":\"\",\"c\":\"aGk=\"}}");
+    size_t len = 0;
+    unsigned char *c = cli_secret_data(s, "c", &len);
+
+    assert_null(cli_secret_data(s, "a", NULL));
+    assert_null(cli_secret_data(s, "b", NULL));
+    assert_null(cli_secret_data(s, "missing", NULL));
+    assert_non_null(c);
+    assert_int_equal(len, 2);
+    assert_string_equal((char *)c, "hi");
+    free(c);
+    json_object_put(s);
+}
+
+static const char ready_tenant[] =
+    "{\"metadata\":{\"name\":\"c\",\"generation\":2},"
+    "\"status\":{\"tenantNamespace\":\"liqo-tenant-c\","
+    "\"authParams\":{\"ca\":\"Q0E=\",\"signedCRT\":\"Q1JU\",\"apiServer\":\"https://1.2.3.4:6443\"},"
+    "\"conditions\":[{\"type\":\"Authenticated\",\"status\":\"True\",\"observedGeneration\":2},"
+    "{\"type\":\"IdentityIssued\",\"status\":\"True\",\"observedGeneration\":2}]}}";
+
+static void test_tenant_status_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *doc;
+        long min_gen;
+        cli_tenant_state want;
+        const char *why;
+    } cases[] = {
+        { ready_tenant, 0, CLI_TENANT_READY, NULL },
+        { ready_tenant, 3, CLI_TENANT_PENDING, NULL },   /* status of an older spec */
+        { "{\"metadata\":{\"generation\":1}}", 0, CLI_TENANT_PENDING, NULL },
+        { "{\"metadata\":{\"generation\":1},\"status\":{\"conditions\":[{\"type\":\"Authenticated\","
+          "\"status\":\"False\",\"reason\":\"CSRSubjectMismatch\",\"message\":\"CN is x\","
+          "\"observedGeneration\":1}]}}", 0, CLI_TENANT_REJECTED, "CSRSubjectMismatch: CN is x" },
+        /* a refusal of generation 1 says nothing about generation 2 */
+        { "{\"metadata\":{\"generation\":2},\"status\":{\"conditions\":[{\"type\":\"Authenticated\","
+          "\"status\":\"False\",\"reason\":\"R\",\"message\":\"m\",\"observedGeneration\":1}]}}",
+          0, CLI_TENANT_PENDING, NULL },
+        /* a Liqo signer writes no conditions: the certificate is enough */
+        { "{\"status\":{\"tenantNamespace\":\"t\",\"authParams\":{\"signedCRT\":\"eA==\"}}}", 0,
+          CLI_TENANT_READY, NULL },
+        /* conditions present but Authenticated not yet True */
+        { "{\"status\":{\"tenantNamespace\":\"t\",\"authParams\":{\"signedCRT\":\"eA==\"},"
+          "\"conditions\":[{\"type\":\"IdentityIssued\",\"status\":\"True\"}]}}", 0,
+          CLI_TENANT_PENDING, NULL },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *t = parse(cases[i].doc);
+        char why[256] = "";
+
+        assert_int_equal(cli_tenant_status(t, cases[i].min_gen, why, sizeof(why)), cases[i].want);
+        if (cases[i].why)
+            assert_string_equal(why, cases[i].why);
+        json_object_put(t);
+    }
+}
+
+static void test_identity_from_tenant(void **state)
+{
+    (void)state;
+    json_object *t = parse(ready_tenant);
+    char err[256];
+    json_object *id = cli_identity_from_tenant(t, "cl-provider", "liqo-tenant-cl-provider", err,
+                                               sizeof(err));
+
+    assert_non_null(id);
+    assert_string_equal(tg_json_string(id, "apiVersion"), "authentication.liqo.io/v1beta1");
+    assert_string_equal(tg_json_string(id, "kind"), "Identity");
+    assert_string_equal(tg_json_path_string(id, "metadata", "name", NULL), "controlplane-cl-provider");
+    assert_string_equal(tg_json_path_string(id, "metadata", "namespace", NULL), "liqo-tenant-cl-provider");
+    assert_string_equal(tg_json_path_string(id, "metadata", "labels", "liqo.io/remote-cluster-id", NULL),
+                        "cl-provider");
+    assert_string_equal(tg_json_path_string(id, "spec", "clusterID", NULL), "cl-provider");
+    assert_string_equal(tg_json_path_string(id, "spec", "type", NULL), "ControlPlane");
+    assert_string_equal(tg_json_path_string(id, "spec", "namespace", NULL), "liqo-tenant-c");
+    assert_string_equal(tg_json_path_string(id, "spec", "authParams", "signedCRT", NULL), "Q1JU");
+    assert_string_equal(tg_json_path_string(id, "spec", "authParams", "ca", NULL), "Q0E=");
+    assert_string_equal(tg_json_path_string(id, "spec", "authParams", "apiServer", NULL),
+                        "https://1.2.3.4:6443");
+    assert_null(tg_json_path_string(id, "spec", "authParams", "proxyURL", NULL));
+    json_object_put(id);
+    json_object_put(t);
+
+    /* no status yet: a clear error, no object */
+    t = parse("{\"status\":{\"authParams\":{\"ca\":\"Q0E=\",\"apiServer\":\"x\"}}}");
+    assert_null(cli_identity_from_tenant(t, "p", "ns", err, sizeof(err)));
+    assert_non_null(strstr(err, "signedCRT"));
+    json_object_put(t);
+}
+
+static void test_durations(void **state)
+{
+    (void)state;
+    static const struct { const char *in; long ms; } cases[] = {
+        { "2m", 120000 }, { "30s", 30000 }, { "1h30m", 5400000 }, { "45", 45000 },
+        { "1.5m", 90000 }, { "500ms", 500 }, { "1m30s", 90000 },
+        { "", -1 }, { "0", -1 }, { "0s", -1 }, { "-1s", -1 }, { "5x", -1 }, { "m", -1 },
+        { "25h", -1 }, { "1m 2s", -1 }, { "99999999999", -1 },
+    };
+    char buf[32];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long got = cli_parse_duration(cases[i].in);
+
+        if (got != cases[i].ms)
+            fail_msg("duration \"%s\": want %ld, got %ld", cases[i].in, cases[i].ms, got);
+    }
+    cli_format_duration(buf, sizeof(buf), 120000);
+    assert_string_equal(buf, "2m0s");
+    cli_format_duration(buf, sizeof(buf), 2000);
+    assert_string_equal(buf, "2s");
+    cli_format_duration(buf, sizeof(buf), 3725000);
+    assert_string_equal(buf, "1h2m5s");
+}
+
+static void test_progress_lines_match_the_seed(void **state)
+{
+    (void)state;
+    char line[256];
+
+    cli_progress_format(line, sizeof(line), "local", "Tenant namespace correctly ensured");
+    assert_string_equal(line, " INFO   (local) Tenant namespace correctly ensured\n");
+    cli_progress_format(line, sizeof(line), "remote", "Nonce retrieved");
+    assert_string_equal(line, " INFO   (remote) Nonce retrieved\n");
+    cli_progress_format(line, sizeof(line), NULL, "Nonce created");
+    assert_string_equal(line, " INFO  Nonce created\n");
+}
+
+static void test_api_errors_table(void **state)
+{
+    (void)state;
+    static const cli_api_call secret_create = {
+        .scope = "remote", .server = "https://127.0.0.1:6443", .verb = "create",
+        .resource = "secrets", .group = "", .namespace_ = "liqo-tenant-c", .name = "liqo-nonce",
+    };
+    static const cli_api_call tenant_get = {
+        .server = "https://h:1", .verb = "get", .resource = "tenants",
+        .group = "authentication.liqo.io", .namespace_ = "ns", .name = "c",
+    };
+    static const struct {
+        const cli_api_call *call;
+        long status;
+        const char *body;
+        const char *terr;
+        int rc;
+        const char *want[3];
+    } cases[] = {
+        { &secret_create, -1, NULL, "Couldn't connect to server", TG_EXIT_UNREACHABLE,
+          { "cannot reach the API server https://127.0.0.1:6443", "Couldn't connect", NULL } },
+        { &secret_create, 403,
+          "{\"kind\":\"Status\",\"message\":\"secrets is forbidden: User \\\"bob\\\" cannot create "
+          "resource \\\"secrets\\\"\",\"reason\":\"Forbidden\",\"code\":403}",
+          NULL, TG_EXIT_REJECTED,
+          { "forbidden: the kubeconfig's user may not create secrets in namespace liqo-tenant-c",
+            "User \"bob\"", NULL } },
+        { &secret_create, 401, "{\"kind\":\"Status\",\"code\":401}", NULL, TG_EXIT_REJECTED,
+          { "401 Unauthorized", NULL, NULL } },
+        { &tenant_get, 404, "404 page not found\n", NULL, TG_EXIT_REJECTED,
+          { "does not serve tenants.authentication.liqo.io", "CustomResourceDefinition", NULL } },
+        { &tenant_get, 404,
+          "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"details\":{\"name\":\"c\",\"kind\":\"tenants\"},"
+          "\"code\":404}", NULL, TG_EXIT_REJECTED,
+          { "tenants.authentication.liqo.io c not found in namespace ns", NULL, NULL } },
+        { &tenant_get, 500,
+          "{\"kind\":\"Status\",\"message\":\"Internal error occurred: failed calling webhook "
+          "\\\"tenants.validate.tenantgate.io\\\": connection refused\",\"code\":500}", NULL,
+          TG_EXIT_REJECTED, { "tenantgate admission webhook", "connection refused", NULL } },
+        { &tenant_get, 400,
+          "{\"kind\":\"Status\",\"message\":\"admission webhook \\\"tenants.validate.tenantgate.io\\\" "
+          "denied the request: SignatureVerificationFailed: bad\",\"code\":400}", NULL,
+          TG_EXIT_REJECTED, { "tenants.authentication.liqo.io refused", "SignatureVerificationFailed", NULL } },
+        { &tenant_get, 422, "{\"kind\":\"Status\",\"message\":\"spec.clusterID: Invalid\"}", NULL,
+          TG_EXIT_REJECTED, { "get tenants.authentication.liqo.io c in namespace ns failed (HTTP 422)",
+                              "spec.clusterID: Invalid", NULL } },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char msg[2048];
+        int rc = cli_api_error(msg, sizeof(msg), cases[i].call, cases[i].status, cases[i].body,
+                               cases[i].terr);
+
+        assert_int_equal(rc, cases[i].rc);
+        for (size_t j = 0; j < 3 && cases[i].want[j]; j++)
+            if (strstr(msg, cases[i].want[j]) == NULL)
+                fail_msg("case %zu: \"%s\" not in \"%s\"", i, cases[i].want[j], msg);
+    }
+    assert_true(cli_api_type_missing(404, "404 page not found"));
+    assert_true(cli_api_type_missing(404, "{\"kind\":\"Status\",\"details\":{}}"));
+    assert_false(cli_api_type_missing(404, "{\"kind\":\"Status\",\"details\":{\"name\":\"x\"}}"));
+    assert_false(cli_api_type_missing(403, "404 page not found"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tenant_namespace),
+        cmocka_unit_test(test_nonce_secrets),
+        cmocka_unit_test(test_secret_data_rejects_bad_base64),
+        cmocka_unit_test(test_tenant_status_table),
+        cmocka_unit_test(test_identity_from_tenant),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_progress_lines_match_the_seed),
+        cmocka_unit_test(test_api_errors_table),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,447 @@
+"""kubectl-tenantgate's online commands on the two real clusters (SPEC 8, seeds/003).
+
+The manual four-step flow (create nonce, generate tenant, apply + generate identity, apply) and
+the one-shot `authenticate` both end with a consumer kubeconfig that really works against the
+provider; `unauthenticate` takes that access away and a second `authenticate` restores it.
+The error paths (unreachable cluster, missing CRDs, no nonce, RBAC forbidden, timeout) are
+provoked and their messages and exit codes checked.
+
+The flows need tenantgate-signer on both clusters: the signer fixtures of test_signer.py are
+reused.  Those tests skip (with the reason) only when the signer binary is not built."""
+
+import base64
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tenantgate_services import webhook, webhook_install  # noqa: F401
+from test_signer import consumer_signer, installed, provider_signer  # noqa: F401
+from testbed import RUN_TAG, Cluster, cluster_tool, free_port, wait_for
+
+EXIT_REJECTED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_TIMEOUT = 1, 2, 3, 4
+
+SEED_AUTHENTICATE_LINES = [
+    " INFO   (local) Tenant namespace correctly ensured",
+    " INFO   (remote) Tenant namespace correctly ensured",
+    " INFO   (remote) Nonce secret ensured",
+    " INFO   (remote) Nonce generated successfully",
+    " INFO   (remote) Nonce retrieved",
+    " INFO   (local) Signed nonce secret ensured",
+    " INFO   (local) Nonce is signed",
+    " INFO   (local) Signed nonce retrieved",
+    " INFO   (local) Tenant correctly generated",
+    " INFO   (remote) Tenant correctly applied on provider cluster",
+    " INFO   (remote) Tenant status is filled",
+    " INFO   (remote) Identity correctly generated",
+    " INFO   (local) Identity correctly applied on consumer cluster",
+    " INFO   (local) Identity status is filled",
+]
+
+
+@pytest.fixture(scope="module")
+def cli(build_dir):
+    path = build_dir / "cli" / "kubectl-tenantgate"
+    if not path.exists():
+        pytest.fail(f"{path} not built (cmake --build {build_dir} --target kubectl-tenantgate)")
+
+    def run(*args, env=None, timeout=180):
+        p = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True,
+                           timeout=timeout, env=env)
+        return p.returncode, p.stdout, p.stderr
+    return run
+
+
+@pytest.fixture(scope="module")
+def signer_bin(build_dir):
+    """Overrides test_signer's: skip (never fail) when the signer is not built."""
+    path = build_dir / "signer" / "tenantgate-signer"
+    if not path.exists():
+        pytest.skip(f"tenantgate-signer not built at {path}: the online flows need it")
+    return path
+
+
+@pytest.fixture
+def ids():
+    """Fresh cluster ids per test: tenant namespaces are never shared between tests."""
+    tag = uuid.uuid4().hex[:6]
+    return f"c-{tag}", f"p-{tag}"
+
+
+@pytest.fixture
+def cleanup(provider, consumer, ids):
+    cid, pid = ids
+    yield
+    provider.kubectl("delete", "resourceslices.authentication.liqo.io", "--all", "-n",
+                     f"liqo-tenant-{cid}", "--ignore-not-found", check=False)
+    provider.kubectl("delete", "tenant", "--all", "-n", f"liqo-tenant-{cid}", "--wait=false",
+                     "--ignore-not-found", check=False)
+    provider.kubectl("delete", "namespace", f"liqo-tenant-{cid}", "--wait=false",
+                     "--ignore-not-found", check=False)
+    consumer.kubectl("delete", "namespace", f"liqo-tenant-{pid}", "--wait=false",
+                     "--ignore-not-found", check=False)
+
+
+def consumer_kubeconfig(consumer, pid, tmp_path, name="remote.kubeconfig"):
+    ns = f"liqo-tenant-{pid}"
+    ref = wait_for(lambda: ((consumer.get_json("identity", f"controlplane-{pid}", "-n", ns)
+                             .get("status") or {}).get("kubeconfigSecretRef") or {}).get("name"),
+                   timeout=30, what="Identity status.kubeconfigSecretRef")
+    data = consumer.get_json("secret", ref, "-n", ns)["data"]["kubeconfig"]
+    path = tmp_path / name
+    path.write_bytes(base64.b64decode(data))
+    return path
+
+
+def resourceslice(name, ns):
+    return {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "ResourceSlice",
+            "metadata": {"name": name, "namespace": ns}, "spec": {"class": "default"}}
+
+
+def assert_access(provider, kc, cid):
+    """The consumer's kubeconfig really works: it may manage ResourceSlices in its namespace."""
+    ns = f"liqo-tenant-{cid}"
+    r = provider.kubectl("get", "resourceslices.authentication.liqo.io", "-n", ns, kubeconfig=kc,
+                         check=False)
+    assert r.returncode == 0, r.stderr
+
+
+# --- the flows ---------------------------------------------------------------------------
+
+def test_manual_four_step_flow(cli, provider, consumer, provider_signer, consumer_signer, ids,
+                               cleanup, tmp_path):
+    cid, pid = ids
+    # 1. provider: nonce
+    rc, nonce, err = cli("create", "nonce", "--remote-cluster-id", cid,
+                         "--kubeconfig", provider.kubeconfig)
+    assert rc == 0, err
+    nonce = nonce.strip()
+    assert len(nonce) == 88 and base64.b64decode(nonce, validate=True)
+    assert err.splitlines() == [" INFO  Nonce created", " INFO  Nonce generated successfully",
+                                " INFO  Nonce retrieved"]
+    assert nonce not in err
+    ns = provider.get_json("namespace", f"liqo-tenant-{cid}")
+    assert ns["metadata"]["labels"]["liqo.io/tenant-namespace"] == "true"
+    assert ns["metadata"]["labels"]["liqo.io/remote-cluster-id"] == cid
+    sec = provider.get_json("secret", "liqo-nonce", "-n", f"liqo-tenant-{cid}")
+    assert sec["metadata"]["labels"] == {"liqo.io/nonce": "true", "liqo.io/remote-cluster-id": cid}
+    rc, again, err = cli("get", "nonce", "--remote-cluster-id", cid, "--kubeconfig",
+                         provider.kubeconfig)
+    assert rc == 0, err
+    assert again == nonce + "\n"
+
+    # 2. consumer: Tenant (nonce from a file, as the seed's summary does)
+    nonce_file = tmp_path / "nonce.txt"
+    nonce_file.write_text(again)
+    rc, tenant_yaml, err = cli("generate", "tenant", "--remote-cluster-id", pid, "--cluster-id",
+                               cid, "--nonce-file", nonce_file, "--kubeconfig", consumer.kubeconfig)
+    assert rc == 0, err
+    tenant = yaml.safe_load(tenant_yaml)
+    assert tenant["kind"] == "Tenant" and tenant["metadata"]["name"] == cid
+    assert tenant["spec"]["clusterID"] == cid
+    signed = consumer.get_json("secret", "liqo-signed-nonce", "-n", f"liqo-tenant-{pid}")
+    assert signed["metadata"]["labels"] == {"liqo.io/signed-nonce": "true",
+                                            "liqo.io/remote-cluster-id": pid}
+    assert base64.b64decode(signed["data"]["nonce"]).decode() == nonce
+    assert tenant["spec"]["signature"] == signed["data"]["signedNonce"]
+    assert "PRIVATE KEY" not in tenant_yaml + err
+
+    # 3. provider: apply (through the webhook) and generate the Identity
+    (tmp_path / "tenant.yaml").write_text(tenant_yaml)
+    provider.kubectl("apply", "-f", tmp_path / "tenant.yaml")
+    rc, identity_yaml, err = cli("generate", "identity", "--remote-cluster-id", cid,
+                                 "--cluster-id", pid, "--kubeconfig", provider.kubeconfig)
+    assert rc == 0, err
+    identity = yaml.safe_load(identity_yaml)
+    assert identity["metadata"]["name"] == f"controlplane-{pid}"
+    assert identity["metadata"]["namespace"] == f"liqo-tenant-{pid}"
+    assert identity["spec"]["type"] == "ControlPlane" and identity["spec"]["clusterID"] == pid
+    assert identity["spec"]["namespace"] == f"liqo-tenant-{cid}"
+    assert identity["spec"]["authParams"]["apiServer"] == provider.server
+    rc, identity_json, _ = cli("generate", "identity", "--remote-cluster-id", cid, "--cluster-id",
+                               pid, "--kubeconfig", provider.kubeconfig, "-o", "json")
+    assert rc == 0 and yaml.safe_load(identity_json) == identity
+
+    # 4. consumer: apply the Identity -> a working kubeconfig
+    (tmp_path / "identity.yaml").write_text(identity_yaml)
+    consumer.kubectl("apply", "-f", tmp_path / "identity.yaml")
+    kc = consumer_kubeconfig(consumer, pid, tmp_path)
+    assert_access(provider, kc, cid)
+    r = provider.kubectl("get", "secrets", "-n", f"liqo-tenant-{cid}", kubeconfig=kc, check=False)
+    assert r.returncode != 0 and "forbidden" in r.stderr.lower()
+
+
+def test_authenticate_unauthenticate_and_again(cli, provider, consumer, provider_signer,
+                                               consumer_signer, ids, cleanup, tmp_path):
+    cid, pid = ids
+    both = ("--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig", provider.kubeconfig,
+            "--cluster-id", cid, "--remote-cluster-id", pid)
+    rc, out, err = cli("authenticate", *both)
+    assert rc == 0, out + err
+    assert out.splitlines() == SEED_AUTHENTICATE_LINES
+    kc = consumer_kubeconfig(consumer, pid, tmp_path)
+    assert_access(provider, kc, cid)
+    assert provider.get_json("tenant", cid, "-n", f"liqo-tenant-{cid}")["spec"]["clusterID"] == cid
+
+    # refused while a ResourceSlice remains
+    pns = f"liqo-tenant-{cid}"
+    provider.apply(resourceslice("rs1", pns), kubeconfig=kc)
+    rc, out, err = cli("unauthenticate", *both)
+    assert rc == EXIT_REJECTED
+    assert f"1 ResourceSlice(s) remain in namespace {pns}" in err and "(remote)" in err
+    assert consumer.exists("identity", f"controlplane-{pid}", "-n", f"liqo-tenant-{pid}")
+    provider.kubectl("delete", "resourceslices.authentication.liqo.io", "rs1", "-n", pns)
+
+    rc, out, err = cli("unauthenticate", *both, "--wait", "--timeout", "60s")
+    assert rc == 0, out + err
+    assert out.splitlines() == [" INFO   (local) Identity deleted", " INFO   (remote) Tenant deleted"]
+    assert not consumer.exists("identity", f"controlplane-{pid}", "-n", f"liqo-tenant-{pid}")
+    assert not provider.exists("tenant", cid, "-n", pns)
+    # the consumer's next request is refused
+    r = wait_for(lambda: (lambda p: p if p.returncode != 0 else None)(
+        provider.kubectl("get", "resourceslices.authentication.liqo.io", "-n", pns,
+                         kubeconfig=kc, check=False)), timeout=20, what="access revoked")
+    assert "forbidden" in r.stderr.lower()
+
+    # idempotent, then a second authenticate works again (new nonce, new certificate)
+    rc, out, err = cli("unauthenticate", *both)
+    assert rc == 0 and "Identity already absent" in out and "Tenant already absent" in out, err
+    rc, out, err = cli("authenticate", *both)
+    assert rc == 0, out + err
+    assert out.splitlines() == SEED_AUTHENTICATE_LINES
+    kc2 = consumer_kubeconfig(consumer, pid, tmp_path, "again.kubeconfig")
+    assert_access(provider, kc2, cid)
+    rc, out, err = cli("unauthenticate", *both, "--wait")
+    assert rc == 0, err
+
+
+def test_kubeconfig_search_and_context(cli, provider, consumer, provider_signer, ids, cleanup,
+                                       tmp_path):
+    """$KUBECONFIG with several files (an empty entry and a missing-context file are skipped as
+    kubectl does) and --context picking the provider's context out of a merged list."""
+    cid, _ = ids
+    ctx = provider.kubectl("config", "current-context", "--kubeconfig", provider.kubeconfig).stdout.strip()
+    other = tmp_path / "other.kubeconfig"
+    doc = yaml.safe_load(Path(consumer.kubeconfig).read_text())
+    # rename the consumer's entries so they do not collide with the provider's
+    for section, key in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+        for item in doc[section]:
+            item["name"] = "consumer-" + item["name"]
+    for item in doc["contexts"]:
+        item["context"]["cluster"] = "consumer-" + item["context"]["cluster"]
+        item["context"]["user"] = "consumer-" + item["context"]["user"]
+    doc["current-context"] = "consumer-" + doc["current-context"]
+    other.write_text(yaml.safe_dump(doc))
+    import os
+    env = dict(os.environ, KUBECONFIG=f"{other}::{provider.kubeconfig}")
+    rc, nonce, err = cli("create", "nonce", "--remote-cluster-id", cid, "--context", ctx, env=env)
+    assert rc == 0, err
+    assert provider.exists("secret", "liqo-nonce", "-n", f"liqo-tenant-{cid}")
+    assert not consumer.exists("namespace", f"liqo-tenant-{cid}")
+    rc, _, err = cli("get", "nonce", "--remote-cluster-id", cid, "--context", "nope", env=env)
+    assert rc == EXIT_USAGE and "nope" in err
+
+
+# --- errors a person can act on ------------------------------------------------------------
+
+def test_missing_signer_is_named(cli, provider, consumer, provider_signer, consumer_signer, ids,
+                                 cleanup):
+    """No provider signer: `create nonce` and `authenticate` stop at --timeout and say which
+    service did not act, on which cluster, and what it should have filled."""
+    cid, pid = ids
+    provider_signer.stop()
+    try:
+        rc, out, err = cli("create", "nonce", "--remote-cluster-id", cid, "--kubeconfig",
+                           provider.kubeconfig, "--timeout", "2s")
+        assert rc == EXIT_TIMEOUT and out == "", err
+        assert (f"timed out after 2s waiting for tenantgate-signer (nonce controller) to fill "
+                f"data.nonce of Secret liqo-tenant-{cid}/liqo-nonce") in err
+        rc, out, err = cli("authenticate", "--kubeconfig", consumer.kubeconfig,
+                           "--remote-kubeconfig", provider.kubeconfig, "--cluster-id", cid,
+                           "--remote-cluster-id", pid, "--timeout", "3s")
+        assert rc == EXIT_TIMEOUT, err
+        assert out.splitlines()[-1] == " INFO   (remote) Nonce secret ensured"
+        assert "(remote) timed out after 3s waiting for tenantgate-signer (nonce controller)" in err
+    finally:
+        provider_signer.start()
+
+
+def test_missing_webhook_is_named(cli, provider, consumer, provider_signer, consumer_signer,
+                                  webhook, ids, cleanup):
+    """The admission webhook down (failurePolicy Fail): the Tenant cannot be applied and the
+    message names the webhook."""
+    cid, pid = ids
+    webhook.stop()
+    try:
+        rc, out, err = cli("authenticate", "--kubeconfig", consumer.kubeconfig,
+                           "--remote-kubeconfig", provider.kubeconfig, "--cluster-id", cid,
+                           "--remote-cluster-id", pid, "--timeout", "60s")
+        assert rc == EXIT_REJECTED, out + err
+        assert out.splitlines()[-1] == " INFO   (local) Tenant correctly generated"
+        assert "(remote) the API server could not call the tenantgate admission webhook" in err
+        assert not provider.exists("tenant", cid, "-n", f"liqo-tenant-{cid}")
+    finally:
+        webhook.start()
+        webhook.wait_ready()
+
+
+def test_unreachable_cluster(cli, provider, tmp_path):
+    doc = yaml.safe_load(Path(provider.kubeconfig).read_text())
+    port = free_port()
+    for c in doc["clusters"]:
+        c["cluster"]["server"] = f"https://127.0.0.1:{port}"
+    kc = tmp_path / "dead.kubeconfig"
+    kc.write_text(yaml.safe_dump(doc))
+    rc, out, err = cli("get", "nonce", "--remote-cluster-id", "c1", "--kubeconfig", kc)
+    assert rc == EXIT_UNREACHABLE, err
+    assert f"cannot reach the API server https://127.0.0.1:{port}" in err
+    rc, out, err = cli("authenticate", "--kubeconfig", provider.kubeconfig, "--remote-kubeconfig",
+                       kc, "--cluster-id", "c1", "--remote-cluster-id", "p1")
+    assert rc == EXIT_UNREACHABLE and "(remote) cannot reach the API server" in err, err
+    assert out == ""
+
+
+def test_tls_trust_as_the_kubeconfig_says(cli, provider, consumer, tmp_path):
+    """CA from a file works; another cluster's CA is refused (no silent fallback to insecure);
+    insecure-skip-tls-verify works only when the kubeconfig sets it."""
+    def variant(name, edit):
+        doc = yaml.safe_load(Path(provider.kubeconfig).read_text())
+        for c in doc["clusters"]:
+            c["cluster"].pop("certificate-authority-data", None)
+            edit(c["cluster"])
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(doc))
+        return cli("get", "nonce", "--remote-cluster-id", "nobody-here", "--kubeconfig", path)
+
+    # reaching the server is proven by the answer: no tenant namespace for that id
+    rc, _, err = variant("ca-file", lambda c: c.update({"certificate-authority": str(provider.ca_file)}))
+    assert rc == EXIT_REJECTED and "no nonce for cluster nobody-here" in err, err
+    rc, _, err = variant("wrong-ca", lambda c: c.update({"certificate-authority": str(consumer.ca_file)}))
+    assert rc == EXIT_UNREACHABLE and "cannot reach the API server" in err, err
+    rc, _, err = variant("insecure", lambda c: c.update({"insecure-skip-tls-verify": True}))
+    assert rc == EXIT_REJECTED and "no nonce for cluster nobody-here" in err, err
+
+
+def test_missing_kubeconfig_is_a_usage_error(cli, tmp_path):
+    rc, out, err = cli("create", "nonce", "--remote-cluster-id", "c1", "--kubeconfig",
+                       tmp_path / "absent")
+    assert rc == EXIT_USAGE and "cannot load the kubeconfig" in err and "absent" in err
+
+
+def test_missing_crds(cli, k8s_bin, tmp_path):
+    """A real control plane without the tenantgate CRDs: every command says which is missing."""
+    name = f"{RUN_TAG}-clibare"
+    cluster_tool("up", name)
+    try:
+        bare = Cluster(name)
+        rc, out, err = cli("generate", "identity", "--kubeconfig", bare.kubeconfig, "--cluster-id",
+                           "p1", "--remote-cluster-id", "c1")
+        assert rc == EXIT_REJECTED, err
+        assert "does not serve authentication.liqo.io/v1beta1" in err
+        assert "CustomResourceDefinitions (tenants) are not installed" in err
+        rc, out, err = cli("authenticate", "--kubeconfig", bare.kubeconfig, "--remote-kubeconfig",
+                           bare.kubeconfig, "--cluster-id", "c1", "--remote-cluster-id", "p1")
+        assert rc == EXIT_REJECTED and "(local)" in err and "(identities)" in err, err
+        # nothing was created before the check failed
+        assert not bare.exists("namespace", "liqo-tenant-p1")
+    finally:
+        cluster_tool("down", name, check=False)
+
+
+def test_no_nonce(cli, provider, ids, cleanup):
+    cid, _ = ids
+    rc, out, err = cli("get", "nonce", "--remote-cluster-id", cid, "--kubeconfig",
+                       provider.kubeconfig)
+    assert rc == EXIT_REJECTED and out == ""
+    assert f"no nonce for cluster {cid}" in err and "create nonce" in err
+    # a tenant namespace without the Secret
+    provider.apply({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": f"liqo-tenant-{cid}",
+                                 "labels": {"liqo.io/tenant-namespace": "true",
+                                            "liqo.io/remote-cluster-id": cid}}})
+    rc, out, err = cli("get", "nonce", "--remote-cluster-id", cid, "--kubeconfig",
+                       provider.kubeconfig)
+    assert rc == EXIT_REJECTED
+    assert f"no nonce: Secret liqo-tenant-{cid}/liqo-nonce does not exist" in err
+    # and generate tenant refuses a nonce that is not one, before touching the cluster
+    rc, out, err = cli("generate", "tenant", "--remote-cluster-id", "p1", "--cluster-id", cid,
+                       "--nonce", "short", "--kubeconfig", provider.kubeconfig)
+    assert rc == EXIT_USAGE and "88 characters" in err
+
+
+@pytest.fixture
+def limited_user(provider):
+    """A ServiceAccount that may list and create namespaces, and nothing else."""
+    name = f"cli-limited-{uuid.uuid4().hex[:6]}"
+    provider.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": name},
+                    "rules": [{"apiGroups": [""], "resources": ["namespaces"],
+                               "verbs": ["get", "list", "create", "patch"]}]})
+    provider.kubectl("create", "namespace", name)
+    provider.kubectl("create", "clusterrolebinding", name, f"--clusterrole={name}",
+                     f"--serviceaccount={name}:{name}")
+    kc = provider.serviceaccount_kubeconfig(name, name)
+    yield kc, name
+    provider.kubectl("delete", "clusterrolebinding", name, "--ignore-not-found", check=False)
+    provider.kubectl("delete", "clusterrole", name, "--ignore-not-found", check=False)
+    provider.delete_namespace(name)
+
+
+def test_rbac_forbidden(cli, provider, limited_user, ids, cleanup, tmp_path):
+    kc, name = limited_user
+    cid, _ = ids
+    rc, out, err = cli("create", "nonce", "--remote-cluster-id", cid, "--kubeconfig", kc)
+    assert rc == EXIT_REJECTED, err
+    assert (f"forbidden: the kubeconfig's user may not create secrets in namespace "
+            f"liqo-tenant-{cid}") in err
+    assert f"system:serviceaccount:{name}:{name}" in err
+    # with no rights at all: the namespace list is the first refusal
+    nobody = provider.serviceaccount_kubeconfig(name, "nobody")
+    rc, out, err = cli("get", "nonce", "--remote-cluster-id", cid, "--kubeconfig", nobody)
+    assert rc == EXIT_REJECTED and "may not list namespaces" in err, err
+
+
+def test_timeout_names_the_step(cli, provider, ids, cleanup):
+    """generate identity for a consumer whose Tenant never comes: the wait ends at --timeout and
+    says what it waited for."""
+    cid, pid = ids
+    provider.apply({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": f"liqo-tenant-{cid}",
+                                 "labels": {"liqo.io/tenant-namespace": "true",
+                                            "liqo.io/remote-cluster-id": cid}}})
+    rc, out, err = cli("generate", "identity", "--remote-cluster-id", cid, "--cluster-id", pid,
+                       "--kubeconfig", provider.kubeconfig, "--timeout", "2s")
+    assert rc == EXIT_TIMEOUT, err
+    assert f"timed out after 2s waiting for Tenant {cid} in namespace liqo-tenant-{cid}" in err
+    rc, out, err = cli("generate", "identity", "--remote-cluster-id", cid, "--cluster-id", pid,
+                       "--kubeconfig", provider.kubeconfig, "--timeout", "soon")
+    assert rc == EXIT_USAGE and "--timeout" in err
+
+
+def test_usage_and_help(cli):
+    for args in (("create", "--help"), ("create", "nonce", "--help"), ("get", "nonce", "--help"),
+                 ("generate", "tenant", "--help"), ("generate", "identity", "--help"),
+                 ("authenticate", "--help"), ("unauthenticate", "--help")):
+        rc, out, err = cli(*args)
+        assert rc == 0 and out.startswith("Usage:"), args
+    rc, out, err = cli("authenticate", "--cluster-id", "c1", "--remote-cluster-id", "p1")
+    assert rc == EXIT_USAGE and "--remote-kubeconfig is required" in err
+    rc, out, err = cli("create", "nonce", "--remote-cluster-id", "Bad_ID")
+    assert rc == EXIT_USAGE and "--remote-cluster-id" in err
+    rc, out, err = cli("get", "nonce", "--remote-cluster-id", "c1", "--wait")
+    assert rc == EXIT_USAGE and "does not apply" in err
+
+
+def test_runs_as_a_kubectl_plugin(build_dir, k8s_bin, provider, tmp_path):
+    """`kubectl tenantgate ...` finds the binary on PATH and hands it every flag."""
+    import os
+    env = dict(os.environ, PATH=f"{build_dir / 'cli'}:{os.environ.get('PATH', '')}")
+    p = subprocess.run([str(k8s_bin / "kubectl"), "plugin", "list"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert "kubectl-tenantgate" in p.stdout, p.stdout + p.stderr
+    p = subprocess.run([str(k8s_bin / "kubectl"), "tenantgate", "get", "nonce",
+                        "--remote-cluster-id", "nobody-here", "--kubeconfig", str(provider.kubeconfig)],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == EXIT_REJECTED and "no nonce for cluster nobody-here" in p.stderr, p.stderr
