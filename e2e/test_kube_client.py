@@ -291,17 +291,19 @@ def tenant(ns, name):
             "metadata": {"name": name, "namespace": ns}, "spec": {"clusterID": name}}
 
 
-def test_410_gone_relists(provider, probe_bin, namespace, probes, crds):
-    ns = namespace(provider, "gone")
-    provider.create(tenant(ns, "present"))
+def test_410_gone_relists(consumer, probe_bin, namespace, probes, crds):
+    # On the consumer: the provider may have the Tenant webhook installed by
+    # another test file, and these bare Tenants are only watch fodder.
+    ns = namespace(consumer, "gone")
+    consumer.create(tenant(ns, "present"))
     # The Tenant CRD's watch cache began long after resourceVersion "1": resuming
     # from it gets 410 Gone (an ERROR event; an HTTP 410 takes the same path) and
     # the informer must relist and go on watching from the list's version.
     path = f"/apis/authentication.liqo.io/v1beta1/namespaces/{ns}/tenants"
-    p = Probe(probe_bin, provider.admin_kubeconfig, path, "-r", "1")
+    p = Probe(probe_bin, consumer.admin_kubeconfig, path, "-r", "1")
     probes.append(p)
     p.expect(rf"^ADD {ns}/present \d+$")
-    provider.create(tenant(ns, "after"))
+    consumer.create(tenant(ns, "after"))
     p.expect(rf"^ADD {ns}/after \d+$")
     lines = p.stop()
     stats = [line for line in lines if line.startswith("STATS")][-1]
