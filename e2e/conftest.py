@@ -46,6 +46,10 @@ Cluster (see testbed.py)
 .wait_csr_certificate(csr_name, timeout=30) -> PEM bytes once the CSR is issued
 .log_tail(component="kube-apiserver", lines=40) -> str   (also "etcd", "kube-controller-manager")
 .pids() -> {component: pid}   .ports() -> {role: port}
+.restart_apiserver(timeout=120) -> (old pid, new pid, seconds): stops the kube-apiserver (TERM,
+         KILL after 5 s) and starts it with the same flags and port, back when /readyz is ok;
+         every client connection (watches too) is cut.  The cluster is shared: only restart it
+         in a test that can wait for it (~5-25 s), and never leave it down.
 
 host_process -> factory(args, name=None, env=None, cwd=None) -> testbed.HostProcess
               runs one of our services on the host (own session, output in a log file);

@@ -190,6 +190,21 @@ class Cluster:
             return base64.b64decode(cert) if cert else None
         return wait_for(issued, timeout=timeout, what=f"certificate of CSR {name}")
 
+    # --- faults ------------------------------------------------------------------------------
+
+    def restart_apiserver(self, timeout=120):
+        """Stop this cluster's kube-apiserver (TERM, KILL after 5 s) and start it again with
+        the same flags and port (`e2e/cluster restart-apiserver`); returns once /readyz is ok
+        again.  etcd and the controller-manager keep running.  Every client connection is cut,
+        watches included.  Returns (old pid, new pid, seconds it took)."""
+        old = self.pids()["kube-apiserver"]
+        t0 = time.monotonic()
+        cluster_tool("restart-apiserver", self.name, timeout=timeout)
+        new = self.pids()["kube-apiserver"]
+        if new == old:
+            raise ClusterError(f"{self.name}: kube-apiserver pid unchanged ({old}) after restart")
+        return old, new, time.monotonic() - t0
+
     # --- diagnostics -----------------------------------------------------------------------
 
     def log_tail(self, component="kube-apiserver", lines=40):

@@ -1,0 +1,137 @@
+"""Faults of the platform under the running services: the API server restarts mid-watch.
+
+An apiserver restart (an upgrade, a crash) cuts every connection, watches included, and
+the port refuses for a few seconds.  The webhook and the signers must come back on their
+own: resume their watches from the last resourceVersion (or relist when that is too old),
+so that objects created while they were reconnecting are not missed, and the onboarding
+started right after the restart completes, without a restart of any service.
+
+Evidence that a service reconnected rather than merely survived: the same pid is alive,
+every connection it held to the apiserver before the restart is gone, and it holds new
+ones; and the signer acted on objects that only a watch (not a request of ours) tells it
+about.  The services and fixtures are those of test_signer.py / tenantgate_services.py."""
+
+import os
+import time
+from pathlib import Path
+
+from tenantgate_services import (http_get, tenant_namespace_manifest, webhook,  # noqa: F401
+                                 webhook_install)
+from test_signer import (PROVIDER_ID, consumer_keys, consumer_signed_nonce,  # noqa: F401
+                         consumer_signer, csr_condition, identity_from, installed, kubectl_as,
+                         make_csr, provider_nonce, provider_signer, resourceslice, signer_bin,
+                         tenant_csrs, tenant_manifest, tenant_ready, unb64)
+from testbed import wait_for
+
+
+def _socket_inodes(pid):
+    inodes = set()
+    fd_dir = Path(f"/proc/{pid}/fd")
+    for fd in fd_dir.iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue                    # closed meanwhile
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    return inodes
+
+
+def apiserver_connections(pid, port):
+    """Socket inodes of the established TCP connections process pid holds to 127.0.0.1:port."""
+    mine = _socket_inodes(pid)
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            remote, state, inode = f[2], f[3], f[9]
+            if state == "01" and int(remote.split(":")[1], 16) == port and inode in mine:
+                out.add(inode)
+    return out
+
+
+def _services(webhook, provider_signer, consumer_signer):  # noqa: F811
+    return {"webhook": webhook.process, "provider signer": provider_signer.process,
+            "consumer signer": consumer_signer.process}
+
+
+def assert_reconnected(name, proc, pid_before, conns_before, port):
+    assert proc.alive() and proc.pid == pid_before, f"{name} was restarted or died"
+    conns = wait_for(lambda: apiserver_connections(proc.pid, port), timeout=30,
+                     what=f"{name} connected to the apiserver again")
+    assert not conns & conns_before, f"{name} still holds a pre-restart connection"
+
+
+def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, webhook,
+                                                          provider_signer, consumer_signer,
+                                                          tmp_path):
+    cid = f"fault-{os.urandom(4).hex()}"
+    pns, cns = f"liqo-tenant-{cid}", f"liqo-tenant-{PROVIDER_ID}-{cid}"
+    pport, cport = provider.ports()["apiserver"], consumer.ports()["apiserver"]
+    try:
+        # All three are watching: ready, and connected to their apiserver.
+        for s in (provider_signer, consumer_signer):
+            wait_for(lambda: http_get(s.metrics_port, "/readyz")[0] == 200, timeout=20,
+                     what=f"{s.name} /readyz 200")
+        before = {}
+        for name, proc in _services(webhook, provider_signer, consumer_signer).items():
+            port = cport if name == "consumer signer" else pport
+            conns = wait_for(lambda: apiserver_connections(proc.pid, port), timeout=10,
+                             what=f"{name} connected")
+            before[name] = (proc.pid, conns)
+        key, pub = consumer_keys(consumer, tmp_path)
+        provider.apply(tenant_namespace_manifest(cid))
+        consumer.apply(tenant_namespace_manifest(PROVIDER_ID, name=cns))
+
+        # The provider's apiserver restarts under the webhook and the provider signer.
+        old, new, took = provider.restart_apiserver()
+        print(f"provider apiserver restarted: pid {old} -> {new} in {took:.1f}s")
+        # At once, while the services are still backing off: the nonce Secret.  Only the
+        # resumed watch (or a relist) can tell the signer about it.
+        t0 = time.monotonic()
+        nonce = provider_nonce(provider, cid, pns, timeout=45)
+        print(f"nonce filled {time.monotonic() - t0:.1f}s after the apiserver was back")
+        sig = consumer_signed_nonce(consumer, cns, nonce)
+        tenant = tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path), sig)
+        provider.apply(tenant)             # through the webhook (failurePolicy Fail)
+        t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=45, interval=0.2,
+                     what="Tenant status filled after the provider apiserver restart")
+        csrs = tenant_csrs(provider, cid)
+        assert len(csrs) == 1 and csr_condition(csrs[0]) == ("Approved", "TenantValidated")
+        assert csrs[0]["status"].get("certificate")
+        for name in ("webhook", "provider signer"):
+            procs = _services(webhook, provider_signer, consumer_signer)
+            assert_reconnected(name, procs[name], *before[name], pport)
+
+        # The consumer's apiserver restarts around the Identity step.
+        old, new, took = consumer.restart_apiserver()
+        print(f"consumer apiserver restarted: pid {old} -> {new} in {took:.1f}s")
+        consumer.apply(identity_from(t["status"], cid, cns))
+        idname = f"controlplane-{PROVIDER_ID}"
+        ref = wait_for(lambda: ((consumer.get_json("identity", idname, "-n", cns).get("status")
+                                 or {}).get("kubeconfigSecretRef") or {}).get("name"),
+                       timeout=45, what="Identity status.kubeconfigSecretRef after the restart")
+        kc = tmp_path / "remote.kubeconfig"
+        kc.write_bytes(unb64(consumer.get_json("secret", ref, "-n", cns)["data"]["kubeconfig"]))
+        assert_reconnected("consumer signer", consumer_signer.process,
+                           *before["consumer signer"], cport)
+
+        # The consumer's kubeconfig works against the provider, with the consumer's rights.
+        r = provider.apply(resourceslice("rs-fault", pns), kubeconfig=kc, check=False)
+        assert r.returncode == 0, r.stderr
+        who = kubectl_as(provider, kc, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
+        assert who.returncode == 0 and who.stdout == cid, who.stderr
+    finally:
+        # Shared clusters: both must be healthy for the tests after this one.
+        for c in (provider, consumer):
+            wait_for(lambda: c.kubectl("get", "--raw", "/readyz", check=False).returncode == 0,
+                     timeout=60, what=f"{c.name} apiserver ready")
+        provider.kubectl("delete", "resourceslices.authentication.liqo.io", "--all", "-n", pns,
+                         "--ignore-not-found", check=False)
+        provider.kubectl("delete", "tenant", "--all", "-n", pns, "--wait=false", check=False)
+        provider.delete_namespace(pns)
+        consumer.delete_namespace(cns)
