@@ -45,29 +45,6 @@ static const char tenant_usage[] =
     "  -o, --output FMT    yaml (default) or json\n"
     "  -h, --help          show this help\n";
 
-/* Print obj as YAML or JSON on stdout. */
-static int print_doc(const char *cmd, json_object *obj, int as_json)
-{
-    size_t len = 0;
-    char *yaml = NULL;
-    const char *text;
-    int bad;
-
-    if (as_json) {
-        text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-                                                       JSON_C_TO_STRING_SPACED |
-                                                       JSON_C_TO_STRING_NOSLASHESCAPE);
-        bad = text == NULL || printf("%s\n", text) < 0;
-    } else {
-        yaml = tg_yaml_emit(obj, &len);
-        bad = yaml == NULL || fwrite(yaml, 1, len, stdout) != len;
-        free(yaml);
-    }
-    if (bad || fflush(stdout) != 0)
-        return cli_error(cmd, "cannot write the document to standard output");
-    return TG_EXIT_OK;
-}
-
 /* Build the three proofs from key and wrap them in a Tenant. */
 static json_object *build_tenant(EVP_PKEY *key, const char *cluster_id, const char *nonce)
 {
@@ -167,7 +144,7 @@ static int generate_tenant(int argc, char **argv)
     OPENSSL_cleanse(nonce, sizeof(nonce));
     if (obj == NULL)
         return TG_EXIT_USAGE;
-    rc = print_doc(cmd, obj, as_json);
+    rc = cli_print_object(cmd, obj, as_json);
     json_object_put(obj);
     return rc;
 }
