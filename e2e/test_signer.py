@@ -110,8 +110,10 @@ def installed(provider, consumer, crds, webhook, source_dir):
     finally:
         for c in (provider, consumer):
             _remove_signer_rbac(c)
-        consumer.kubectl("delete", "namespace", NS, "--ignore-not-found", "--wait=false",
-                         check=False)
+        # Wait until it is gone: the next module that installs the signer creates it
+        # again at once, and a namespace still terminating refuses new content.
+        consumer.kubectl("delete", "namespace", NS, "--ignore-not-found", "--wait=true",
+                         "--timeout=120s", check=False, timeout=150)
 
 
 @pytest.fixture(scope="module")
