@@ -29,6 +29,7 @@ struct tg_cache {
     struct lh_table *objects;      /* key -> cache_entry (owned) */
     struct lh_table *index;        /* value -> index_bucket (owned), or NULL */
     char *index_label;
+    char **keep;                   /* dotted paths to keep (NULL-terminated), or NULL: all */
     char *rv;                      /* writer thread only */
     int synced;
 };
@@ -102,6 +103,9 @@ void tg_cache_free(tg_cache *c)
     if (c->objects)
         lh_table_free(c->objects);
     free(c->index_label);
+    for (size_t i = 0; c->keep && c->keep[i]; i++)
+        free(c->keep[i]);
+    free(c->keep);
     free(c->rv);
     pthread_rwlock_destroy(&c->lock);
     free(c);
@@ -132,12 +136,88 @@ static const char *object_rv(json_object *obj)
     return rv ? rv : "";
 }
 
-/* managedFields are large and nobody here reads them. */
-static void strip(json_object *obj)
+int tg_cache_keep_fields(tg_cache *c, const char *const *paths)
+{
+    size_t n = 0;
+
+    if (c->keep != NULL || paths == NULL)
+        return -1;
+    while (paths[n])
+        n++;
+    if ((c->keep = calloc(n + 1, sizeof(*c->keep))) == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if ((c->keep[i] = strdup(paths[i])) == NULL)
+            return -1;   /* tg_cache_free releases the part made */
+    return 0;
+}
+
+/* How the keep paths treat member `name` of the object at dotted `pre`
+ * (pre_len 0: the top): 2 keep it whole, 1 keep part of it, 0 drop it. */
+static int keep_member(char *const *keep, const char *pre, size_t pre_len, const char *name)
+{
+    size_t nl = strlen(name);
+    int r = 0;
+
+    if (pre_len == 0 && strcmp(name, "metadata") == 0)
+        return 2;   /* keys, resourceVersion, labels: the cache's own */
+    for (; *keep; keep++) {
+        const char *k = *keep;
+        if (pre_len) {
+            if (strncmp(k, pre, pre_len) != 0 || k[pre_len] != '.')
+                continue;
+            k += pre_len + 1;
+        }
+        if (strncmp(k, name, nl) != 0)
+            continue;
+        if (k[nl] == '\0')
+            return 2;
+        if (k[nl] == '.')
+            r = 1;
+    }
+    return r;
+}
+
+/* Drop every member of obj (at dotted path pre) the keep paths do not name. */
+static void prune(json_object *obj, char *const *keep, char *pre, size_t pre_len, size_t pre_cap)
+{
+    const char *drop[64];
+    size_t ndrop;
+
+    do {
+        ndrop = 0;
+        json_object_object_foreach(obj, name, val) {
+            int k = keep_member(keep, pre, pre_len, name);
+            size_t nl = strlen(name);
+            if (k == 0) {
+                if (ndrop < sizeof(drop) / sizeof(drop[0]))
+                    drop[ndrop++] = name;
+            } else if (k == 1 && json_object_is_type(val, json_type_object) &&
+                       pre_len + nl + 2 <= pre_cap) {
+                size_t at = pre_len;
+                if (pre_len)
+                    pre[at++] = '.';
+                memcpy(pre + at, name, nl + 1);
+                prune(val, keep, pre, at + nl, pre_cap);
+                pre[pre_len] = '\0';
+            }
+        }
+        for (size_t i = 0; i < ndrop; i++)
+            json_object_object_del(obj, drop[i]);
+    } while (ndrop == sizeof(drop) / sizeof(drop[0]));
+}
+
+/* managedFields are large and nobody here reads them; with keep paths, only
+ * those fields (and metadata, which the cache itself needs) stay. */
+static void strip(tg_cache *c, json_object *obj)
 {
     json_object *meta;
     if (json_object_object_get_ex(obj, "metadata", &meta) && json_object_is_type(meta, json_type_object))
         json_object_object_del(meta, "managedFields");
+    if (c->keep != NULL && json_object_is_type(obj, json_type_object)) {
+        char pre[256] = "";
+        prune(obj, c->keep, pre, 0, sizeof(pre));
+    }
 }
 
 /* --- the label index --- */
@@ -318,7 +398,7 @@ int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_c
         ((cache_entry *)lh_entry_v(le))->seen = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         json_object *it = json_object_array_get_idx(items, i);
-        strip(it);
+        strip(c, it);
         char *key = object_key(it);
         if (key == NULL || upsert(c, key, it, &changes) != 0)
             rc = tg_errf(err, err_len, "out of memory storing the list");
@@ -360,7 +440,7 @@ int tg_cache_apply(tg_cache *c, const tg_watch_event *ev, const tg_cache_handler
 
     change_list changes = {0};
     int rc = TG_CACHE_OK;
-    strip(obj);
+    strip(c, obj);
     pthread_rwlock_wrlock(&c->lock);
     if (ev->type == TG_WATCH_DELETED) {
         struct lh_entry *le = lh_table_lookup_entry(c->objects, key);

@@ -37,6 +37,12 @@ typedef struct tg_cache_handlers {
 tg_cache *tg_cache_new(const char *index_label);
 void tg_cache_free(tg_cache *c);
 
+/* Keep only these fields of every stored object, to save memory: dotted
+ * paths ("data.nonce", "status.certificate"); metadata (minus managedFields)
+ * is always kept. Handlers see the trimmed objects too. Call once, before
+ * the first list. paths is NULL-terminated and copied. Returns 0 or -1. */
+int tg_cache_keep_fields(tg_cache *c, const char *const *paths);
+
 /* The result of applying a watch event. */
 #define TG_CACHE_OK 0
 #define TG_CACHE_ERROR (-1)    /* malformed event or an ERROR event: rewatch from the last RV */

@@ -318,6 +318,7 @@ tg_informer *tg_informer_new(tg_kube_client *client, const tg_informer_opts *o, 
     inf->cache = tg_cache_new(o->index_label);
     inf->path = strdup(o->path);
     if (inf->cache == NULL || inf->path == NULL ||
+        (o->keep_fields != NULL && tg_cache_keep_fields(inf->cache, o->keep_fields) != 0) ||
         (o->label_selector && (inf->label_selector = strdup(o->label_selector)) == NULL) ||
         (o->field_selector && (inf->field_selector = strdup(o->field_selector)) == NULL) ||
         (o->resume_rv && (inf->resume_rv = strdup(o->resume_rv)) == NULL))

@@ -25,6 +25,8 @@ typedef struct tg_informer_opts {
     const char *label_selector;    /* "liqo.io/nonce=true", or NULL */
     const char *field_selector;    /* or NULL */
     const char *index_label;       /* a label to index by (cache.h), or NULL */
+    const char *const *keep_fields;/* NULL-terminated dotted paths to keep
+                                    * (tg_cache_keep_fields), or NULL: all */
     long page_size;                /* list page size; 0: 500 */
     long watch_timeout_s;          /* server-side timeoutSeconds; 0: random in [300, 600) */
     uint64_t backoff_base_ms;      /* 0: 500 ms */
