@@ -6,6 +6,7 @@
  * existing object, so a restart resumes from the cluster's state. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,18 +152,23 @@ static int parse_addr(const char *arg, char *host, size_t host_len, int *port)
 
 /* ---------- informer handlers: objects -> queue keys ---------- */
 
-static void enqueue(informer_ref *r, json_object *o)
+static void enqueue(informer_ref *r, json_object *o, int deleted)
 {
     const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
     const char *name = tg_json_path_string(o, "metadata", "name", NULL);
     char key[TG_WQ_KEY_MAX];
+    int is_csr = strcmp(r->kind, "csr") == 0;
+    int issued = is_csr && tg_json_path_string(o, "status", "certificate", NULL) != NULL;
 
     if (!name)
         return;
     snprintf(key, sizeof(key), "%s/%s/%s", r->kind, ns ? ns : "", name);
-    tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
-    /* A CSR's progress is its Tenant's progress: wake the Tenant too. */
-    if (strcmp(r->kind, "csr") == 0 && (r->m->s.controllers & TG_CTL_TENANT)) {
+    /* An issued CSR leaves the approver and the own signer nothing to do. */
+    if (!issued && !(is_csr && deleted))
+        tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+    /* A CSR matters to its Tenant once it carries the certificate (or is
+     * gone): wake the Tenant then, not on every approval step. */
+    if (is_csr && (issued || deleted) && (r->m->s.controllers & TG_CTL_TENANT)) {
         const char *cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
         const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
         if (cid && tns) {
@@ -172,15 +178,24 @@ static void enqueue(informer_ref *r, json_object *o)
     }
 }
 
-static void on_add(json_object *o, void *data) { enqueue(data, o); }
-static void on_update(json_object *old_obj, json_object *o, void *data) { enqueue(data, o); }
-static void on_delete(json_object *o, void *data) { enqueue(data, o); }
+static void on_add(json_object *o, void *data) { enqueue(data, o, 0); }
+static void on_update(json_object *old_obj, json_object *o, void *data) { enqueue(data, o, 0); }
+static void on_delete(json_object *o, void *data) { enqueue(data, o, 1); }
 
-static int add_informer(signer_main *m, const char *kind, const char *path, const char *selector, char *err,
-                        size_t err_len)
+/* What the reconcilers read from each cache besides metadata (the handlers
+ * need only metadata): the rest of each object is dropped on store, which
+ * keeps the signer's memory flat in the number of Tenants. */
+static const char *const keep_nothing[] = {NULL};
+static const char *const keep_nonce[] = {"data.nonce", NULL};
+static const char *const keep_csr[] = {"status.certificate", NULL};
+
+static int add_informer(signer_main *m, const char *kind, const char *path, const char *selector,
+                        const char *index_label, char *err, size_t err_len)
 {
     informer_ref *r = &m->infs[m->ninfs];
-    tg_informer_opts o = {.path = path, .label_selector = selector};
+    tg_informer_opts o = {.path = path, .label_selector = selector, .index_label = index_label};
+
+    o.keep_fields = strcmp(kind, "nonce") == 0 ? keep_nonce : strcmp(kind, "csr") == 0 ? keep_csr : keep_nothing;
 
     r->kind = kind;
     r->m = m;
@@ -254,13 +269,22 @@ static void on_sync_check(uv_timer_t *t)
 static void on_signal(uv_signal_t *h, int signum)
 {
     signer_main *m = h->data;
-    int i;
 
     tg_log(TG_LOG_INFO, "stopping", TG_LOG_INT("signal", signum));
     tg_wq_shutdown(m->s.q);
     uv_signal_stop(&m->sigterm);
     uv_signal_stop(&m->sigint);
     uv_timer_stop(&m->sync_timer);
+    /* The workers read the informers' caches: free those (close_handles)
+     * only once the workers have stopped. Leave uv_run now. */
+    uv_stop(m->loop);
+}
+
+/* After the workers stopped: informers, client, signals and probe go. */
+static void close_handles(signer_main *m)
+{
+    int i;
+
     for (i = 0; i < m->ninfs; i++)
         tg_informer_free(m->infs[i].inf);
     m->ninfs = 0;
@@ -271,9 +295,6 @@ static void on_signal(uv_signal_t *h, int signum)
     m->client = NULL;
     if (m->probe)
         tg_probe_server_close(m->probe);
-    /* h2o's context keeps timers on the loop until it is disposed: leave
-     * uv_run now, dispose after the workers stopped, then run the closes. */
-    uv_stop(m->loop);
 }
 
 static const char *not_ready(void *data)
@@ -446,7 +467,14 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* glibc gives each worker thread its own malloc arena, and each keeps
+     * the peak of its responses' parse trees: two arenas bound the RSS and
+     * the workers spend their time waiting on the API server, not on malloc. */
+    mallopt(M_ARENA_MAX, 2);
     pthread_mutex_init(&m.s.key_mu, NULL);
+    pthread_mutex_init(&m.s.rb_mu, NULL);
+    if (!(m.s.rb_known = json_object_new_object()))
+        return 1;
 
     if (tg_kube_config_load(&m.s.cfg, kubeconfig, context, err, sizeof(err)) != 0) {
         tg_log(TG_LOG_ERROR, "cannot load the kubeconfig", TG_LOG_STR("error", err));
@@ -487,16 +515,19 @@ int main(int argc, char **argv)
         return 1;
     }
     if (((m.s.controllers & TG_CTL_NONCE) &&
-         add_informer(&m, "nonce", "/api/v1/secrets", "liqo.io/nonce=true", err, sizeof(err)) != 0) ||
+         (add_informer(&m, "nonce", "/api/v1/secrets", "liqo.io/nonce=true", NULL, err, sizeof(err)) != 0 ||
+          !(m.s.nonce_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
         ((m.s.controllers & TG_CTL_TENANT) &&
-         add_informer(&m, "tenant", "/apis/authentication.liqo.io/v1beta1/tenants", NULL, err, sizeof(err)) != 0) ||
+         add_informer(&m, "tenant", "/apis/authentication.liqo.io/v1beta1/tenants", NULL, NULL, err, sizeof(err)) != 0) ||
         ((m.s.controllers & (TG_CTL_APPROVER | TG_CTL_SIGNER | TG_CTL_TENANT)) &&
-         add_informer(&m, "csr", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
-                      (snprintf(sel, sizeof(sel), TG_LABEL_TENANT_CSR "=true"), sel), err, sizeof(err)) != 0) ||
+         (add_informer(&m, "csr", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+                       (snprintf(sel, sizeof(sel), TG_LABEL_TENANT_CSR "=true"), sel), TG_LABEL_REMOTE_CLUSTER_ID, err,
+                       sizeof(err)) != 0 ||
+          !(m.s.csr_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
         ((m.s.controllers & TG_CTL_NONCESIGNER) &&
-         add_informer(&m, "signednonce", "/api/v1/secrets", "liqo.io/signed-nonce=true", err, sizeof(err)) != 0) ||
+         add_informer(&m, "signednonce", "/api/v1/secrets", "liqo.io/signed-nonce=true", NULL, err, sizeof(err)) != 0) ||
         ((m.s.controllers & TG_CTL_IDENTITY) &&
-         add_informer(&m, "identity", "/apis/authentication.liqo.io/v1beta1/identities", NULL, err, sizeof(err)) != 0)) {
+         add_informer(&m, "identity", "/apis/authentication.liqo.io/v1beta1/identities", NULL, NULL, err, sizeof(err)) != 0)) {
         tg_log(TG_LOG_ERROR, "cannot start an informer", TG_LOG_STR("error", err));
         return 1;
     }
@@ -528,6 +559,8 @@ int main(int argc, char **argv)
     uv_run(m.loop, UV_RUN_DEFAULT);
     for (i = 0; i < m.workers_started; i++)
         pthread_join(m.workers[i], NULL);
+    m.s.csr_cache = m.s.nonce_cache = NULL;
+    close_handles(&m);
     tg_leader_stop(m.leader);   /* after the workers: release only once nothing acts */
     uv_run(m.loop, UV_RUN_NOWAIT);           /* finish the probe connections' closes */
     if (tg_probe_server_free(m.probe) != 0)
@@ -541,6 +574,7 @@ int main(int argc, char **argv)
     free(m.s.api_server);
     free(m.s.ca_pem);
     tg_kube_config_free(&m.s.cfg);
+    json_object_put(m.s.rb_known);
     return 0;
 bad:
     fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg);

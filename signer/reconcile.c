@@ -113,6 +113,108 @@ static void rfc3339(time_t t, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* ---------- informer cache readers (copy under the read lock, cache.h) ---------- */
+
+typedef struct nonce_look {
+    char *b64;          /* data.nonce as stored (base64), malloc'd; NULL if none */
+    int found;          /* the Secret is in the cache */
+    int oom;
+} nonce_look;
+
+static void on_nonce_visit(json_object *sec, void *data)
+{
+    nonce_look *l = data;
+    const char *b64 = tg_json_path_string(sec, "data", "nonce", NULL);
+
+    l->found = 1;
+    if (b64 && *b64 && !(l->b64 = strdup(b64)))
+        l->oom = 1;
+}
+
+/* The cached nonce Secret ns/name: 1 found (*b64 its data.nonce or NULL),
+ * 0 not cached, -1 out of memory. */
+static int cached_nonce_b64(tg_signer *s, const char *ns, const char *name, char **b64)
+{
+    nonce_look l = {0};
+
+    *b64 = NULL;
+    if (!s->nonce_cache || !tg_cache_synced(s->nonce_cache) || !tg_cache_get(s->nonce_cache, ns, name, on_nonce_visit, &l))
+        return 0;
+    if (l.oom)
+        return -1;
+    *b64 = l.b64;
+    return 1;
+}
+
+/* The nonce text of a tenant namespace from the cache (malloc'd, secret), or NULL. */
+static char *cached_nonce(tg_signer *s, const char *ns)
+{
+    char *b64 = NULL, err[64];
+    unsigned char *raw = NULL, *out = NULL;
+    size_t n = 0;
+
+    if (cached_nonce_b64(s, ns, TG_NONCE_SECRET, &b64) != 1 || !b64)
+        return NULL;
+    if ((raw = tg_base64_decode(b64, strlen(b64), &n, err, sizeof(err))) && (out = malloc(n + 1))) {
+        memcpy(out, raw, n);
+        out[n] = '\0';
+    }
+    free_secret(raw, n);
+    free_secret(b64, strlen(b64));
+    return (char *)out;
+}
+
+typedef struct csr_look {
+    const char *ns;     /* the Tenant's namespace label to match */
+    char name[256];
+    char ts[64];
+    char *certificate;  /* status.certificate (base64), malloc'd, or NULL */
+    int found;
+    int oom;
+} csr_look;
+
+static void on_csr_visit(json_object *c, void *data)
+{
+    csr_look *l = data;
+    const char *tns = tg_json_path_string(c, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
+    const char *ts = tg_json_path_string(c, "metadata", "creationTimestamp", NULL);
+    const char *name = tg_json_path_string(c, "metadata", "name", NULL);
+    const char *crt = tg_json_path_string(c, "status", "certificate", NULL);
+    int cmp;
+
+    if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->ts) || strlen(name) >= sizeof(l->name))
+        return;
+    /* the same order as find_csr: newest stamp, then the greatest name (a list is sorted by name) */
+    cmp = l->found ? strcmp(ts, l->ts) : 1;
+    if (cmp < 0 || (cmp == 0 && strcmp(name, l->name) < 0))
+        return;
+    free(l->certificate);
+    l->certificate = NULL;
+    if (crt && *crt && !(l->certificate = strdup(crt)))
+        l->oom = 1;
+    strcpy(l->ts, ts);
+    strcpy(l->name, name);
+    l->found = 1;
+}
+
+/* The newest tenant CSR of (ns, cid) in the CSR informer's cache: 1 found
+ * (*certificate: its status.certificate or NULL), 0 none cached, -1 out of memory. */
+static int cached_csr(tg_signer *s, const char *ns, const char *cid, char **certificate)
+{
+    csr_look l = {.ns = ns};
+
+    *certificate = NULL;
+    if (!s->csr_cache || !tg_cache_synced(s->csr_cache))
+        return 0;
+    tg_cache_get_by_index(s->csr_cache, cid, on_csr_visit, &l);
+    if (l.oom) {
+        free(l.certificate);
+        return -1;
+    }
+    *certificate = l.certificate;
+    return l.found;
+}
+
 /* ---------- provider: nonce ---------- */
 
 /* Give a labelled nonce Secret a nonce if it has none; never overwrite. */
@@ -122,6 +224,15 @@ static long reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const cha
     json_object *sec = NULL;
     long st;
 
+    {
+        /* A nonce is never overwritten: one in the cache is final, no GET needed. */
+        char *b64 = NULL;
+        int has = cached_nonce_b64(s, ns, name, &b64) == 1 && b64;
+        if (b64)
+            free_secret(b64, strlen(b64));
+        if (has)
+            return TG_RECONCILE_OK;
+    }
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
     if ((st = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
         return TG_RECONCILE_OK;
@@ -257,18 +368,52 @@ static int has_finalizer(json_object *tenant)
     return 0;
 }
 
-static long ensure_rolebinding(tg_api *api, const char *ns, const char *cid, int present, char *err, size_t err_len)
+/* RoleBindings known to exist: "ns/name" -> when this process last saw the
+ * POST succeed or answer 409. Known for RB_RECHECK_S only, so one deleted
+ * behind our back is recreated by a later reconcile. */
+#define RB_RECHECK_S 600
+
+static int rolebinding_known(tg_signer *s, const char *key, time_t now)
 {
-    char path[1024], name[320];
+    json_object *at = NULL;
+    int known;
+
+    pthread_mutex_lock(&s->rb_mu);
+    known = s->rb_known && json_object_object_get_ex(s->rb_known, key, &at) &&
+            now - (time_t)json_object_get_int64(at) < RB_RECHECK_S;
+    pthread_mutex_unlock(&s->rb_mu);
+    return known;
+}
+
+static void rolebinding_set_known(tg_signer *s, const char *key, int known, time_t now)
+{
+    pthread_mutex_lock(&s->rb_mu);
+    if (s->rb_known && known)
+        json_object_object_add(s->rb_known, key, json_object_new_int64((int64_t)now));
+    else if (s->rb_known)
+        json_object_object_del(s->rb_known, key);
+    pthread_mutex_unlock(&s->rb_mu);
+}
+
+/* present: POST the binding unless recently known to exist; else DELETE it. */
+static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const char *cid, int present, char *err,
+                               size_t err_len)
+{
+    char path[1024], name[320], key[640];
+    time_t now = time(NULL);
     json_object *rb, *meta, *subj, *subjs, *ref, *labels;
     long r;
 
     snprintf(name, sizeof(name), "liqo-tenant-%s", cid);
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
     if (!present) {
+        rolebinding_set_known(s, key, 0, now);
         snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings/%s", ns, name);
         r = tg_api_call(api, "DELETE", path, TG_KUBE_CT_JSON, NULL, NULL, err, err_len);
         return r == 404 ? 200 : r;
     }
+    if (rolebinding_known(s, key, now))
+        return 200;
     rb = json_object_new_object();
     json_object_object_add(rb, "apiVersion", jstr("rbac.authorization.k8s.io/v1"));
     json_object_object_add(rb, "kind", jstr("RoleBinding"));
@@ -294,7 +439,11 @@ static long ensure_rolebinding(tg_api *api, const char *ns, const char *cid, int
     snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
     r = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, rb, NULL, err, err_len);
     json_object_put(rb);
-    return r == 409 ? 200 : r;   /* already there */
+    if (r == 409)
+        r = 200;   /* already there */
+    if (r == 200 || r == 201)
+        rolebinding_set_known(s, key, 1, now);
+    return r;
 }
 
 /* The newest labelled CSR of a Tenant (a new reference) or NULL. */
@@ -372,7 +521,7 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
 
     if (!has_finalizer(tenant))
         return 200;
-    if ((r = ensure_rolebinding(api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
+    if ((r = ensure_rolebinding(s, api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
         return r;
     old = read_nonce(api, ns, &sec);
     if (sec) {
@@ -400,13 +549,16 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
 {
     char path[1024], err[512], now[32];
     json_object *tenant = NULL, *csr = NULL, *conds, *ap;
-    const char *cid, *crt_b64, *cur_b64;
+    const char *cid, *cur_b64;
+    char *crt_b64 = NULL;   /* the newest CSR's status.certificate (copy) */
+    int have_csr;
     unsigned char *crt = NULL;
     size_t crt_len = 0;
     char *nonce = NULL;
     tg_tenant t;
-    tg_verdict v;
+    tg_verdict v, v_parsed;
     tg_check_opts copts = {.allow_no_handshake = s->allow_no_handshake};
+    int parsed, refused, from_cache = 0;
     int64_t gen;
     time_t nb, na;
     long st, ret = TG_RECONCILE_RETRY;
@@ -434,9 +586,24 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
     gen = json_object_get_int64(tg_json_path(tenant, "metadata", "generation", NULL));
     /* Re-run the admission decision: the webhook may have been bypassed. */
     tg_verdict_init(&v);
-    nonce = read_nonce(api, ns, NULL);
-    if (tg_tenant_from_json(tenant, &t, &v) != 0 ||
-        tg_tenant_check(&t, nonce, nonce ? strlen(nonce) : 0, &copts, &v) != 0) {
+    /* The cached nonce decides only what to do next (the approver re-checks
+     * against live reads before any approval). It may lag a rotation, so a
+     * refusal is decided on the live nonce only. */
+    parsed = tg_tenant_from_json(tenant, &t, &v) == 0;
+    v_parsed = v;
+    if (parsed) {
+        from_cache = (nonce = cached_nonce(s, ns)) != NULL;
+        if (!from_cache)
+            nonce = read_nonce(api, ns, NULL);
+    }
+    refused = !parsed || tg_tenant_check(&t, nonce, nonce ? strlen(nonce) : 0, &copts, &v) != 0;
+    if (refused && from_cache) {
+        free_secret(nonce, strlen(nonce));
+        nonce = read_nonce(api, ns, NULL);
+        v = v_parsed;
+        refused = tg_tenant_check(&t, nonce, nonce ? strlen(nonce) : 0, &copts, &v) != 0;
+    }
+    if (refused) {
         const char *reason = tg_reason_name(v.reason);
         json_object *c = condition("Authenticated", 0, reason, v.message, gen, now);
         keep_transition_time(tenant, c);
@@ -456,7 +623,7 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
         ret = 1;   /* look again at the updated object */
         goto out;
     }
-    st = ensure_rolebinding(api, ns, cid, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
+    st = ensure_rolebinding(s, api, ns, cid, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
     if (st < 0 || st >= 300)
         goto fail;
 
@@ -471,20 +638,35 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
             goto out;
         }
     }
-    if (!(csr = find_csr(api, ns, cid, &st, err, sizeof(err))) && st != 200)
+    /* The CSR informer's cache replaces a LIST per reconcile. It may lag our
+     * own create, so "make a CSR" is only ever decided on a live LIST. */
+    if ((have_csr = cached_csr(s, ns, cid, &crt_b64)) < 0) {
+        snprintf(err, sizeof(err), "out of memory");
         goto fail;
-    crt_b64 = csr ? tg_json_path_string(csr, "status", "certificate", NULL) : NULL;
-    if (!csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
+    }
+    if (!have_csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
+        free(crt_b64);
+        crt_b64 = NULL;
+        if (!(csr = find_csr(api, ns, cid, &st, err, sizeof(err))) && st != 200)
+            goto fail;
+        have_csr = csr != NULL;
+        if (csr && tg_json_path_string(csr, "status", "certificate", NULL) &&
+            !(crt_b64 = strdup(tg_json_path_string(csr, "status", "certificate", NULL)))) {
+            snprintf(err, sizeof(err), "out of memory");
+            goto fail;
+        }
+    }
+    if (!have_csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
         /* none yet, or the newest one is the certificate being renewed */
         if ((st = create_csr(s, api, tenant, ns, cid, err, sizeof(err))) != 201)
             goto fail;
         tg_log(TG_LOG_INFO, cur_b64 ? "csr created for renewal" : "csr created", TG_LOG_STR("namespace", ns),
                TG_LOG_STR("tenant", name));
-        ret = 2000;   /* the CSR informer wakes us earlier */
+        ret = 30000;   /* the CSR informer wakes us when the certificate is there */
         goto out;
     }
     if (!crt_b64 || !*crt_b64) {
-        ret = 2000;   /* not issued yet */
+        ret = 30000;   /* not issued yet: woken as above; this is only a safety net */
         goto out;
     }
     if (!(crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, sizeof(err))) ||
@@ -539,6 +721,7 @@ fail:
     ret = TG_RECONCILE_RETRY;
 out:
     free(crt);
+    free(crt_b64);
     free_secret(nonce, nonce ? strlen(nonce) : 0);
     tg_tenant_clear(&t);
     json_object_put(csr);
@@ -679,8 +862,9 @@ static long reconcile_approve(tg_signer *s, tg_api *api, const char *name)
     tg_log(d.approve ? TG_LOG_INFO : TG_LOG_WARN, d.approve ? "csr approved" : "csr denied", TG_LOG_STR("csr", name),
            TG_LOG_STR("cluster_id", cid), TG_LOG_STR("reason", d.reason), TG_LOG_STR("message", d.message));
     tg_api_event(api, csr, d.approve ? "Normal" : "Warning", d.reason, d.message);
-    if (tenant)
-        tg_api_event(api, tenant, d.approve ? "Normal" : "Warning", d.approve ? "CSRApproved" : "CSRDenied", d.message);
+    /* A denial is news on the Tenant; an approval reaches it as IdentityIssued. */
+    if (tenant && !d.approve)
+        tg_api_event(api, tenant, "Warning", "CSRDenied", d.message);
     ret = d.approve ? 1 : TG_RECONCILE_OK;   /* approved: look again to sign in own-signer mode */
     goto out;
 fail:

@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "common/metrics.h"
+#include "kube/cache.h"
 #include "kube/kubeconfig.h"
 #include "pki/issue.h"
 #include "signer/api.h"
@@ -48,6 +49,15 @@ typedef struct tg_signer {
     pthread_mutex_t key_mu;
     EVP_PKEY *cluster_key;
     volatile int is_leader;          /* workers act only while set */
+    /* The informers' stores, read by the reconcilers through visitors only
+     * (cache.h); NULL when that informer does not run. Synced before any
+     * worker starts, so a lookup is as good as a list taken at start-up. */
+    tg_cache *csr_cache;             /* tenant CSRs, indexed by remote cluster id */
+    tg_cache *nonce_cache;           /* labelled nonce Secrets */
+    /* RoleBindings this process created or found ("ns/name" keys): a Tenant
+     * reconcile POSTs its binding only when not known to exist. */
+    pthread_mutex_t rb_mu;
+    json_object *rb_known;           /* object used as a set; under rb_mu */
     /* metrics (thread-safe updates; NULL families are skipped) */
     tg_metric_family *m_reconciles;  /* {controller, result} */
     tg_metric_family *m_decisions;   /* {decision, reason} */
