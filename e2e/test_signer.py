@@ -509,6 +509,12 @@ def test_probes_metrics_and_clean_stop(provider, consumer, provider_signer, cons
     assert m.get(("tenantgate_signer_reconciles_total",
                   frozenset({("controller", "tenant"), ("result", "requeue")})), 0) >= 1
     assert m.get(("tenantgate_signer_tenant_issue_seconds_count", frozenset()), 0) >= 1
+    # The watch events of the signer's own writes (the status it wrote, the approval it
+    # gave) are recognised from the informers and cost no GET (signer/settled.h).
+    for controller in ("tenant", "csr"):
+        skips = ("tenantgate_signer_settled_skips_total", frozenset({("controller", controller)}))
+        assert wait_for(lambda: provider_signer.metrics().get(skips, 0) >= 1, timeout=10,
+                        what=f"a settled skip of the {controller} controller")
     na = m[("tenantgate_signer_certificate_expiry_timestamp_seconds", frozenset({("cluster_id", cid)}))]
     assert na > time.time() + 86400
     assert ("tenantgate_signer_queue_depth", frozenset()) in m

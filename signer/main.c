@@ -173,6 +173,8 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
         const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
         if (cid && tns) {
             snprintf(key, sizeof(key), "tenant/%s/%s", tns, cid);
+            if (deleted)   /* what the Tenant was settled on is gone */
+                tg_settled_forget(r->m->s.settled, key);
             tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
         }
     }
@@ -325,6 +327,9 @@ static void register_metrics(signer_main *m)
     m->s.m_reconciles = tg_metrics_counter(r, "tenantgate_signer_reconciles_total",
                                            "Reconciles by controller and result (ok, requeue, error).", 2,
                                            (const char *[]){"controller", "result"});
+    m->s.m_settled_skips = tg_metrics_counter(r, "tenantgate_signer_settled_skips_total",
+                                              "Reconciles skipped: the informers showed the object as our own "
+                                              "last write left it.", 1, (const char *[]){"controller"});
     m->s.m_decisions = tg_metrics_counter(r, "tenantgate_signer_csr_decisions_total",
                                           "CSR approvals and denials by reason.", 2,
                                           (const char *[]){"decision", "reason"});
@@ -473,7 +478,7 @@ int main(int argc, char **argv)
     mallopt(M_ARENA_MAX, 2);
     pthread_mutex_init(&m.s.key_mu, NULL);
     pthread_mutex_init(&m.s.rb_mu, NULL);
-    if (!(m.s.rb_known = json_object_new_object()))
+    if (!(m.s.rb_known = json_object_new_object()) || !(m.s.settled = tg_settled_new()))
         return 1;
 
     if (tg_kube_config_load(&m.s.cfg, kubeconfig, context, err, sizeof(err)) != 0) {
@@ -518,7 +523,8 @@ int main(int argc, char **argv)
          (add_informer(&m, "nonce", "/api/v1/secrets", "liqo.io/nonce=true", NULL, err, sizeof(err)) != 0 ||
           !(m.s.nonce_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
         ((m.s.controllers & TG_CTL_TENANT) &&
-         add_informer(&m, "tenant", "/apis/authentication.liqo.io/v1beta1/tenants", NULL, NULL, err, sizeof(err)) != 0) ||
+         (add_informer(&m, "tenant", "/apis/authentication.liqo.io/v1beta1/tenants", NULL, NULL, err, sizeof(err)) != 0 ||
+          !(m.s.tenant_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
         ((m.s.controllers & (TG_CTL_APPROVER | TG_CTL_SIGNER | TG_CTL_TENANT)) &&
          (add_informer(&m, "csr", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
                        (snprintf(sel, sizeof(sel), TG_LABEL_TENANT_CSR "=true"), sel), TG_LABEL_REMOTE_CLUSTER_ID, err,
@@ -575,6 +581,7 @@ int main(int argc, char **argv)
     free(m.s.ca_pem);
     tg_kube_config_free(&m.s.cfg);
     json_object_put(m.s.rb_known);
+    tg_settled_free(m.s.settled);
     return 0;
 bad:
     fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg);

@@ -166,9 +166,11 @@ static char *cached_nonce(tg_signer *s, const char *ns)
 
 typedef struct csr_look {
     const char *ns;     /* the Tenant's namespace label to match */
-    char name[256];
+    char name[256];     /* the newest one's */
     char ts[64];
     char *certificate;  /* status.certificate (base64), malloc'd, or NULL */
+    int want_certificate;
+    int issued;         /* the newest one has a certificate */
     int found;
     int oom;
 } csr_look;
@@ -190,20 +192,35 @@ static void on_csr_visit(json_object *c, void *data)
         return;
     free(l->certificate);
     l->certificate = NULL;
-    if (crt && *crt && !(l->certificate = strdup(crt)))
+    l->issued = crt && *crt;
+    if (l->issued && l->want_certificate && !(l->certificate = strdup(crt)))
         l->oom = 1;
     strcpy(l->ts, ts);
     strcpy(l->name, name);
     l->found = 1;
 }
 
-/* The newest tenant CSR of (ns, cid) in the CSR informer's cache: 1 found
- * (*certificate: its status.certificate or NULL), 0 none cached, -1 out of memory. */
-static int cached_csr(tg_signer *s, const char *ns, const char *cid, char **certificate)
+/* "<name>:<0|1>" (newest CSR, issued or not) or "-" (none): all a Tenant
+ * reconcile reads of the CSR cache, so the text its settled record keeps. */
+static void csr_fingerprint(const csr_look *l, char *fp, size_t len)
 {
-    csr_look l = {.ns = ns};
+    if (l->found)
+        snprintf(fp, len, "%s:%d", l->name, l->issued);
+    else
+        snprintf(fp, len, "-");
+}
 
-    *certificate = NULL;
+/* The newest tenant CSR of (ns, cid) in the CSR informer's cache: 1 found
+ * (*certificate: its status.certificate or NULL), 0 none cached, -1 out of
+ * memory. fp (if not NULL) receives its fingerprint, name (if not NULL, 256
+ * bytes) its name. */
+static int cached_csr(tg_signer *s, const char *ns, const char *cid, char **certificate, char *fp, size_t fp_len,
+                      char *name)
+{
+    csr_look l = {.ns = ns, .want_certificate = certificate != NULL};
+
+    if (certificate)
+        *certificate = NULL;
     if (!s->csr_cache || !tg_cache_synced(s->csr_cache))
         return 0;
     tg_cache_get_by_index(s->csr_cache, cid, on_csr_visit, &l);
@@ -211,8 +228,83 @@ static int cached_csr(tg_signer *s, const char *ns, const char *cid, char **cert
         free(l.certificate);
         return -1;
     }
-    *certificate = l.certificate;
+    if (fp)
+        csr_fingerprint(&l, fp, fp_len);
+    if (name)
+        strcpy(name, l.found ? l.name : "");
+    if (certificate)
+        *certificate = l.certificate;
     return l.found;
+}
+
+typedef struct tenant_look {
+    char rv[64];
+    char cid[128];      /* metadata.labels["liqo.io/remote-cluster-id"] */
+    int found;
+} tenant_look;
+
+static void on_tenant_visit(json_object *t, void *data)
+{
+    tenant_look *l = data;
+    const char *rv = tg_json_path_string(t, "metadata", "resourceVersion", NULL);
+    const char *cid = tg_json_path_string(t, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+
+    if (!rv || !cid || strlen(rv) >= sizeof(l->rv) || strlen(cid) >= sizeof(l->cid))
+        return;
+    strcpy(l->rv, rv);
+    strcpy(l->cid, cid);
+    l->found = 1;
+}
+
+/* ---------- settled Tenants (settled.h) ---------- */
+
+static void count_skip(tg_signer *s, const char *controller)
+{
+    if (s->m_settled_skips)
+        tg_counter_add(tg_metric_series_get(s->m_settled_skips, (const char *[]){controller}), 1);
+}
+
+/* A CSR made, its certificate not issued yet: the CSR informer wakes the
+ * Tenant when it is; this is the safety net. */
+#define TENANT_WAIT_MS 30000
+/* The CSR informer may lag our own POST: no second CSR for this long unless
+ * the cache shows the first. */
+#define CSR_PENDING_MS 60000
+
+static void settled_key(char *key, size_t len, const char *ns, const char *name)
+{
+    snprintf(key, len, "tenant/%s/%s", ns, name);
+}
+
+/* Milliseconds until the Tenant needs a look, when the informers show it
+ * exactly as a reconcile of ours left it; 0 when it needs the full reconcile. */
+static long tenant_settled_left(tg_signer *s, const char *ns, const char *name)
+{
+    tenant_look tl = {.found = 0};
+    char key[600], fp[300];
+
+    if (!s->settled || !s->tenant_cache || !tg_cache_synced(s->tenant_cache) ||
+        !tg_cache_get(s->tenant_cache, ns, name, on_tenant_visit, &tl) || !tl.found)
+        return 0;
+    if (cached_csr(s, ns, tl.cid, NULL, fp, sizeof(fp), NULL) < 0)
+        return 0;
+    settled_key(key, sizeof(key), ns, name);
+    return (long)tg_settled_check(s->settled, key, tl.rv, fp, tg_wq_now_ms());
+}
+
+/* Record that the Tenant, at its resourceVersion in `tenant`, needs nothing
+ * until delay_ms while its CSR reads dep_a or dep_b. Best effort. */
+static void tenant_settle(tg_signer *s, json_object *tenant, const char *ns, const char *name, const char *dep_a,
+                          const char *dep_b, long delay_ms)
+{
+    const char *rv = tg_json_path_string(tenant, "metadata", "resourceVersion", NULL);
+    char key[600];
+    uint64_t now = tg_wq_now_ms();
+
+    if (!s->settled || !rv || delay_ms <= 0)
+        return;
+    settled_key(key, sizeof(key), ns, name);
+    tg_settled_put(s->settled, key, rv, dep_a, dep_b, now, now + (uint64_t)delay_ms);
 }
 
 /* ---------- provider: nonce ---------- */
@@ -312,8 +404,10 @@ static void keep_transition_time(json_object *tenant, json_object *c)
 }
 
 /* Merge-patch Tenant status through /status. authparams may be NULL. */
+/* *out (if not NULL) receives the updated Tenant on success (caller puts). */
 static long patch_tenant_status(tg_api *api, json_object *tenant, const char *ns, const char *name,
-                                json_object *authparams, json_object *conds, char *err, size_t err_len)
+                                json_object *authparams, json_object *conds, json_object **out, char *err,
+                                size_t err_len)
 {
     json_object *patch = json_object_new_object(), *st = json_object_new_object();
     char path[1024];
@@ -325,13 +419,14 @@ static long patch_tenant_status(tg_api *api, json_object *tenant, const char *ns
     json_object_object_add(st, "conditions", conds);
     json_object_object_add(patch, "status", st);
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s/status", ns, name);
-    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, err_len);
+    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, out, err, err_len);
     json_object_put(patch);
     return r;
 }
 
+/* *out (if not NULL) receives the updated Tenant on success (caller puts). */
 static long set_finalizers(tg_api *api, json_object *tenant, const char *ns, const char *name, int add,
-                           char *err, size_t err_len)
+                           json_object **out, char *err, size_t err_len)
 {
     json_object *old = tg_json_path(tenant, "metadata", "finalizers", NULL);
     json_object *list = json_object_new_array(), *patch = json_object_new_object(), *meta = json_object_new_object();
@@ -350,7 +445,7 @@ static long set_finalizers(tg_api *api, json_object *tenant, const char *ns, con
     json_object_object_add(meta, "resourceVersion", jstr(tg_json_path_string(tenant, "metadata", "resourceVersion", NULL)));
     json_object_object_add(patch, "metadata", meta);
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, name);
-    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, err_len);
+    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, out, err, err_len);
     json_object_put(patch);
     return r;
 }
@@ -481,9 +576,12 @@ static json_object *find_csr(tg_api *api, const char *ns, const char *cid, long 
     return best;
 }
 
-static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *cid, char *err,
-                       size_t err_len)
+/* POST a CSR for the Tenant; on 201 *created (if not NULL) is its generated
+ * name (caller's buffer of created_len bytes). */
+static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *cid,
+                       char *created, size_t created_len, char *err, size_t err_len)
 {
+    json_object *resp = NULL;
     json_object *csr = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
     json_object *spec = json_object_new_object(), *usages = json_object_new_array();
     long r;
@@ -506,7 +604,12 @@ static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const cha
     if (s->csr_expiration_s > 0)
         json_object_object_add(spec, "expirationSeconds", json_object_new_int64(s->csr_expiration_s));
     json_object_object_add(csr, "spec", spec);
-    r = tg_api_call(api, "POST", CSR_API, TG_KUBE_CT_JSON, csr, NULL, err, err_len);
+    r = tg_api_call(api, "POST", CSR_API, TG_KUBE_CT_JSON, csr, &resp, err, err_len);
+    if (created && created_len) {
+        const char *n = tg_json_path_string(resp, "metadata", "name", NULL);
+        snprintf(created, created_len, "%s", r == 201 && n ? n : "");
+    }
+    json_object_put(resp);
     json_object_put(csr);
     return r;
 }
@@ -539,7 +642,7 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
             return r;
         tg_log(TG_LOG_INFO, "nonce rotated", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
     }
-    r = set_finalizers(api, tenant, ns, name, 0, err, err_len);
+    r = set_finalizers(api, tenant, ns, name, 0, NULL, err, err_len);
     if (r == 200)
         tg_log(TG_LOG_INFO, "tenant finalized", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
     return r == 404 ? 200 : r;
@@ -547,11 +650,11 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
 
 static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
-    char path[1024], err[512], now[32];
-    json_object *tenant = NULL, *csr = NULL, *conds, *ap;
+    char path[1024], err[512], now[32], fp[300], csr_made[256], newest[256];
+    json_object *tenant = NULL, *csr = NULL, *conds, *ap, *updated = NULL;
     const char *cid, *cur_b64;
     char *crt_b64 = NULL;   /* the newest CSR's status.certificate (copy) */
-    int have_csr;
+    int have_csr, from_csr_cache;
     unsigned char *crt = NULL;
     size_t crt_len = 0;
     char *nonce = NULL;
@@ -563,6 +666,12 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
     time_t nb, na;
     long st, ret = TG_RECONCILE_RETRY;
 
+    /* The event of our own last write, or a relist: nothing changed since. */
+    if ((ret = tenant_settled_left(s, ns, name)) > 0) {
+        count_skip(s, "tenant");
+        return ret;
+    }
+    ret = TG_RECONCILE_RETRY;
     memset(&t, 0, sizeof(t));
     rfc3339(time(NULL), now, sizeof(now));
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, name);
@@ -612,21 +721,39 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
         tg_log(TG_LOG_WARN, "tenant refused", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
                TG_LOG_STR("reason", reason), TG_LOG_STR("message", v.message));
         tg_api_event(api, tenant, "Warning", reason, v.message);
-        if (patch_tenant_status(api, tenant, ns, name, NULL, conds, err, sizeof(err)) != 200)
+        if (patch_tenant_status(api, tenant, ns, name, NULL, conds, NULL, err, sizeof(err)) != 200)
             goto fail;
         ret = TG_RECONCILE_OK;
         goto out;
     }
     if (!has_finalizer(tenant)) {
-        if ((st = set_finalizers(api, tenant, ns, name, 1, err, sizeof(err))) != 200)
+        if ((st = set_finalizers(api, tenant, ns, name, 1, &updated, err, sizeof(err))) != 200)
             goto fail;
-        ret = 1;   /* look again at the updated object */
-        goto out;
+        if (!updated || !tg_json_path_string(updated, "spec", "clusterID", NULL) ||
+            strcmp(tg_json_path_string(updated, "spec", "clusterID", NULL), cid) != 0) {
+            ret = 1;   /* no usable answer: look again at the live object */
+            goto out;
+        }
+        /* Go on with the object the PATCH returned (only metadata changed):
+         * one reconcile and one GET fewer per Tenant. */
+        json_object_put(tenant);
+        tenant = updated;
+        updated = NULL;
+        cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     }
     st = ensure_rolebinding(s, api, ns, cid, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
     if (st < 0 || st >= 300)
         goto fail;
 
+    /* The CSR informer's cache (synced before any worker starts) replaces a
+     * LIST per reconcile; our own CSR may not be in it yet, hence the
+     * pending mark below. Without the cache, a live LIST. */
+    strcpy(fp, "-");
+    from_csr_cache = s->csr_cache && tg_cache_synced(s->csr_cache);
+    if ((have_csr = cached_csr(s, ns, cid, &crt_b64, fp, sizeof(fp), newest)) < 0) {
+        snprintf(err, sizeof(err), "out of memory");
+        goto fail;
+    }
     cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
     if (cur_b64 && *cur_b64) {
         size_t cl = 0;
@@ -635,16 +762,11 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
         free(cur);
         if (!due) {
             ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
+            tenant_settle(s, tenant, ns, name, fp, NULL, ret);
             goto out;
         }
     }
-    /* The CSR informer's cache replaces a LIST per reconcile. It may lag our
-     * own create, so "make a CSR" is only ever decided on a live LIST. */
-    if ((have_csr = cached_csr(s, ns, cid, &crt_b64)) < 0) {
-        snprintf(err, sizeof(err), "out of memory");
-        goto fail;
-    }
-    if (!have_csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
+    if (!from_csr_cache) {
         free(crt_b64);
         crt_b64 = NULL;
         if (!(csr = find_csr(api, ns, cid, &st, err, sizeof(err))) && st != 200)
@@ -658,15 +780,32 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
     }
     if (!have_csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
         /* none yet, or the newest one is the certificate being renewed */
-        if ((st = create_csr(s, api, tenant, ns, cid, err, sizeof(err))) != 201)
+        char pending[600], ours[256];
+        snprintf(pending, sizeof(pending), "csr-pending/%s/%s", ns, cid);
+        if (s->settled && from_csr_cache &&
+            tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
+            !(have_csr && strcmp(ours, newest) == 0)) {
+            ret = 1000;   /* the one we made is on its way into the cache */
+            goto out;
+        }
+        if ((st = create_csr(s, api, tenant, ns, cid, csr_made, sizeof(csr_made), err, sizeof(err))) != 201)
             goto fail;
         tg_log(TG_LOG_INFO, cur_b64 ? "csr created for renewal" : "csr created", TG_LOG_STR("namespace", ns),
-               TG_LOG_STR("tenant", name));
-        ret = 30000;   /* the CSR informer wakes us when the certificate is there */
+               TG_LOG_STR("tenant", name), TG_LOG_STR("csr", csr_made));
+        ret = TENANT_WAIT_MS;   /* the CSR informer wakes us when the certificate is there */
+        if (s->settled) {
+            char fp_new[sizeof(csr_made) + 4];
+            uint64_t t_now = tg_wq_now_ms();
+            tg_settled_mark(s->settled, pending, csr_made, t_now, t_now + CSR_PENDING_MS);
+            /* the cache shows the old state until it sees ours: both are settled */
+            snprintf(fp_new, sizeof(fp_new), "%s:0", csr_made);
+            tenant_settle(s, tenant, ns, name, fp, fp_new, ret);
+        }
         goto out;
     }
     if (!crt_b64 || !*crt_b64) {
-        ret = 30000;   /* not issued yet: woken as above; this is only a safety net */
+        ret = TENANT_WAIT_MS;   /* not issued yet: woken as above; this is only a safety net */
+        tenant_settle(s, tenant, ns, name, fp, NULL, ret);
         goto out;
     }
     if (!(crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, sizeof(err))) ||
@@ -694,7 +833,7 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
         json_object_array_add(conds, c1);
         json_object_array_add(conds, c2);
     }
-    if ((st = patch_tenant_status(api, tenant, ns, name, ap, conds, err, sizeof(err))) != 200)
+    if ((st = patch_tenant_status(api, tenant, ns, name, ap, conds, &updated, err, sizeof(err))) != 200)
         goto fail;
  
     if (s->m_cert_expiry)
@@ -714,6 +853,8 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
     ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
     if (ret <= 0)
         ret = 1000;
+    if (updated)   /* the status write's own event will find this */
+        tenant_settle(s, updated, ns, name, fp, NULL, ret);
     goto out;
 fail:
     tg_log(TG_LOG_WARN, "tenant reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
@@ -725,6 +866,7 @@ out:
     free_secret(nonce, nonce ? strlen(nonce) : 0);
     tg_tenant_clear(&t);
     json_object_put(csr);
+    json_object_put(updated);
     json_object_put(tenant);
     return ret;
 }
@@ -791,10 +933,60 @@ out:
     return r;
 }
 
+typedef struct rv_look {
+    char rv[64];
+    int issued;
+} rv_look;
+
+static void on_rv_visit(json_object *o, void *data)
+{
+    rv_look *l = data;
+    const char *rv = tg_json_path_string(o, "metadata", "resourceVersion", NULL);
+    const char *crt = tg_json_path_string(o, "status", "certificate", NULL);
+
+    if (rv && strlen(rv) < sizeof(l->rv))
+        strcpy(l->rv, rv);
+    l->issued = crt && *crt;
+}
+
+/* Nothing for the approver (or our own signer) to do, as the CSR informer
+ * shows it: issued already (a certificate is only ever issued after an
+ * approval), or our own decision coming back as its watch event. */
+static int csr_decision_settled(tg_signer *s, const char *name)
+{
+    rv_look l = {.rv = "", .issued = 0};
+    char key[300];
+
+    if (!s->settled || !s->csr_cache || !tg_cache_synced(s->csr_cache) ||
+        !tg_cache_get(s->csr_cache, NULL, name, on_rv_visit, &l) || !l.rv[0])
+        return 0;
+    if (l.issued)
+        return 1;
+    snprintf(key, sizeof(key), "csr/%s", name);
+    return tg_settled_check(s->settled, key, l.rv, "decided", tg_wq_now_ms()) > 0;
+}
+
+/* Approved or denied by us: the CSR's next event (at the version our PUT
+ * returned) needs no GET, unless this process must still sign it. */
+static void csr_decision_settle(tg_signer *s, json_object *after, const char *name, int approved)
+{
+    const char *rv = tg_json_path_string(after, "metadata", "resourceVersion", NULL);
+    const char *sn = tg_json_path_string(after, "spec", "signerName", NULL);
+    char key[300];
+    uint64_t now = tg_wq_now_ms();
+
+    if (!s->settled || !rv)
+        return;
+    if (approved && (s->controllers & TG_CTL_SIGNER) && s->own_ca.cert && sn && strcmp(sn, TG_SIGNER_NAME_OWN) == 0)
+        return;
+    snprintf(key, sizeof(key), "csr/%s", name);
+    tg_settled_put(s->settled, key, rv, "decided", NULL, now, now + 10 * 60 * 1000);
+}
+
 static long reconcile_approve(tg_signer *s, tg_api *api, const char *name)
 {
     char path[1024], err[512], now[32];
-    json_object *csr = NULL, *tenant = NULL, *st, *conds, *c;
+    json_object *csr = NULL, *tenant = NULL, *st, *conds, *c, *after = NULL;
     const char *cid, *tns;
     char *nonce = NULL;
     tg_approve_policy pol = {.signer_name = s->signer_name, .allow_no_handshake = s->allow_no_handshake};
@@ -802,6 +994,10 @@ static long reconcile_approve(tg_signer *s, tg_api *api, const char *name)
     long r, ret = TG_RECONCILE_RETRY;
     int decided;
 
+    if (csr_decision_settled(s, name)) {
+        count_skip(s, "csr");
+        return TG_RECONCILE_OK;
+    }
     snprintf(path, sizeof(path), CSR_API "/%s", name);
     if ((r = tg_api_get(api, path, &csr, err, sizeof(err))) == 404)
         return TG_RECONCILE_OK;
@@ -854,9 +1050,11 @@ static long reconcile_approve(tg_signer *s, tg_api *api, const char *name)
     json_object_object_add(c, "lastUpdateTime", jstr(now));
     json_object_array_add(conds, c);
     snprintf(path, sizeof(path), CSR_API "/%s/approval", name);
-    r = tg_api_call(api, "PUT", path, TG_KUBE_CT_JSON, csr, NULL, err, sizeof(err));
+    r = tg_api_call(api, "PUT", path, TG_KUBE_CT_JSON, csr, &after, err, sizeof(err));
     if (r != 200)
         goto fail;
+    if (after)
+        csr_decision_settle(s, after, name, d.approve);
     if (s->m_decisions)
         tg_counter_add(tg_metric_series_get(s->m_decisions, (const char *[]){d.approve ? "approved" : "denied", d.reason}), 1);
     tg_log(d.approve ? TG_LOG_INFO : TG_LOG_WARN, d.approve ? "csr approved" : "csr denied", TG_LOG_STR("csr", name),
@@ -865,13 +1063,16 @@ static long reconcile_approve(tg_signer *s, tg_api *api, const char *name)
     /* A denial is news on the Tenant; an approval reaches it as IdentityIssued. */
     if (tenant && !d.approve)
         tg_api_event(api, tenant, "Warning", "CSRDenied", d.message);
-    ret = d.approve ? 1 : TG_RECONCILE_OK;   /* approved: look again to sign in own-signer mode */
+    /* approved for our own signer: look again to sign it; otherwise the
+     * controller-manager signs and our PUT's event is settled above */
+    ret = d.approve && s->own_ca.cert && (s->controllers & TG_CTL_SIGNER) ? 1 : TG_RECONCILE_OK;
     goto out;
 fail:
     tg_log(TG_LOG_WARN, "csr reconcile failed", TG_LOG_STR("csr", name), TG_LOG_STR("error", err));
     ret = TG_RECONCILE_RETRY;
 out:
     free_secret(nonce, nonce ? strlen(nonce) : 0);
+    json_object_put(after);
     json_object_put(tenant);
     json_object_put(csr);
     return ret;

@@ -13,6 +13,7 @@
 #include "kube/kubeconfig.h"
 #include "pki/issue.h"
 #include "signer/api.h"
+#include "signer/settled.h"
 #include "signer/workqueue.h"
 
 /* --controllers bits */
@@ -53,13 +54,18 @@ typedef struct tg_signer {
      * (cache.h); NULL when that informer does not run. Synced before any
      * worker starts, so a lookup is as good as a list taken at start-up. */
     tg_cache *csr_cache;             /* tenant CSRs, indexed by remote cluster id */
+    tg_cache *tenant_cache;          /* Tenants (metadata only) */
     tg_cache *nonce_cache;           /* labelled nonce Secrets */
     /* RoleBindings this process created or found ("ns/name" keys): a Tenant
      * reconcile POSTs its binding only when not known to exist. */
     pthread_mutex_t rb_mu;
     json_object *rb_known;           /* object used as a set; under rb_mu */
+    /* What the reconcilers settled (settled.h): the watch events of their
+     * own writes cost no GET. NULL: every event runs the full reconcile. */
+    tg_settled *settled;
     /* metrics (thread-safe updates; NULL families are skipped) */
     tg_metric_family *m_reconciles;  /* {controller, result} */
+    tg_metric_family *m_settled_skips; /* {controller} */
     tg_metric_family *m_decisions;   /* {decision, reason} */
     tg_metric_family *m_issue_seconds;
     tg_metric_family *m_cert_expiry; /* {cluster_id} */
