@@ -6,6 +6,7 @@
 #ifndef TG_CLI_H
 #define TG_CLI_H
 
+#include <getopt.h>       /* required_argument, no_argument for cli_option */
 #include <stddef.h>
 #include <stdio.h>
 #include <openssl/evp.h>
@@ -55,6 +56,40 @@ int cli_bad_option(const char *cmd, const char *usage, int ch, char **argv);
 /* Reset getopt for a (sub)command's own argv. */
 void cli_getopt_reset(void);
 
+/* --- args.c ----------------------------------------------------------- */
+
+/* One long option of a command, for cli_parse_options. getopt_long answers
+ * with ch: the option's short letter where it has one (and it is then in the
+ * command's short options too), else any other unique code. */
+typedef struct cli_option {
+    const char *name;           /* long name, without the "--" */
+    int has_arg;                /* required_argument or no_argument */
+    int ch;
+    const char **value;         /* required_argument: optarg goes here */
+    int *set;                   /* no_argument: set to 1 */
+} cli_option;
+/* An entry with neither value nor set is an option the command knows (a
+ * table shared by several commands) but does not take: it is refused with
+ * "option ... does not apply here". */
+
+/* What cli_parse_options returns after printing the usage text for -h. */
+#define CLI_HELP_SHOWN (-100)
+
+/* The option loop of a command: reset getopt, store each option of opts
+ * (ended by a NULL name; -h/--help is added last), print usage on stdout for
+ * -h (CLI_HELP_SHOWN), refuse unknown options, missing values and operands.
+ * shortopts: the command's own short options besides h ("f:", "o:" or "").
+ * 0 when everything was taken, else the exit code after the message. */
+int cli_parse_options(const char *cmd, const char *usage, const char *shortopts,
+                      const cli_option *opts, int argc, char **argv);
+
+/* -o/--output: "yaml" or "json" into *as_json; else the exit code. */
+int cli_output_arg(const char *cmd, const char *usage, const char *output, int *as_json);
+
+/* A cluster id given as flag (e.g. "--cluster-id") is a valid one (SPEC.md
+ * 3); 0, or the exit code after the message. */
+int cli_cluster_id_arg(const char *cmd, const char *usage, const char *flag, const char *id);
+
 /* --- io.c ------------------------------------------------------------- */
 
 #define TG_CLI_MAX_INPUT (1u << 20)      /* Tenant documents, keys */
@@ -77,6 +112,10 @@ int cli_write_file(const char *path, const void *data, size_t len, unsigned mode
  * out; returns 0 or an exit code after printing the problem. */
 int cli_nonce_arg(const char *cmd, const char *usage, const char *text, const char *file,
                   char out[89]);
+
+/* Print text and a newline on standard output and flush it: TG_EXIT_OK, or
+ * TG_EXIT_USAGE after "cannot write to standard output". */
+int cli_print_line(const char *cmd, const char *text);
 
 /* Load a private key PEM file; NULL after printing the problem. */
 EVP_PKEY *cli_load_private_key(const char *cmd, const char *path);

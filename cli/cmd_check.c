@@ -2,7 +2,6 @@
  * (SPEC.md 5: steps 1, 3, 4 and 6-10 with a given nonce; placement and the
  * nonce lookup need a cluster). Exit 0 accepted, 1 rejected with exactly one
  * line "REASON: message" on stderr, 2 usage or I/O error. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,46 +99,23 @@ static int check_document(const char *text, size_t len, const char *nonce,
 
 int cmd_check(int argc, char **argv)
 {
-    static const struct option options[] = {
-        { "filename", required_argument, NULL, 'f' },
-        { "nonce", required_argument, NULL, 'n' },
-        { "nonce-file", required_argument, NULL, 'N' },
-        { "allow-no-handshake", no_argument, NULL, 'A' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     const char *file = NULL, *nonce_text = NULL, *nonce_file = NULL;
     tg_check_opts opts = { 0 };
+    const cli_option options[] = {
+        { "filename", required_argument, 'f', &file, NULL },
+        { "nonce", required_argument, 'n', &nonce_text, NULL },
+        { "nonce-file", required_argument, 'N', &nonce_file, NULL },
+        { "allow-no-handshake", no_argument, 'A', NULL, &opts.allow_no_handshake },
+        { NULL, 0, 0, NULL, NULL },
+    };
     char nonce[TG_NONCE_TEXT_LEN + 1];
     char err[512];
     char *text;
     size_t len;
-    int ch, rc;
+    int rc = cli_parse_options("check", usage, "f:", options, argc, argv);
 
-    cli_getopt_reset();
-    while ((ch = getopt_long(argc, argv, ":hf:", options, NULL)) != -1) {
-        switch (ch) {
-        case 'f':
-            file = optarg;
-            break;
-        case 'n':
-            nonce_text = optarg;
-            break;
-        case 'N':
-            nonce_file = optarg;
-            break;
-        case 'A':
-            opts.allow_no_handshake = 1;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return TG_EXIT_OK;
-        default:
-            return cli_bad_option("check", usage, ch, argv);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("check", usage, "unexpected argument \"%s\"", argv[optind]);
+    if (rc != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if (file == NULL)
         return cli_usage_error("check", usage, "-f FILE is required");
     if (nonce_file != NULL && strcmp(file, "-") == 0 && strcmp(nonce_file, "-") == 0)

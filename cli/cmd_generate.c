@@ -3,7 +3,6 @@
  * --offline the online form in cmd_online.c runs (nonce signed by the
  * consumer's signer, key read from the cluster); `generate identity` is there
  * too. Each resource is one entry of the table below. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,21 +70,21 @@ static json_object *build_tenant(EVP_PKEY *key, const char *cluster_id, const ch
 
 static int generate_tenant(int argc, char **argv)
 {
-    static const struct option options[] = {
-        { "offline", no_argument, NULL, 'O' },
-        { "key", required_argument, NULL, 'k' },
-        { "cluster-id", required_argument, NULL, 'c' },
-        { "nonce", required_argument, NULL, 'n' },
-        { "nonce-file", required_argument, NULL, 'N' },
-        { "output", required_argument, NULL, 'o' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     const char *cmd = "generate tenant";
     const char *key_path = NULL, *cluster_id = NULL, *nonce_text = NULL, *nonce_file = NULL;
     const char *output = "yaml";
+    int offline = 0;
+    const cli_option options[] = {
+        { "offline", no_argument, 'O', NULL, &offline },
+        { "key", required_argument, 'k', &key_path, NULL },
+        { "cluster-id", required_argument, 'c', &cluster_id, NULL },
+        { "nonce", required_argument, 'n', &nonce_text, NULL },
+        { "nonce-file", required_argument, 'N', &nonce_file, NULL },
+        { "output", required_argument, 'o', &output, NULL },
+        { NULL, 0, 0, NULL, NULL },
+    };
     char nonce[TG_NONCE_TEXT_LEN + 1];
-    int offline = 0, as_json, ch, rc;
+    int as_json, rc;
     EVP_PKEY *key;
     json_object *obj;
 
@@ -94,45 +93,15 @@ static int generate_tenant(int argc, char **argv)
             offline = 1;
     if (!offline)
         return cli_generate_tenant_online(argc, argv);
-    cli_getopt_reset();
-    while ((ch = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
-        switch (ch) {
-        case 'O':
-            offline = 1;
-            break;
-        case 'k':
-            key_path = optarg;
-            break;
-        case 'c':
-            cluster_id = optarg;
-            break;
-        case 'n':
-            nonce_text = optarg;
-            break;
-        case 'N':
-            nonce_file = optarg;
-            break;
-        case 'o':
-            output = optarg;
-            break;
-        case 'h':
-            fputs(tenant_usage, stdout);
-            return TG_EXIT_OK;
-        default:
-            return cli_bad_option(cmd, tenant_usage, ch, argv);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, tenant_usage, "unexpected argument \"%s\"", argv[optind]);
-    if (strcmp(output, "yaml") != 0 && strcmp(output, "json") != 0)
-        return cli_usage_error(cmd, tenant_usage, "-o: expected yaml or json, found \"%s\"", output);
-    as_json = strcmp(output, "json") == 0;
+    rc = cli_parse_options(cmd, tenant_usage, "o:", options, argc, argv);
+    if (rc != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if ((rc = cli_output_arg(cmd, tenant_usage, output, &as_json)) != 0)
+        return rc;
     if (key_path == NULL || cluster_id == NULL)
         return cli_usage_error(cmd, tenant_usage, "--key and --cluster-id are required");
-    if (!tg_cluster_id_valid(cluster_id))
-        return cli_usage_error(cmd, tenant_usage,
-                               "--cluster-id: expected at most 63 characters of [a-z0-9-], "
-                               "starting and ending alphanumeric, found \"%.64s\"", cluster_id);
+    if ((rc = cli_cluster_id_arg(cmd, tenant_usage, "--cluster-id", cluster_id)) != 0)
+        return rc;
     rc = cli_nonce_arg(cmd, tenant_usage, nonce_text, nonce_file, nonce);
     if (rc != 0)
         return rc;
@@ -142,11 +111,7 @@ static int generate_tenant(int argc, char **argv)
     obj = build_tenant(key, cluster_id, nonce);
     EVP_PKEY_free(key);
     OPENSSL_cleanse(nonce, sizeof(nonce));
-    if (obj == NULL)
-        return TG_EXIT_USAGE;
-    rc = cli_print_object(cmd, obj, as_json);
-    json_object_put(obj);
-    return rc;
+    return cli_print_result(cmd, obj != NULL ? TG_EXIT_OK : TG_EXIT_USAGE, obj, as_json);
 }
 
 static const tg_command resources[] = {

@@ -2,7 +2,6 @@
  * `authentication-keys` secret (SPEC.md 3): privateKey.pem (PKCS#8, mode 0600)
  * and publicKey.pem (PKIX). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -66,40 +65,21 @@ out:
 
 int cmd_keygen(int argc, char **argv)
 {
-    static const struct option options[] = {
-        { "out", required_argument, NULL, 'o' },
-        { "type", required_argument, NULL, 't' },
-        { "force", no_argument, NULL, 'f' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     const char *dir = NULL, *type_name = "ed25519";
+    int force = 0;
+    const cli_option options[] = {
+        { "out", required_argument, 'o', &dir, NULL },
+        { "type", required_argument, 't', &type_name, NULL },
+        { "force", no_argument, 'f', NULL, &force },
+        { NULL, 0, 0, NULL, NULL },
+    };
     char priv_path[4096], pub_path[4096];
     tg_key_type type;
-    int force = 0, ch, rc;
     EVP_PKEY *key;
+    int rc = cli_parse_options("keygen", usage, "", options, argc, argv);
 
-    cli_getopt_reset();
-    while ((ch = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        switch (ch) {
-        case 'o':
-            dir = optarg;
-            break;
-        case 't':
-            type_name = optarg;
-            break;
-        case 'f':
-            force = 1;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return TG_EXIT_OK;
-        default:
-            return cli_bad_option("keygen", usage, ch, argv);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("keygen", usage, "unexpected argument \"%s\"", argv[optind]);
+    if (rc != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if (dir == NULL || *dir == '\0')
         return cli_usage_error("keygen", usage, "--out DIR is required");
     if (tg_key_type_parse(type_name, &type) != 0)

@@ -5,7 +5,6 @@
  *
  * Cluster ids are explicit: --cluster-id is the id of the cluster the
  * (local) kubeconfig points at, --remote-cluster-id the other one's. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/crypto.h>
@@ -33,8 +32,6 @@ enum {
     F_REMOTE_TENANT_NS = 1u << 9,
 };
 
-#define HELP_SHOWN (-100)
-
 typedef struct online_opts {
     const char *kubeconfig, *context, *remote_kubeconfig, *remote_context;
     const char *install_ns, *cluster_id, *remote_id, *nonce, *nonce_file, *remote_tenant_ns;
@@ -59,79 +56,45 @@ static int check_id(const char *cmd, const char *usage, const char *flag, const 
 {
     if (id == NULL)
         return cli_usage_error(cmd, usage, "%s is required", flag);
-    if (!tg_cluster_id_valid(id))
-        return cli_usage_error(cmd, usage, "%s: expected at most 63 characters of [a-z0-9-], "
-                               "starting and ending alphanumeric, found \"%.64s\"", flag, id);
-    return 0;
+    return cli_cluster_id_arg(cmd, usage, flag, id);
 }
 
-/* Parse argv with the flags in allowed; 0, HELP_SHOWN, or an exit code. */
+/* Parse argv with the flags in allowed; 0, CLI_HELP_SHOWN, or an exit code.
+ * All the online commands share one table, so a flag that another of them
+ * takes is refused as not applying here rather than as unknown. */
 static int parse(const char *cmd, const char *usage, unsigned allowed, unsigned required,
                  int argc, char **argv, online_opts *o)
 {
-    static const struct option options[] = {
-        { "kubeconfig", required_argument, NULL, 'K' },
-        { "context", required_argument, NULL, 'C' },
-        { "remote-kubeconfig", required_argument, NULL, 'R' },
-        { "remote-context", required_argument, NULL, 'X' },
-        { "namespace", required_argument, NULL, 'n' },
-        { "cluster-id", required_argument, NULL, 'c' },
-        { "remote-cluster-id", required_argument, NULL, 'r' },
-        { "nonce", required_argument, NULL, 'N' },
-        { "nonce-file", required_argument, NULL, 'F' },
-        { "output", required_argument, NULL, 'o' },
-        { "timeout", required_argument, NULL, 't' },
-        { "wait", no_argument, NULL, 'w' },
-        { "remote-tenant-namespace", required_argument, NULL, 'T' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    static const struct { int ch; unsigned flag; } owner[] = {
-        { 'K', F_KUBECONFIG }, { 'C', F_KUBECONFIG }, { 'R', F_REMOTE }, { 'X', F_REMOTE },
-        { 'n', F_NAMESPACE }, { 'c', F_CLUSTER_ID }, { 'r', F_REMOTE_ID }, { 'N', F_NONCE },
-        { 'F', F_NONCE }, { 'o', F_OUTPUT }, { 't', F_TIMEOUT }, { 'w', F_WAIT },
-        { 'T', F_REMOTE_TENANT_NS },
-    };
     const char *output = "yaml", *timeout = NULL;
-    int ch, rc;
+    /* Where a flag of group g goes; NULL (refused) when the command lacks g. */
+#define TAKES(g, dest) ((allowed & (g)) ? (dest) : NULL)
+    const cli_option options[] = {
+        { "kubeconfig", required_argument, 'K', TAKES(F_KUBECONFIG, &o->kubeconfig), NULL },
+        { "context", required_argument, 'C', TAKES(F_KUBECONFIG, &o->context), NULL },
+        { "remote-kubeconfig", required_argument, 'R', TAKES(F_REMOTE, &o->remote_kubeconfig),
+          NULL },
+        { "remote-context", required_argument, 'X', TAKES(F_REMOTE, &o->remote_context), NULL },
+        { "namespace", required_argument, 'n', TAKES(F_NAMESPACE, &o->install_ns), NULL },
+        { "cluster-id", required_argument, 'c', TAKES(F_CLUSTER_ID, &o->cluster_id), NULL },
+        { "remote-cluster-id", required_argument, 'r', TAKES(F_REMOTE_ID, &o->remote_id), NULL },
+        { "nonce", required_argument, 'N', TAKES(F_NONCE, &o->nonce), NULL },
+        { "nonce-file", required_argument, 'F', TAKES(F_NONCE, &o->nonce_file), NULL },
+        { "output", required_argument, 'o', TAKES(F_OUTPUT, &output), NULL },
+        { "timeout", required_argument, 't', TAKES(F_TIMEOUT, &timeout), NULL },
+        { "wait", no_argument, 'w', NULL, TAKES(F_WAIT, &o->wait) },
+        { "remote-tenant-namespace", required_argument, 'T',
+          TAKES(F_REMOTE_TENANT_NS, &o->remote_tenant_ns), NULL },
+        { NULL, 0, 0, NULL, NULL },
+    };
+#undef TAKES
+    int rc;
 
     memset(o, 0, sizeof(*o));
     o->install_ns = CLI_DEFAULT_INSTALL_NS;
     o->timeout_ms = CLI_DEFAULT_TIMEOUT_MS;
-    cli_getopt_reset();
-    while ((ch = getopt_long(argc, argv, ":hn:o:", options, NULL)) != -1) {
-        if (ch == 'h') {
-            fputs(usage, stdout);
-            return HELP_SHOWN;
-        }
-        if (ch == '?' || ch == ':')
-            return cli_bad_option(cmd, usage, ch, argv);
-        for (size_t i = 0; i < sizeof(owner) / sizeof(owner[0]); i++)
-            if (owner[i].ch == ch && !(owner[i].flag & allowed))
-                return cli_usage_error(cmd, usage, "option %s does not apply here",
-                                       argv[optind - 1]);
-        switch (ch) {
-        case 'K': o->kubeconfig = optarg; break;
-        case 'C': o->context = optarg; break;
-        case 'R': o->remote_kubeconfig = optarg; break;
-        case 'X': o->remote_context = optarg; break;
-        case 'n': o->install_ns = optarg; break;
-        case 'c': o->cluster_id = optarg; break;
-        case 'r': o->remote_id = optarg; break;
-        case 'N': o->nonce = optarg; break;
-        case 'F': o->nonce_file = optarg; break;
-        case 'o': output = optarg; break;
-        case 't': timeout = optarg; break;
-        case 'w': o->wait = 1; break;
-        case 'T': o->remote_tenant_ns = optarg; break;
-        default: break;
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, usage, "unexpected argument \"%s\"", argv[optind]);
-    if (strcmp(output, "yaml") != 0 && strcmp(output, "json") != 0)
-        return cli_usage_error(cmd, usage, "-o: expected yaml or json, found \"%s\"", output);
-    o->as_json = strcmp(output, "json") == 0;
+    if ((rc = cli_parse_options(cmd, usage, "n:o:", options, argc, argv)) != 0 ||
+        (rc = cli_output_arg(cmd, usage, output, &o->as_json)) != 0)
+        return rc;
     if (timeout != NULL && (o->timeout_ms = cli_parse_duration(timeout)) < 0)
         return cli_usage_error(cmd, usage, "--timeout: expected a duration such as 30s, 2m or "
                                "1h (at most 24h), found \"%.32s\"", timeout);
@@ -143,6 +106,26 @@ static int parse(const char *cmd, const char *usage, unsigned allowed, unsigned 
     if ((required & F_REMOTE) && o->remote_kubeconfig == NULL)
         return cli_usage_error(cmd, usage, "--remote-kubeconfig is required");
     return 0;
+}
+
+/* The one cluster of a single-cluster command; progress goes to stderr, as
+ * stdout carries the result. 0, or the exit code after the message. */
+static int open_one(const char *cmd, const online_opts *o, cli_cluster *c, cli_flow *f)
+{
+    int rc = cli_cluster_open(c, cmd, NULL, o->kubeconfig, o->context);
+
+    if (rc == 0)
+        cli_flow_init(f, cmd, stderr, o->timeout_ms);
+    return rc;
+}
+
+/* The nonce alone on stdout, for a script to take; wiped afterwards. */
+static int print_nonce(const char *cmd, char nonce[TG_NONCE_TEXT_LEN + 1])
+{
+    int rc = cli_print_line(cmd, nonce);
+
+    OPENSSL_cleanse(nonce, TG_NONCE_TEXT_LEN + 1);
+    return rc;
 }
 
 /* --- create nonce / get nonce (provider) ----------------------------------- */
@@ -184,20 +167,16 @@ static int create_nonce(int argc, char **argv)
                    argc, argv, &o);
 
     if (rc != 0)
-        return rc == HELP_SHOWN ? TG_EXIT_OK : rc;
-    if ((rc = cli_cluster_open(&c, cmd, NULL, o.kubeconfig, o.context)) != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if ((rc = open_one(cmd, &o, &c, &f)) != 0)
         return rc;
-    cli_flow_init(&f, cmd, stderr, o.timeout_ms);
     if ((rc = cli_ensure_tenant_namespace(&f, &c, o.remote_id, ns, sizeof(ns))) == 0 &&
         (rc = cli_ensure_nonce_secret(&f, &c, ns, o.remote_id)) == 0) {
         cli_flow_step(&f, NULL, "Nonce created");
         if ((rc = cli_read_nonce(&f, &c, ns, 1, nonce)) == 0) {
             cli_flow_step(&f, NULL, "Nonce generated successfully");
             cli_flow_step(&f, NULL, "Nonce retrieved");
-            printf("%s\n", nonce);
-            OPENSSL_cleanse(nonce, sizeof(nonce));
-            if (fflush(stdout) != 0)
-                rc = cli_error(cmd, "cannot write to standard output");
+            rc = print_nonce(cmd, nonce);
         }
     }
     cli_cluster_close(&c);
@@ -214,30 +193,61 @@ static int get_nonce(int argc, char **argv)
     int rc = parse(cmd, get_nonce_usage, F_KUBECONFIG | F_REMOTE_ID, F_REMOTE_ID, argc, argv, &o);
 
     if (rc != 0)
-        return rc == HELP_SHOWN ? TG_EXIT_OK : rc;
-    if ((rc = cli_cluster_open(&c, cmd, NULL, o.kubeconfig, o.context)) != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if ((rc = open_one(cmd, &o, &c, &f)) != 0)
         return rc;
-    cli_flow_init(&f, cmd, stderr, o.timeout_ms);
     rc = cli_find_tenant_namespace(&f, &c, o.remote_id, 1, ns, sizeof(ns));
     if (rc == 0 && ns[0] == '\0')
         rc = cli_flow_fail(&f, &c, TG_EXIT_REJECTED, "no nonce for cluster %s: it has no tenant "
                            "namespace here (create one with `" TG_CLI_NAME " create nonce "
                            "--remote-cluster-id %s`)", o.remote_id, o.remote_id);
-    if (rc == 0 && (rc = cli_read_nonce(&f, &c, ns, 0, nonce)) == 0) {
-        printf("%s\n", nonce);
-        OPENSSL_cleanse(nonce, sizeof(nonce));
-        if (fflush(stdout) != 0)
-            rc = cli_error(cmd, "cannot write to standard output");
-    }
+    if (rc == 0 && (rc = cli_read_nonce(&f, &c, ns, 0, nonce)) == 0)
+        rc = print_nonce(cmd, nonce);
     cli_cluster_close(&c);
     return rc;
 }
 
 /* --- generate tenant (consumer) ------------------------------------------- */
 
-/* The Tenant for nonce, from the consumer cluster c: ensures its tenant
- * namespace and signed-nonce Secret, waits for the signature, builds the CSR
- * with the cluster key. Prints progress with c->scope. */
+/* The consumer's signature over nonce: ensure the signed-nonce Secret in ns,
+ * then wait for the signer's answer, checked with the cluster key. *sig is
+ * malloc'd. Prints progress with c->scope. */
+static int consumer_signature(cli_flow *f, cli_cluster *c, const char *ns, const char *provider_id,
+                              const char *nonce, EVP_PKEY *key, unsigned char **sig,
+                              size_t *sig_len)
+{
+    int rc = cli_ensure_signed_nonce_secret(f, c, ns, provider_id, nonce);
+
+    if (rc != 0)
+        return rc;
+    cli_flow_step(f, c->scope, "Signed nonce secret ensured");
+    if ((rc = cli_wait_signed_nonce(f, c, ns, nonce, key, sig, sig_len)) != 0)
+        return rc;
+    cli_flow_step(f, c->scope, "Nonce is signed");
+    cli_flow_step(f, c->scope, "Signed nonce retrieved");
+    return 0;
+}
+
+/* The Tenant of own_id: public key and CSR made with the cluster key, sig
+ * the signer's signature of the nonce. NULL when a part cannot be built. */
+static json_object *tenant_from_key(EVP_PKEY *key, const char *own_id, const unsigned char *sig,
+                                    size_t sig_len)
+{
+    char *pub = tg_key_public_pem(key, NULL);
+    char *csr = tg_csr_build(key, own_id, NULL);
+    json_object *tenant = NULL;
+
+    if (pub != NULL && csr != NULL)
+        tenant = tg_tenant_to_json(own_id, pub, csr, sig, sig_len);
+    free(pub);
+    free(csr);
+    return tenant;
+}
+
+/* The Tenant for nonce, from the consumer cluster c: reads the cluster key
+ * (first, so that a missing key changes nothing), ensures the tenant
+ * namespace, gets the signature and builds the Tenant. Prints progress with
+ * c->scope. */
 static int consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns,
                            const char *own_id, const char *provider_id, const char *nonce,
                            json_object **tenant)
@@ -246,33 +256,19 @@ static int consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns,
     EVP_PKEY *key = NULL;
     unsigned char *sig = NULL;
     size_t sig_len = 0;
-    char *pub = NULL, *csr = NULL;
     int rc;
 
     *tenant = NULL;
     if ((rc = cli_cluster_key(f, c, install_ns, &key)) != 0)
         return rc;
-    if ((rc = cli_ensure_tenant_namespace(f, c, provider_id, ns, sizeof(ns))) != 0)
-        goto out;
-    cli_flow_step(f, c->scope, "Tenant namespace correctly ensured");
-    if ((rc = cli_ensure_signed_nonce_secret(f, c, ns, provider_id, nonce)) != 0)
-        goto out;
-    cli_flow_step(f, c->scope, "Signed nonce secret ensured");
-    if ((rc = cli_wait_signed_nonce(f, c, ns, nonce, key, &sig, &sig_len)) != 0)
-        goto out;
-    cli_flow_step(f, c->scope, "Nonce is signed");
-    cli_flow_step(f, c->scope, "Signed nonce retrieved");
-    pub = tg_key_public_pem(key, NULL);
-    csr = tg_csr_build(key, own_id, NULL);
-    if (pub == NULL || csr == NULL ||
-        (*tenant = tg_tenant_to_json(own_id, pub, csr, sig, sig_len)) == NULL) {
-        rc = cli_flow_fail(f, c, TG_EXIT_USAGE, "cannot build the Tenant (public key or CSR)");
-        goto out;
+    if ((rc = cli_ensure_tenant_namespace(f, c, provider_id, ns, sizeof(ns))) == 0) {
+        cli_flow_step(f, c->scope, "Tenant namespace correctly ensured");
+        rc = consumer_signature(f, c, ns, provider_id, nonce, key, &sig, &sig_len);
     }
-    cli_flow_step(f, c->scope, "Tenant correctly generated");
-out:
-    free(pub);
-    free(csr);
+    if (rc == 0 && (*tenant = tenant_from_key(key, own_id, sig, sig_len)) == NULL)
+        rc = cli_flow_fail(f, c, TG_EXIT_USAGE, "cannot build the Tenant (public key or CSR)");
+    if (rc == 0)
+        cli_flow_step(f, c->scope, "Tenant correctly generated");
     free(sig);
     EVP_PKEY_free(key);
     return rc;
@@ -315,19 +311,15 @@ int cli_generate_tenant_online(int argc, char **argv)
                    F_CLUSTER_ID | F_REMOTE_ID, argc, argv, &o);
 
     if (rc != 0)
-        return rc == HELP_SHOWN ? TG_EXIT_OK : rc;
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if ((rc = cli_nonce_arg(cmd, generate_tenant_usage, o.nonce, o.nonce_file, nonce)) != 0)
         return rc;
-    if ((rc = cli_cluster_open(&c, cmd, NULL, o.kubeconfig, o.context)) == 0) {
-        cli_flow_init(&f, cmd, stderr, o.timeout_ms);
+    if ((rc = open_one(cmd, &o, &c, &f)) == 0) {
         rc = consumer_tenant(&f, &c, o.install_ns, o.cluster_id, o.remote_id, nonce, &tenant);
         cli_cluster_close(&c);
     }
     OPENSSL_cleanse(nonce, sizeof(nonce));
-    if (rc == 0)
-        rc = cli_print_object(cmd, tenant, o.as_json);
-    json_object_put(tenant);
-    return rc;
+    return cli_print_result(cmd, rc, tenant, o.as_json);
 }
 
 /* --- generate identity (provider) ----------------------------------------- */
@@ -390,19 +382,15 @@ int cli_generate_identity(int argc, char **argv)
                    F_CLUSTER_ID | F_REMOTE_ID, argc, argv, &o);
 
     if (rc != 0)
-        return rc == HELP_SHOWN ? TG_EXIT_OK : rc;
-    if ((rc = cli_cluster_open(&c, cmd, NULL, o.kubeconfig, o.context)) != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if ((rc = open_one(cmd, &o, &c, &f)) != 0)
         return rc;
-    cli_flow_init(&f, cmd, stderr, o.timeout_ms);
     if ((rc = cli_require_resources(&f, &c, "tenants")) == 0 &&
         (rc = cli_find_tenant_namespace(&f, &c, o.remote_id, 0, ns, sizeof(ns))) == 0)
         rc = provider_identity(&f, &c, ns, o.cluster_id, o.remote_id, o.remote_tenant_ns, 0,
                                &identity);
     cli_cluster_close(&c);
-    if (rc == 0)
-        rc = cli_print_object(cmd, identity, o.as_json);
-    json_object_put(identity);
-    return rc;
+    return cli_print_result(cmd, rc, identity, o.as_json);
 }
 
 /* --- authenticate / unauthenticate (both clusters) ------------------------ */
@@ -428,7 +416,10 @@ static const char authenticate_usage[] =
     "  -h, --help               show this help\n"
     EXIT_HELP;
 
-static int open_both(const char *cmd, const online_opts *o, cli_cluster *local, cli_cluster *remote)
+/* Both clusters of authenticate / unauthenticate; their progress lines are
+ * the result and go to stdout. 0, or the exit code after the message. */
+static int open_both(const char *cmd, const online_opts *o, cli_cluster *local, cli_cluster *remote,
+                     cli_flow *f)
 {
     int rc = cli_cluster_open(local, cmd, "local", o->kubeconfig, o->context);
 
@@ -436,7 +427,15 @@ static int open_both(const char *cmd, const online_opts *o, cli_cluster *local, 
         return rc;
     if ((rc = cli_cluster_open(remote, cmd, "remote", o->remote_kubeconfig, o->remote_context)) != 0)
         cli_cluster_close(local);
+    else
+        cli_flow_init(f, cmd, stdout, o->timeout_ms);
     return rc;
+}
+
+static void close_both(cli_cluster *local, cli_cluster *remote)
+{
+    cli_cluster_close(local);
+    cli_cluster_close(remote);
 }
 
 static int authenticate(int argc, char **argv)
@@ -454,13 +453,12 @@ static int authenticate(int argc, char **argv)
                    F_CLUSTER_ID | F_REMOTE_ID | F_REMOTE, argc, argv, &o);
 
     if (rc != 0)
-        return rc == HELP_SHOWN ? TG_EXIT_OK : rc;
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if (strcmp(o.cluster_id, o.remote_id) == 0)
         return cli_usage_error(cmd, authenticate_usage,
                                "--cluster-id and --remote-cluster-id must differ");
-    if ((rc = open_both(cmd, &o, &local, &remote)) != 0)
+    if ((rc = open_both(cmd, &o, &local, &remote, &f)) != 0)
         return rc;
-    cli_flow_init(&f, cmd, stdout, o.timeout_ms);
     nonce[0] = '\0';
     /* Fail before changing anything when either side lacks the CRDs. */
     if ((rc = cli_require_resources(&f, &local, "identities")) != 0 ||
@@ -479,31 +477,18 @@ static int authenticate(int argc, char **argv)
         goto out;
     cli_flow_step(&f, "remote", "Nonce generated successfully");
     cli_flow_step(&f, "remote", "Nonce retrieved");
-    /* consumer_tenant re-finds lns by its labels and prints its own steps;
-     * the namespace line was printed above in the seed's order. */
+    /* Not consumer_tenant: the seed's order puts the consumer's namespace
+     * line first (above), so only the signature and the build are left. */
     {
         EVP_PKEY *key = NULL;
         unsigned char *sig = NULL;
         size_t sig_len = 0;
-        char *pub = NULL, *csr = NULL;
 
         if ((rc = cli_cluster_key(&f, &local, o.install_ns, &key)) != 0)
             goto out;
-        if ((rc = cli_ensure_signed_nonce_secret(&f, &local, lns, o.remote_id, nonce)) == 0) {
-            cli_flow_step(&f, "local", "Signed nonce secret ensured");
-            rc = cli_wait_signed_nonce(&f, &local, lns, nonce, key, &sig, &sig_len);
-        }
-        if (rc == 0) {
-            cli_flow_step(&f, "local", "Nonce is signed");
-            cli_flow_step(&f, "local", "Signed nonce retrieved");
-            pub = tg_key_public_pem(key, NULL);
-            csr = tg_csr_build(key, o.cluster_id, NULL);
-            if (pub == NULL || csr == NULL ||
-                (tenant = tg_tenant_to_json(o.cluster_id, pub, csr, sig, sig_len)) == NULL)
-                rc = cli_flow_fail(&f, &local, TG_EXIT_USAGE, "cannot build the Tenant");
-        }
-        free(pub);
-        free(csr);
+        rc = consumer_signature(&f, &local, lns, o.remote_id, nonce, key, &sig, &sig_len);
+        if (rc == 0 && (tenant = tenant_from_key(key, o.cluster_id, sig, sig_len)) == NULL)
+            rc = cli_flow_fail(&f, &local, TG_EXIT_USAGE, "cannot build the Tenant");
         free(sig);
         EVP_PKEY_free(key);
         if (rc != 0)
@@ -530,8 +515,7 @@ out:
     OPENSSL_cleanse(nonce, sizeof(nonce));
     json_object_put(tenant);
     json_object_put(identity);
-    cli_cluster_close(&local);
-    cli_cluster_close(&remote);
+    close_both(&local, &remote);
     return rc;
 }
 
@@ -567,10 +551,9 @@ static int unauthenticate(int argc, char **argv)
                    F_CLUSTER_ID | F_REMOTE_ID | F_REMOTE, argc, argv, &o);
 
     if (rc != 0)
-        return rc == HELP_SHOWN ? TG_EXIT_OK : rc;
-    if ((rc = open_both(cmd, &o, &local, &remote)) != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if ((rc = open_both(cmd, &o, &local, &remote, &f)) != 0)
         return rc;
-    cli_flow_init(&f, cmd, stdout, o.timeout_ms);
     cli_identity_name(idname, sizeof(idname), o.remote_id);
     if ((rc = cli_require_resources(&f, &local, "identities")) != 0 ||
         (rc = cli_require_resources(&f, &remote, "tenants")) != 0 ||
@@ -602,8 +585,7 @@ static int unauthenticate(int argc, char **argv)
         cli_flow_step(&f, "remote", "Tenant already absent (no tenant namespace)");
     }
 out:
-    cli_cluster_close(&local);
-    cli_cluster_close(&remote);
+    close_both(&local, &remote);
     return rc;
 }
 

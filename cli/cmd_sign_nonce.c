@@ -1,6 +1,5 @@
 /* cmd_sign_nonce.c - `sign-nonce`: what the consumer's nonce signer does
  * (SPEC.md 4 and 7), by hand. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,42 +24,22 @@ static const char usage[] =
 
 int cmd_sign_nonce(int argc, char **argv)
 {
-    static const struct option options[] = {
-        { "key", required_argument, NULL, 'k' },
-        { "nonce", required_argument, NULL, 'n' },
-        { "nonce-file", required_argument, NULL, 'N' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     const char *key_path = NULL, *nonce_text = NULL, *nonce_file = NULL;
+    const cli_option options[] = {
+        { "key", required_argument, 'k', &key_path, NULL },
+        { "nonce", required_argument, 'n', &nonce_text, NULL },
+        { "nonce-file", required_argument, 'N', &nonce_file, NULL },
+        { NULL, 0, 0, NULL, NULL },
+    };
     char nonce[TG_NONCE_TEXT_LEN + 1];
     unsigned char *sig = NULL;
     size_t sig_len = 0;
     char *b64;
     EVP_PKEY *key;
-    int ch, rc;
+    int rc = cli_parse_options("sign-nonce", usage, "", options, argc, argv);
 
-    cli_getopt_reset();
-    while ((ch = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-        switch (ch) {
-        case 'k':
-            key_path = optarg;
-            break;
-        case 'n':
-            nonce_text = optarg;
-            break;
-        case 'N':
-            nonce_file = optarg;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return TG_EXIT_OK;
-        default:
-            return cli_bad_option("sign-nonce", usage, ch, argv);
-        }
-    }
-    if (optind < argc)
-        return cli_usage_error("sign-nonce", usage, "unexpected argument \"%s\"", argv[optind]);
+    if (rc != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if (key_path == NULL)
         return cli_usage_error("sign-nonce", usage, "--key is required");
     rc = cli_nonce_arg("sign-nonce", usage, nonce_text, nonce_file, nonce);
@@ -78,9 +57,7 @@ int cmd_sign_nonce(int argc, char **argv)
     free(sig);
     if (b64 == NULL)
         return cli_error("sign-nonce", "out of memory");
-    rc = printf("%s\n", b64) < 0 || fflush(stdout) != 0;
+    rc = cli_print_line("sign-nonce", b64);
     free(b64);
-    if (rc)
-        return cli_error("sign-nonce", "cannot write to standard output");
-    return TG_EXIT_OK;
+    return rc;
 }

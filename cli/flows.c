@@ -20,6 +20,7 @@
 #include "pki/signature.h"
 
 #define POLL_MS 250
+#define NOT_YET (-1)        /* a poll loop's look found nothing final */
 #define GROUP "authentication.liqo.io"
 
 long cli_now_ms(void)
@@ -80,19 +81,24 @@ int cli_flow_api_fail(cli_flow *f, const cli_cluster *c, const cli_api_call *cal
     return cli_flow_fail(f, c, rc, "%s", msg);
 }
 
-/* Sleep one poll period; 1 when the deadline has passed. */
-static int poll_expired(cli_flow *f)
-{
-    if (cli_now_ms() >= f->deadline_ms)
-        return 1;
-    uv_sleep(POLL_MS);
-    return 0;
-}
+static int poll_again(cli_flow *f, const cli_cluster *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static int timed_out(cli_flow *f, const cli_cluster *c, const char *what)
+/* Between two looks at what a step waits for: sleep one poll period and
+ * return 0; past the deadline, say what was awaited (fmt: whom, to do what)
+ * and return TG_EXIT_TIMEOUT. */
+static int poll_again(cli_flow *f, const cli_cluster *c, const char *fmt, ...)
 {
-    char d[32];
+    char what[512], d[32];
+    va_list ap;
 
+    if (cli_now_ms() < f->deadline_ms) {
+        uv_sleep(POLL_MS);
+        return 0;
+    }
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
     cli_format_duration(d, sizeof(d), f->timeout_ms);
     return cli_flow_fail(f, c, TG_EXIT_TIMEOUT, "timed out after %s waiting for %s", d, what);
 }
@@ -278,7 +284,8 @@ int cli_read_nonce(cli_flow *f, cli_cluster *c, const char *ns, int wait, char o
 {
     cli_api_call call = { .verb = "get", .resource = "secrets", .group = "", .namespace_ = ns,
                           .name = CLI_NONCE_SECRET };
-    char terr[256], what[512];
+    char terr[256];
+    int rc;
 
     for (;;) {
         json_object *doc = NULL;
@@ -304,8 +311,7 @@ int cli_read_nonce(cli_flow *f, cli_cluster *c, const char *ns, int wait, char o
                                  "88 characters of padded base64", ns, CLI_NONCE_SECRET);
         }
         if (st != 200 && st != 404) {
-            int rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
-
+            rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
             free_raw(raw);
             return rc;
         }
@@ -318,12 +324,10 @@ int cli_read_nonce(cli_flow *f, cli_cluster *c, const char *ns, int wait, char o
             return cli_flow_fail(f, c, TG_EXIT_REJECTED, "no nonce: Secret %s/%s has no data.nonce "
                                  "yet (is tenantgate-signer running with the nonce controller?)",
                                  ns, CLI_NONCE_SECRET);
-        if (poll_expired(f)) {
-            snprintf(what, sizeof(what), "tenantgate-signer (nonce controller) to fill data.nonce "
-                     "of Secret %s/%s (is the signer running on this cluster?)", ns,
-                     CLI_NONCE_SECRET);
-            return timed_out(f, c, what);
-        }
+        if ((rc = poll_again(f, c, "tenantgate-signer (nonce controller) to fill data.nonce "
+                             "of Secret %s/%s (is the signer running on this cluster?)", ns,
+                             CLI_NONCE_SECRET)) != 0)
+            return rc;
     }
 }
 
@@ -384,8 +388,8 @@ int cli_wait_signed_nonce(cli_flow *f, cli_cluster *c, const char *ns, const cha
 {
     cli_api_call call = { .verb = "get", .resource = "secrets", .group = "", .namespace_ = ns,
                           .name = CLI_SIGNED_NONCE_SECRET };
-    char terr[256], what[512];
-    int stale = 0;
+    char terr[256];
+    int stale = 0, rc;
 
     for (;;) {
         json_object *doc = NULL;
@@ -400,8 +404,7 @@ int cli_wait_signed_nonce(cli_flow *f, cli_cluster *c, const char *ns, const cha
         }
         json_object_put(doc);
         if (st != 200 && st != 404) {
-            int rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
-
+            rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
             free_raw(raw);
             free(s);
             if (have)
@@ -424,13 +427,12 @@ int cli_wait_signed_nonce(cli_flow *f, cli_cluster *c, const char *ns, const cha
         free(s);
         if (have)
             cli_free_secret(have, have_len);
-        if (poll_expired(f)) {
-            snprintf(what, sizeof(what), "tenantgate-signer (noncesigner controller) to fill "
-                     "data.signedNonce of Secret %s/%s%s (is the signer running on this cluster?)",
-                     ns, CLI_SIGNED_NONCE_SECRET,
-                     stale ? " with a signature by the key in authentication-keys" : "");
-            return timed_out(f, c, what);
-        }
+        if ((rc = poll_again(f, c, "tenantgate-signer (noncesigner controller) to fill "
+                             "data.signedNonce of Secret %s/%s%s (is the signer running on this "
+                             "cluster?)", ns, CLI_SIGNED_NONCE_SECRET,
+                             stale ? " with a signature by the key in authentication-keys" : ""))
+            != 0)
+            return rc;
     }
 }
 
@@ -473,6 +475,18 @@ static void auth_path(char *buf, size_t len, const char *resource, const char *n
              name ? name : "");
 }
 
+/* GET an authentication.liqo.io object, or the collection when name is NULL:
+ * status, *doc parsed (when doc is not NULL; caller puts), *raw the body
+ * (caller frees). */
+static long get_auth_object(cli_cluster *c, const char *resource, const char *ns, const char *name,
+                            json_object **doc, char **raw, char *terr, size_t terr_len)
+{
+    char path[512];
+
+    auth_path(path, sizeof(path), resource, ns, name);
+    return cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, doc, raw, terr, terr_len);
+}
+
 int cli_apply(cli_flow *f, cli_cluster *c, const char *resource, json_object *obj, long *generation)
 {
     const char *ns = tg_json_path_string(obj, "metadata", "namespace", NULL);
@@ -507,53 +521,47 @@ int cli_wait_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char *nam
 {
     cli_api_call call = { .verb = "get", .resource = "tenants", .group = GROUP, .namespace_ = ns,
                           .name = name };
-    char path[512], terr[256], why[1024], what[512];
+    char terr[256], why[1024];
+    int rc;
 
     *out = NULL;
-    auth_path(path, sizeof(path), "tenants", ns, name);
     for (;;) {
         json_object *doc = NULL;
         char *raw = NULL;
-        long st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &doc, &raw, terr,
-                                   sizeof(terr));
+        long st = get_auth_object(c, "tenants", ns, name, &doc, &raw, terr, sizeof(terr));
         int notfound = st == 404 && !cli_api_type_missing(st, raw);
 
+        rc = NOT_YET;
         if (st == 200 && doc != NULL) {
             cli_tenant_state s = cli_tenant_status(doc, min_generation, why, sizeof(why));
 
             if (s == CLI_TENANT_READY) {
-                free(raw);
-                *out = doc;
-                return 0;
-            }
-            if (s == CLI_TENANT_REJECTED) {
-                free(raw);
-                json_object_put(doc);
-                return cli_flow_fail(f, c, TG_EXIT_REJECTED, "Tenant %s/%s was not authenticated "
-                                     "by tenantgate-signer: %s", ns, name, why);
+                *out = doc;             /* handed over, not put below */
+                doc = NULL;
+                rc = 0;
+            } else if (s == CLI_TENANT_REJECTED) {
+                rc = cli_flow_fail(f, c, TG_EXIT_REJECTED, "Tenant %s/%s was not authenticated "
+                                   "by tenantgate-signer: %s", ns, name, why);
             }
         } else if (!notfound) {
-            int rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
-
-            json_object_put(doc);
-            free(raw);
-            return rc;
+            rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
         }
         json_object_put(doc);
         free(raw);
+        if (rc != NOT_YET)
+            return rc;
         if (notfound && !wait)
             return cli_flow_fail(f, c, TG_EXIT_REJECTED, "no Tenant %s in namespace %s: apply the "
                                  "consumer's Tenant first (kubectl apply -f tenant.yaml)", name, ns);
-        if (poll_expired(f)) {
-            if (notfound)
-                snprintf(what, sizeof(what), "Tenant %s in namespace %s to exist (apply the "
-                         "consumer's Tenant first: kubectl apply -f tenant.yaml)", name, ns);
-            else
-                snprintf(what, sizeof(what), "tenantgate-signer (tenant, approver and signer "
-                         "controllers) to fill status.authParams of Tenant %s/%s (is the signer "
-                         "running on this cluster? a CSR still pending: kubectl get csr)", ns, name);
-            return timed_out(f, c, what);
-        }
+        if (notfound)
+            rc = poll_again(f, c, "Tenant %s in namespace %s to exist (apply the consumer's "
+                            "Tenant first: kubectl apply -f tenant.yaml)", name, ns);
+        else
+            rc = poll_again(f, c, "tenantgate-signer (tenant, approver and signer controllers) "
+                            "to fill status.authParams of Tenant %s/%s (is the signer running on "
+                            "this cluster? a CSR still pending: kubectl get csr)", ns, name);
+        if (rc != 0)
+            return rc;
     }
 }
 
@@ -562,38 +570,31 @@ int cli_wait_identity(cli_flow *f, cli_cluster *c, const char *ns, const char *n
 {
     cli_api_call call = { .verb = "get", .resource = "identities", .group = GROUP,
                           .namespace_ = ns, .name = name };
-    char path[512], terr[256], what[512];
+    char terr[256];
+    int rc;
 
-    auth_path(path, sizeof(path), "identities", ns, name);
     for (;;) {
         json_object *doc = NULL;
         char *raw = NULL;
-        long st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &doc, &raw, terr,
-                                   sizeof(terr));
+        long st = get_auth_object(c, "identities", ns, name, &doc, &raw, terr, sizeof(terr));
         const char *ref = doc ? tg_json_path_string(doc, "status", "kubeconfigSecretRef", "name", NULL)
                               : NULL;
 
+        rc = NOT_YET;
         if (st == 200 && ref != NULL && *ref != '\0') {
             snprintf(secret, secret_len, "%s", ref);
-            json_object_put(doc);
-            free(raw);
-            return 0;
-        }
-        if (st != 200) {
-            int rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
-
-            json_object_put(doc);
-            free(raw);
-            return rc;
+            rc = 0;
+        } else if (st != 200) {
+            rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
         }
         json_object_put(doc);
         free(raw);
-        if (poll_expired(f)) {
-            snprintf(what, sizeof(what), "tenantgate-signer (identity controller) to fill "
-                     "status.kubeconfigSecretRef of Identity %s/%s (is the signer running on "
-                     "this cluster?)", ns, name);
-            return timed_out(f, c, what);
-        }
+        if (rc != NOT_YET)
+            return rc;
+        if ((rc = poll_again(f, c, "tenantgate-signer (identity controller) to fill "
+                             "status.kubeconfigSecretRef of Identity %s/%s (is the signer running "
+                             "on this cluster?)", ns, name)) != 0)
+            return rc;
     }
 }
 
@@ -602,7 +603,7 @@ int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns
 {
     cli_api_call call = { .verb = "delete", .resource = resource, .group = GROUP, .namespace_ = ns,
                           .name = name };
-    char path[512], terr[256], what[512];
+    char path[512], terr[256];
     char *raw = NULL;
     long st;
     int rc = 0;
@@ -618,22 +619,18 @@ int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns
     call.verb = "get";
     for (;;) {
         raw = NULL;
-        st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, NULL, &raw, terr, sizeof(terr));
-        if (st == 404) {
-            free(raw);
-            return 0;
-        }
-        if (st != 200) {
+        st = get_auth_object(c, resource, ns, name, NULL, &raw, terr, sizeof(terr));
+        rc = NOT_YET;
+        if (st == 404)
+            rc = 0;
+        else if (st != 200)
             rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
-            free(raw);
-            return rc;
-        }
         free(raw);
-        if (poll_expired(f)) {
-            snprintf(what, sizeof(what), "%s %s/%s to be gone (its finalizer is removed by "
-                     "tenantgate-signer: is it running?)", resource, ns, name);
-            return timed_out(f, c, what);
-        }
+        if (rc != NOT_YET)
+            return rc;
+        if ((rc = poll_again(f, c, "%s %s/%s to be gone (its finalizer is removed by "
+                             "tenantgate-signer: is it running?)", resource, ns, name)) != 0)
+            return rc;
     }
 }
 
@@ -641,15 +638,13 @@ int cli_count_resourceslices(cli_flow *f, cli_cluster *c, const char *ns, int *c
 {
     cli_api_call call = { .verb = "list", .resource = "resourceslices", .group = GROUP,
                           .namespace_ = ns };
-    char path[512], terr[256];
+    char terr[256];
     json_object *doc = NULL, *items;
     char *raw = NULL;
-    long st;
+    long st = get_auth_object(c, "resourceslices", ns, NULL, &doc, &raw, terr, sizeof(terr));
     int rc = 0;
 
     *count = 0;
-    auth_path(path, sizeof(path), "resourceslices", ns, NULL);
-    st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &doc, &raw, terr, sizeof(terr));
     if (st == 200 && doc != NULL) {
         items = tg_json_path(doc, "items", NULL);
         *count = items ? (int)json_object_array_length(items) : 0;
@@ -680,4 +675,12 @@ int cli_print_object(const char *cmd, json_object *obj, int as_json)
     if (bad || fflush(stdout) != 0)
         return cli_error(cmd, "cannot write the document to standard output");
     return TG_EXIT_OK;
+}
+
+int cli_print_result(const char *cmd, int rc, json_object *obj, int as_json)
+{
+    if (rc == 0)
+        rc = cli_print_object(cmd, obj, as_json);
+    json_object_put(obj);
+    return rc;
 }

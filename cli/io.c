@@ -146,6 +146,15 @@ int cli_nonce_arg(const char *cmd, const char *usage, const char *text, const ch
     return 0;
 }
 
+int cli_print_line(const char *cmd, const char *text)
+{
+    /* Flush here: a full disk or a closed pipe must fail the command, not
+     * vanish at exit. */
+    if (printf("%s\n", text) < 0 || fflush(stdout) != 0)
+        return cli_error(cmd, "cannot write to standard output");
+    return TG_EXIT_OK;
+}
+
 EVP_PKEY *cli_load_private_key(const char *cmd, const char *path)
 {
     char err[512];

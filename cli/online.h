@@ -225,6 +225,11 @@ int cli_count_resourceslices(cli_flow *f, cli_cluster *c, const char *ns, int *c
 /* Print obj as YAML (default) or JSON on stdout. */
 int cli_print_object(const char *cmd, json_object *obj, int as_json);
 
+/* The last step of a command that prints a document: when rc is 0, print obj
+ * (cli_print_object) and return what that returns, else return rc. obj (may
+ * be NULL) is put either way. */
+int cli_print_result(const char *cmd, int rc, json_object *obj, int as_json);
+
 /* --- cmd_online.c ------------------------------------------------------- */
 
 /* `generate tenant` without --offline (cmd_generate.c hands it over). */
