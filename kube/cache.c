@@ -1,10 +1,19 @@
 /* cache.c - informer store: a hash of namespace/name -> object, an optional
- * label index, and the list/watch state machine. */
+ * label index, and the list/watch state machine.
+ *
+ * An entry holds its object in one of two forms. Tree mode (the default)
+ * keeps the json-c tree: readers visit it directly, with no parse, which the
+ * webhook needs on every admission. Compact mode keeps the object as its
+ * compact JSON text: a json-c tree costs about four times its text (every
+ * object node carries its own hash table), which matters to the signer with
+ * thousands of Tenants and CSRs; readers and handlers then get a tree parsed
+ * from the text for the duration of one call. */
 #include "kube/cache.h"
 #include "errbuf.h"
 #include "kube/json.h"
 
 #include <json-c/linkhash.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +22,9 @@
 
 typedef struct cache_entry {
     char *key;                     /* "ns/name", or "name" when cluster-scoped */
-    json_object *obj;              /* one reference */
+    json_object *obj;              /* tree mode: one reference; NULL in compact mode */
+    char *stored;                  /* compact mode: "<resourceVersion>\0<compact JSON>\0"
+                                    * in one allocation (see stored_new); NULL in tree mode */
     char *index_value;             /* the index label's value, or NULL */
     struct cache_entry *idx_next;  /* others with the same index value */
     int seen;                      /* relist mark */
@@ -32,12 +43,15 @@ struct tg_cache {
     char **keep;                   /* dotted paths to keep (NULL-terminated), or NULL: all */
     char *rv;                      /* writer thread only */
     int synced;
+    int compact;                   /* store JSON text, not trees (tg_cache_set_compact) */
 };
 
 /* Handler calls are collected under the write lock and made after it. */
 typedef struct change {
     enum { CH_ADD, CH_UPDATE, CH_DELETE } kind;
     json_object *old_obj, *new_obj;   /* references held until the call is made */
+    char *old_stored;                 /* compact mode: the old entry's text (owned), parsed
+                                       * only if a handler wants the old object */
 } change;
 
 typedef struct change_list {
@@ -48,6 +62,7 @@ typedef struct change_list {
 static void entry_free(cache_entry *e)
 {
     json_object_put(e->obj);
+    free(e->stored);
     free(e->key);
     free(e->index_value);
     free(e);
@@ -136,6 +151,19 @@ static const char *object_rv(json_object *obj)
     return rv ? rv : "";
 }
 
+int tg_cache_set_compact(tg_cache *c)
+{
+    int rc = 0;
+    pthread_rwlock_wrlock(&c->lock);
+    /* Switching with objects stored would leave entries of both forms. */
+    if (lh_table_length(c->objects) != 0 || c->synced)
+        rc = c->compact ? 0 : -1;
+    else
+        c->compact = 1;
+    pthread_rwlock_unlock(&c->lock);
+    return rc;
+}
+
 int tg_cache_keep_fields(tg_cache *c, const char *const *paths)
 {
     size_t n = 0;
@@ -220,6 +248,59 @@ static void strip(tg_cache *c, json_object *obj)
     }
 }
 
+/* --- compact entries --- */
+
+/* The stored form of an (already stripped) object: its resourceVersion,
+ * which every relist compares and so must not cost a parse, then its compact
+ * JSON text, in one allocation. Slashes are not escaped: certificates are
+ * base64, full of them. Returns NULL when out of memory. */
+static char *stored_new(json_object *obj)
+{
+    size_t json_len;
+    /* json-c keeps this text in obj until obj is freed; the caller's tree
+     * (the list or event) is short-lived, so we copy it and move on. */
+    const char *json = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                         &json_len);
+    const char *rv = object_rv(obj);
+    size_t rv_len = strlen(rv);
+    if (json == NULL)
+        return NULL;
+    char *s = malloc(rv_len + 1 + json_len + 1);
+    if (s == NULL)
+        return NULL;
+    memcpy(s, rv, rv_len + 1);
+    memcpy(s + rv_len + 1, json, json_len + 1);
+    return s;
+}
+
+static const char *stored_json(const char *stored)
+{
+    return stored + strlen(stored) + 1;
+}
+
+/* A fresh tree (one reference) from the stored text, or NULL. The text is
+ * json-c's own output, so plain parsing suffices; the depth limit is the one
+ * the object passed on its way in. NULL only when out of memory: callers
+ * treat it as "not found". */
+static json_object *stored_parse(const char *stored)
+{
+    const char *json = stored_json(stored);
+    size_t len = strlen(json);
+    if (len > INT_MAX)
+        return NULL;
+    json_tokener *tok = json_tokener_new_ex(TG_DOC_MAX_DEPTH);
+    if (tok == NULL)
+        return NULL;
+    json_object *obj = json_tokener_parse_ex(tok, json, (int)len);
+    json_tokener_free(tok);
+    return obj;
+}
+
+static const char *entry_rv(const cache_entry *e)
+{
+    return e->stored ? e->stored : object_rv(e->obj);
+}
+
 /* --- the label index --- */
 
 static void index_add(tg_cache *c, cache_entry *e)
@@ -275,37 +356,59 @@ static char *index_value_of(tg_cache *c, json_object *obj)
 
 /* --- changes --- */
 
-static int change_push(change_list *l, int kind, json_object *old_obj, json_object *new_obj)
+/* old_stored (compact mode) is consumed, even on failure. */
+static int change_push(change_list *l, int kind, json_object *old_obj, char *old_stored, json_object *new_obj)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 8;
         change *v = realloc(l->v, cap * sizeof(*v));
-        if (v == NULL)
+        if (v == NULL) {
+            free(old_stored);
             return -1;
+        }
         l->v = v;
         l->cap = cap;
     }
     l->v[l->n].kind = kind;
     l->v[l->n].old_obj = old_obj ? json_object_get(old_obj) : NULL;
+    l->v[l->n].old_stored = old_stored;
     l->v[l->n].new_obj = new_obj ? json_object_get(new_obj) : NULL;
     l->n++;
     return 0;
+}
+
+/* A compact entry's old object, parsed only when a handler will see it. */
+static void change_parse_old(change *ch, const tg_cache_handlers *h)
+{
+    int wanted = h != NULL && ((ch->kind == CH_UPDATE && h->on_update) || (ch->kind == CH_DELETE && h->on_delete));
+    if (ch->old_stored != NULL && ch->old_obj == NULL && wanted)
+        ch->old_obj = stored_parse(ch->old_stored);
 }
 
 static void changes_deliver(change_list *l, const tg_cache_handlers *h)
 {
     for (size_t i = 0; i < l->n; i++) {
         change *ch = &l->v[i];
+        change_parse_old(ch, h);
+        /* A compact old object that could not be parsed back (out of
+         * memory) is "not found": an update then reads as the add of the
+         * new object, and a deletion goes unreported; the next relist
+         * brings the handlers back in step. */
         if (h != NULL) {
-            if (ch->kind == CH_ADD && h->on_add)
+            if (ch->kind == CH_ADD && h->on_add) {
                 h->on_add(ch->new_obj, h->data);
-            else if (ch->kind == CH_UPDATE && h->on_update)
-                h->on_update(ch->old_obj, ch->new_obj, h->data);
-            else if (ch->kind == CH_DELETE && h->on_delete)
+            } else if (ch->kind == CH_UPDATE && h->on_update) {
+                if (ch->old_obj)
+                    h->on_update(ch->old_obj, ch->new_obj, h->data);
+                else if (h->on_add)
+                    h->on_add(ch->new_obj, h->data);
+            } else if (ch->kind == CH_DELETE && h->on_delete && ch->old_obj) {
                 h->on_delete(ch->old_obj, h->data);
+            }
         }
         json_object_put(ch->old_obj);
         json_object_put(ch->new_obj);
+        free(ch->old_stored);
     }
     free(l->v);
     memset(l, 0, sizeof(*l));
@@ -321,14 +424,20 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         cache_entry *e = lh_entry_v(le);
         free(key);
         e->seen = 1;
-        if (e->obj == obj || strcmp(object_rv(e->obj), object_rv(obj)) == 0)
+        if (e->obj == obj || strcmp(entry_rv(e), object_rv(obj)) == 0)
             return 0;   /* unchanged: a relist of an object we already have */
+        char *stored = NULL;
+        if (c->compact && (stored = stored_new(obj)) == NULL)
+            return -1;   /* the entry keeps its last known state */
         char *iv = index_value_of(c, obj);
         if (changes)
-            change_push(changes, CH_UPDATE, e->obj, obj);
+            change_push(changes, CH_UPDATE, e->obj, e->stored, obj);
+        else
+            free(e->stored);
+        e->stored = stored;
         index_remove(c, e);
         json_object_put(e->obj);
-        e->obj = json_object_get(obj);
+        e->obj = c->compact ? NULL : json_object_get(obj);
         free(e->index_value);
         e->index_value = iv;
         index_add(c, e);
@@ -340,24 +449,29 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         return -1;
     }
     e->key = key;
-    e->obj = json_object_get(obj);
+    if (c->compact)
+        e->stored = stored_new(obj);
+    else
+        e->obj = json_object_get(obj);
     e->index_value = index_value_of(c, obj);
     e->seen = 1;
-    if (lh_table_insert(c->objects, e->key, e) != 0) {
+    if ((c->compact && e->stored == NULL) || lh_table_insert(c->objects, e->key, e) != 0) {
         entry_free(e);
         return -1;
     }
     index_add(c, e);
     if (changes)
-        change_push(changes, CH_ADD, NULL, obj);
+        change_push(changes, CH_ADD, NULL, NULL, obj);
     return 0;
 }
 
 static void remove_entry(tg_cache *c, struct lh_entry *le, change_list *changes)
 {
     cache_entry *e = lh_entry_v(le);
-    if (changes)
-        change_push(changes, CH_DELETE, e->obj, NULL);
+    if (changes) {
+        change_push(changes, CH_DELETE, e->obj, e->stored, NULL);
+        e->stored = NULL;   /* moved into the change */
+    }
     index_remove(c, e);
     lh_table_delete_entry(c->objects, le);   /* frees e */
 }
@@ -469,6 +583,23 @@ const char *tg_cache_resource_version(const tg_cache *c)
 
 /* --- reads --- */
 
+/* Show one entry to a visitor: its tree, or in compact mode a tree parsed
+ * for this call. Returns 1 if visited, 0 if the text could not be parsed
+ * (out of memory), which readers report as "not found". */
+static int visit_entry(const cache_entry *e, tg_cache_visit_cb visit, void *data)
+{
+    if (e->stored == NULL) {
+        visit(e->obj, data);
+        return 1;
+    }
+    json_object *obj = stored_parse(e->stored);
+    if (obj == NULL)
+        return 0;
+    visit(obj, data);
+    json_object_put(obj);
+    return 1;
+}
+
 static char *make_key(const char *ns, const char *name, char *buf, size_t len)
 {
     int n = ns && *ns ? snprintf(buf, len, "%s/%s", ns, name) : snprintf(buf, len, "%s", name);
@@ -482,10 +613,11 @@ int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_c
         return 0;
     pthread_rwlock_rdlock(&c->lock);
     struct lh_entry *le = lh_table_lookup_entry(c->objects, buf);
-    if (le != NULL && visit != NULL)
-        visit(((cache_entry *)lh_entry_v(le))->obj, data);
+    int found = le != NULL;
+    if (found && visit != NULL)
+        found = visit_entry(lh_entry_v(le), visit, data);
     pthread_rwlock_unlock(&c->lock);
-    return le != NULL;
+    return found;
 }
 
 size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb visit, void *data)
@@ -496,9 +628,8 @@ size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb v
     pthread_rwlock_rdlock(&c->lock);
     struct lh_entry *le = lh_table_lookup_entry(c->index, value);
     if (le != NULL) {
-        for (cache_entry *e = ((index_bucket *)lh_entry_v(le))->head; e; e = e->idx_next, n++)
-            if (visit)
-                visit(e->obj, data);
+        for (cache_entry *e = ((index_bucket *)lh_entry_v(le))->head; e; e = e->idx_next)
+            n += visit ? (size_t)visit_entry(e, visit, data) : 1;
     }
     pthread_rwlock_unlock(&c->lock);
     return n;
@@ -509,11 +640,8 @@ size_t tg_cache_foreach(tg_cache *c, tg_cache_visit_cb visit, void *data)
     size_t n = 0;
     struct lh_entry *le;
     pthread_rwlock_rdlock(&c->lock);
-    lh_foreach(c->objects, le) {
-        if (visit)
-            visit(((cache_entry *)lh_entry_v(le))->obj, data);
-        n++;
-    }
+    lh_foreach(c->objects, le)
+        n += visit ? (size_t)visit_entry(lh_entry_v(le), visit, data) : 1;
     pthread_rwlock_unlock(&c->lock);
     return n;
 }

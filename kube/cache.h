@@ -37,6 +37,16 @@ typedef struct tg_cache_handlers {
 tg_cache *tg_cache_new(const char *index_label);
 void tg_cache_free(tg_cache *c);
 
+/* Store every object as its compact JSON text instead of a json-c tree:
+ * about a quarter of the memory, for a parse on every read. Visitors and the
+ * handlers' old objects then get a tree parsed for the one call (same
+ * fields, same contract); on_add/on_update's new object is the stripped
+ * object as it came in. For caches that are large and read rarely (the
+ * signer's); a cache read on every request (the webhook's) stays a tree.
+ * Call before the first list or event. Returns 0, or -1 when objects are
+ * already stored as trees. */
+int tg_cache_set_compact(tg_cache *c);
+
 /* Keep only these fields of every stored object, to save memory: dotted
  * paths ("data.nonce", "status.certificate"); metadata (minus managedFields)
  * is always kept. Handlers see the trimmed objects too. Call once, before
@@ -74,7 +84,9 @@ const char *tg_cache_resource_version(const tg_cache *c);
 typedef void (*tg_cache_visit_cb)(json_object *obj, void *data);
 
 /* The object namespace/name (ns NULL or "" for cluster-scoped objects).
- * Returns 1 if found (visit was called), 0 if not. */
+ * Returns 1 if found (visit was called), 0 if not. In compact mode an object
+ * whose text cannot be parsed back (out of memory) counts as not found, here
+ * and in the two readers below. */
 int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_cb visit, void *data);
 
 /* Every object whose index label equals value. Returns how many were visited. */

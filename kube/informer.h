@@ -31,6 +31,8 @@ typedef struct tg_informer_opts {
     long watch_timeout_s;          /* server-side timeoutSeconds; 0: random in [300, 600) */
     uint64_t backoff_base_ms;      /* 0: 500 ms */
     uint64_t backoff_cap_ms;       /* 0: 30 s */
+    int compact;                   /* store objects as compact JSON text
+                                    * (tg_cache_set_compact): less memory, a parse per read */
     const char *resume_rv;         /* watch from this resourceVersion first instead of
                                     * listing (tests, or a caller resuming a known state);
                                     * not synced until a list. NULL: list first */

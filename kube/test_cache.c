@@ -1,12 +1,17 @@
 /* test_cache.c - the informer state machine on recorded API JSON: list,
  * watch events, bookmarks, 410, relist delta, the label index, readers on
- * other threads. */
+ * other threads. Every test runs twice: with objects stored as json-c trees
+ * and as compact JSON text (tg_cache_set_compact); the compact-only tests
+ * at the end check that both forms show readers and handlers the same
+ * objects, and that the compact one is what saves the memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <malloc.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +93,18 @@ static json_object *load_json(const char *name)
     return o;
 }
 
+/* The mode a test runs in comes as its state: a pointer to 0 (trees) or 1 (compact). */
+static const int tree_mode = 0, compact_mode = 1;
+
+static tg_cache *cache_new(void **state, const char *index_label)
+{
+    tg_cache *c = tg_cache_new(index_label);
+    assert_non_null(c);
+    if (*(const int *)*state)
+        assert_int_equal(tg_cache_set_compact(c), 0);
+    return c;
+}
+
 static json_object *obj(const char *ns, const char *name, const char *rv, const char *cluster)
 {
     char text[512];
@@ -128,7 +145,7 @@ static void test_list_then_watch(void **state)
 {
     log_t log = {0};
     tg_cache_handlers h = {on_add, on_update, on_delete, &log};
-    tg_cache *c = tg_cache_new(INDEX);
+    tg_cache *c = cache_new(state, INDEX);
     assert_non_null(c);
     assert_false(tg_cache_synced(c));
     assert_string_equal(tg_cache_resource_version(c), "");
@@ -200,7 +217,7 @@ static void test_relist_delta(void **state)
 {
     log_t log = {0};
     tg_cache_handlers h = {on_add, on_update, on_delete, &log};
-    tg_cache *c = tg_cache_new(INDEX);
+    tg_cache *c = cache_new(state, INDEX);
     json_object *first[] = {obj("a", "x", "10", "c1"), obj("b", "x", "11", "c2"), obj("c", "x", "12", "c3")};
     assert_int_equal(list_replace(c, "20", first, 3, &h), 0);
     log.n = 0;
@@ -226,7 +243,7 @@ static void test_bad_input_leaves_cache_alone(void **state)
 {
     log_t log = {0};
     tg_cache_handlers h = {on_add, on_update, on_delete, &log};
-    tg_cache *c = tg_cache_new(NULL);
+    tg_cache *c = cache_new(state, NULL);
     json_object *items[] = {obj("a", "x", "1", "c1")};
     assert_int_equal(list_replace(c, "5", items, 1, &h), 0);
     log.n = 0;
@@ -276,7 +293,7 @@ static void test_cluster_scoped_and_deleted_unknown(void **state)
 {
     log_t log = {0};
     tg_cache_handlers h = {on_add, on_update, on_delete, &log};
-    tg_cache *c = tg_cache_new(INDEX);
+    tg_cache *c = cache_new(state, INDEX);
     json_object *items[] = {obj(NULL, "liqo-tenant-cl01", "3", "cl01")};
     assert_int_equal(list_replace(c, "4", items, 1, &h), 0);
     assert_int_equal(tg_cache_get(c, NULL, "liqo-tenant-cl01", NULL, NULL), 1);
@@ -297,7 +314,7 @@ static void test_cluster_scoped_and_deleted_unknown(void **state)
  * webhook treats "more than one" as NonceNotFound). */
 static void test_index_duplicates(void **state)
 {
-    tg_cache *c = tg_cache_new(INDEX);
+    tg_cache *c = cache_new(state, INDEX);
     json_object *items[] = {obj("a", "liqo-nonce", "1", "cl01"), obj("b", "liqo-nonce", "2", "cl01")};
     assert_int_equal(list_replace(c, "3", items, 2, NULL), 0);
     assert_int_equal(tg_cache_get_by_index(c, "cl01", NULL, NULL), 2);
@@ -336,7 +353,7 @@ static void *reader(void *p)
 
 static void test_concurrent_readers(void **state)
 {
-    tg_cache *c = tg_cache_new(INDEX);
+    tg_cache *c = cache_new(state, INDEX);
     volatile int stop = 0;
     reader_arg args[3];
     pthread_t th[3];
@@ -396,7 +413,7 @@ static void test_recorded_list_watch_equals_relist(void **state)
 {
     log_t log = {0};
     tg_cache_handlers h = {on_add, on_update, on_delete, &log};
-    tg_cache *c = tg_cache_new(INDEX);
+    tg_cache *c = cache_new(state, INDEX);
     json_object *before = load_json("recorded-list-before.json");
     char err[200];
     assert_int_equal(tg_cache_replace(c, tg_json_path(before, "items", NULL),
@@ -476,7 +493,6 @@ static void on_trimmed(json_object *o, void *data)
 
 static void test_keep_fields(void **state)
 {
-    (void)state;
     static const char *const keep[] = {"data.nonce", "status.certificate", "status.certificate.x", NULL};
     static const struct {
         const char *json;
@@ -494,7 +510,7 @@ static void test_keep_fields(void **state)
          "name=c label=- mf=- kind=- nonce=- other=- cert=- conds=- spec=- deep=-"},
     };
     for (int via_watch = 0; via_watch < 2; via_watch++) {
-        tg_cache *c = tg_cache_new(INDEX);
+        tg_cache *c = cache_new(state, INDEX);
         assert_non_null(c);
         assert_int_equal(tg_cache_keep_fields(c, keep), 0);
         assert_int_equal(tg_cache_keep_fields(c, keep), -1);   /* once only */
@@ -521,17 +537,505 @@ static void test_keep_fields(void **state)
     }
 }
 
+/* Handlers that record what the objects say, not just their keys: the
+ * index label and the nonce of the old and the new object. */
+static void fields_of(json_object *o, char *buf, size_t len)
+{
+    char k[96];
+    const char *label = tg_json_path_string(o, "metadata", "labels", INDEX, NULL);
+    const char *nonce = tg_json_path_string(o, "data", "nonce", NULL);
+    key_of(o, k, sizeof(k));
+    snprintf(buf, len, "%.28s(%.12s,%.12s)", k, label ? label : "-", nonce ? nonce : "-");
+}
+
+static void on_add_fields(json_object *o, void *data)
+{
+    log_t *l = data;
+    char f[64];
+    fields_of(o, f, sizeof(f));
+    snprintf(l->line[l->n++], sizeof(l->line[0]), "add %s", f);
+}
+
+static void on_update_fields(json_object *old_obj, json_object *new_obj, void *data)
+{
+    log_t *l = data;
+    char fo[64], fn[64];
+    fields_of(old_obj, fo, sizeof(fo));
+    fields_of(new_obj, fn, sizeof(fn));
+    snprintf(l->line[l->n++], sizeof(l->line[0]), "update %.55s -> %.55s", fo, fn);
+}
+
+static void on_delete_fields(json_object *o, void *data)
+{
+    log_t *l = data;
+    char f[64];
+    fields_of(o, f, sizeof(f));
+    snprintf(l->line[l->n++], sizeof(l->line[0]), "delete %s", f);
+}
+
+static json_object *secret(const char *name, const char *rv, const char *cluster, const char *nonce)
+{
+    char text[512];
+    snprintf(text, sizeof(text),
+             "{\"kind\":\"Secret\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"resourceVersion\":\"%s\","
+             "\"labels\":{\"" INDEX "\":\"%s\"},\"managedFields\":[{\"manager\":\"kubectl\"}]},"
+             "\"data\":{\"nonce\":\"%s\",\"other\":\"eA==\"}}",
+             name, rv, cluster, nonce);
+    json_object *o = tg_json_parse(text, strlen(text), NULL, 0);
+    assert_non_null(o);
+    return o;
+}
+
+/* Collect the nonces a reader sees, in any order, as a sorted "a b" string. */
+typedef struct nonces_seen {
+    size_t n;
+    char v[8][32];
+} nonces_seen;
+
+static void collect_nonce(json_object *o, void *data)
+{
+    nonces_seen *ns = data;
+    const char *n = tg_json_path_string(o, "data", "nonce", NULL);
+    if (ns->n < 8)
+        snprintf(ns->v[ns->n++], sizeof(ns->v[0]), "%s", n ? n : "-");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void nonces_join(nonces_seen *ns, char *buf, size_t len)
+{
+    qsort(ns->v, ns->n, sizeof(ns->v[0]), cmp_str);
+    buf[0] = '\0';
+    for (size_t i = 0; i < ns->n; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? " " : "", ns->v[i]);
+    }
+}
+
+/* Watch events and relists that move objects between index values: the
+ * handlers get the right old and new objects (with the fields kept, without
+ * the pruned ones) and the index follows every label change. */
+static void test_index_and_handlers_follow_changes(void **state)
+{
+    enum { EV, LIST };
+    static const struct step {
+        int what;
+        int type;                  /* EV: the watch event type */
+        const char *objs;          /* EV: "name rv cluster nonce"; LIST: such quadruples, ';'-separated */
+        const char *want[4];       /* handler calls (a set), NULL-terminated */
+        const char *index[3][2];   /* index value -> the nonces it yields, sorted */
+    } steps[] = {
+        {EV, TG_WATCH_ADDED, "a 1 c1 n1", {"add ns/a(c1,n1)"}, {{"c1", "n1"}, {"c2", ""}}},
+        {EV, TG_WATCH_ADDED, "b 2 c1 m1", {"add ns/b(c1,m1)"}, {{"c1", "m1 n1"}, {"c2", ""}}},
+        {EV, TG_WATCH_MODIFIED, "a 3 c2 n2", {"update ns/a(c1,n1) -> ns/a(c2,n2)"}, {{"c1", "m1"}, {"c2", "n2"}}},
+        /* same RV again: not news, and the index is unchanged */
+        {EV, TG_WATCH_MODIFIED, "a 3 c2 n2", {NULL}, {{"c1", "m1"}, {"c2", "n2"}}},
+        {EV, TG_WATCH_MODIFIED, "b 4 c2 m2", {"update ns/b(c1,m1) -> ns/b(c2,m2)"}, {{"c1", ""}, {"c2", "m2 n2"}}},
+        {EV, TG_WATCH_DELETED, "b 5 c2 m2", {"delete ns/b(c2,m2)"}, {{"c1", ""}, {"c2", "n2"}}},
+        {EV, TG_WATCH_ADDED, "c 6 c3 k1", {"add ns/c(c3,k1)"}, {{"c2", "n2"}, {"c3", "k1"}}},
+        /* a relist: a changed (label back to c1), c vanished, d is new */
+        {LIST, 0, "a 7 c1 n3;d 8 c3 j1",
+         {"update ns/a(c2,n2) -> ns/a(c1,n3)", "delete ns/c(c3,k1)", "add ns/d(c3,j1)"},
+         {{"c1", "n3"}, {"c2", ""}, {"c3", "j1"}}},
+        /* the same list again: silent */
+        {LIST, 0, "a 7 c1 n3;d 8 c3 j1", {NULL}, {{"c1", "n3"}, {"c3", "j1"}}},
+    };
+    static const char *const keep[] = {"data.nonce", NULL};
+    log_t log = {0};
+    tg_cache_handlers h = {on_add_fields, on_update_fields, on_delete_fields, &log};
+    tg_cache *c = cache_new(state, INDEX);
+    assert_int_equal(tg_cache_keep_fields(c, keep), 0);
+
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        const struct step *st = &steps[i];
+        json_object *objs[4];
+        size_t nobj = 0;
+        char copy[128], *save = NULL;
+        snprintf(copy, sizeof(copy), "%s", st->objs);
+        for (char *q = strtok_r(copy, ";", &save); q && nobj < 4; q = strtok_r(NULL, ";", &save)) {
+            char name[16], rv[16], cl[16], nonce[16];
+            assert_int_equal(sscanf(q, "%15s %15s %15s %15s", name, rv, cl, nonce), 4);
+            objs[nobj++] = secret(name, rv, cl, nonce);
+        }
+        log.n = 0;
+        if (st->what == EV) {
+            tg_watch_event ev = {st->type, objs[0]};
+            char err[200];
+            assert_int_equal(tg_cache_apply(c, &ev, &h, err, sizeof(err)), TG_CACHE_OK);
+            json_object_put(objs[0]);
+        } else {
+            assert_int_equal(list_replace(c, "100", objs, nobj, &h), 0);
+        }
+        size_t nwant = 0;
+        while (nwant < 4 && st->want[nwant])
+            nwant++;
+        assert_log(&log, st->want, nwant);
+        for (size_t j = 0; j < 3 && st->index[j][0]; j++) {
+            nonces_seen seen = {0};
+            char got[128];
+            size_t n = tg_cache_get_by_index(c, st->index[j][0], collect_nonce, &seen);
+            assert_int_equal(n, seen.n);
+            nonces_join(&seen, got, sizeof(got));
+            if (strcmp(got, st->index[j][1]) != 0)
+                fail_msg("step %zu: index %s gives \"%s\", want \"%s\"", i, st->index[j][0], got, st->index[j][1]);
+        }
+    }
+    /* Pruned on store: "other" and managedFields are gone in either mode. */
+    trimmed t = {{0}};
+    assert_int_equal(tg_cache_get(c, "ns", "a", on_trimmed, &t), 1);
+    assert_string_equal(t.seen, "name=a label=c1 mf=- kind=- nonce=n3 other=- cert=- conds=- spec=- deep=-");
+    tg_cache_free(c);
+}
+
+/* Handlers may be left out: a missing one is skipped, never replaced by
+ * another (an update is not reported as an add). */
+static void test_partial_handlers(void **state)
+{
+    static const struct {
+        int add, update, del;
+        size_t want;               /* calls for: add, update, delete of one object */
+    } cases[] = {
+        {1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}, {1, 1, 1, 3}, {0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        log_t log = {0};
+        tg_cache_handlers h = {cases[i].add ? on_add_fields : NULL, cases[i].update ? on_update_fields : NULL,
+                               cases[i].del ? on_delete_fields : NULL, &log};
+        tg_cache *c = cache_new(state, INDEX);
+        static const int types[] = {TG_WATCH_ADDED, TG_WATCH_MODIFIED, TG_WATCH_DELETED};
+        for (int t = 0; t < 3; t++) {
+            char rv[8];
+            snprintf(rv, sizeof(rv), "%d", t + 1);
+            json_object *o = secret("a", rv, "c1", "n1");
+            tg_watch_event ev = {types[t], o};
+            assert_int_equal(tg_cache_apply(c, &ev, &h, NULL, 0), TG_CACHE_OK);
+            json_object_put(o);
+        }
+        assert_int_equal(log.n, cases[i].want);
+        /* and in order, each the one its event calls for */
+        const int present[] = {cases[i].add, cases[i].update, cases[i].del};
+        static const char *const word[] = {"add ", "update ", "delete "};
+        for (size_t t = 0, j = 0; t < 3; t++)
+            if (present[t])
+                assert_true(strncmp(log.line[j++], word[t], strlen(word[t])) == 0);
+        tg_cache_free(c);
+    }
+}
+
+/* --- compact mode only --- */
+
+static void test_set_compact_only_before_use(void **state)
+{
+    tg_cache *c = tg_cache_new(NULL);
+    json_object *items[] = {obj("a", "x", "1", "c1")};
+    assert_int_equal(list_replace(c, "5", items, 1, NULL), 0);
+    assert_int_equal(tg_cache_set_compact(c), -1);   /* trees are stored already */
+    tg_cache_free(c);
+
+    c = tg_cache_new(NULL);
+    assert_int_equal(tg_cache_set_compact(c), 0);
+    items[0] = obj("a", "x", "1", "c1");
+    assert_int_equal(list_replace(c, "5", items, 1, NULL), 0);
+    assert_int_equal(tg_cache_set_compact(c), 0);    /* already compact: harmless */
+    tg_cache_free(c);
+}
+
+/* What a visitor copies out: a deep copy it owns. */
+static void copy_tree(json_object *o, void *data)
+{
+    json_object **out = data;
+    *out = NULL;
+    assert_int_equal(json_object_deep_copy(o, out, NULL), 0);
+}
+
+typedef struct compare_ctx {
+    tg_cache *tree;
+    size_t compared;
+} compare_ctx;
+
+/* Visiting the compact cache: the tree cache must hold an equal object. */
+static void compare_with_tree(json_object *o, void *data)
+{
+    compare_ctx *cc = data;
+    json_object *want = NULL;
+    const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+    assert_non_null(name);
+    assert_int_equal(tg_cache_get(cc->tree, ns, name, copy_tree, &want), 1);
+    if (!json_object_equal(want, o))
+        fail_msg("compact %s differs:\n  tree    %s\n  compact %s", name, json_object_to_json_string(want),
+                 json_object_to_json_string(o));
+    json_object_put(want);
+    cc->compared++;
+}
+
+/* Readers see in compact mode exactly the fields they see in tree mode: every
+ * JSON type, escapes, UTF-8, big numbers, slashes, deep nesting, and the
+ * recorded apiserver objects, with and without keep_fields. */
+static void test_compact_shows_same_objects(void **state)
+{
+    static const char *const docs[] = {
+        "{\"metadata\":{\"name\":\"types\",\"namespace\":\"n\",\"resourceVersion\":\"1\"},"
+        "\"spec\":{\"ints\":[0,-1,9223372036854775807,-9223372036854775808,18446744073709551615],"
+        "\"reals\":[1.5,1e3,-0.0,2.50,1.7976931348623157e308],\"b\":[true,false,null],"
+        "\"s\":\"q\\\"b\\\\s/l\\u00e9 \\u2603 \\ud83d\\ude00 \\u0001\\n\\t\\u0000end\",\"e\":{},\"a\":[[],[{}]]},"
+        "\"data\":{\"nonce\":\"YWJj/+==\"}}",
+        "{\"metadata\":{\"name\":\"deep\",\"resourceVersion\":\"2\",\"labels\":{\"" INDEX "\":\"c1\"}},"
+        "\"status\":{\"certificate\":\"LS0tLS1CRUdJTi/+/+==\",\"x\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}",
+        "{\"metadata\":{\"name\":\"empty\",\"namespace\":\"n\",\"resourceVersion\":\"3\",\"labels\":{},\"annotations\":{\"k\":\"\"}}}",
+    };
+    static const char *const files[] = {"list-secrets.json", "recorded-list-before.json", "recorded-list-after.json"};
+    static const char *const keep[] = {"data.nonce", "status.certificate", NULL};
+
+    for (int with_keep = 0; with_keep < 2; with_keep++) {
+        for (size_t f = 0; f <= sizeof(files) / sizeof(files[0]); f++) {
+            tg_cache *c[2];
+            for (int m = 0; m < 2; m++) {
+                c[m] = tg_cache_new(INDEX);
+                assert_non_null(c[m]);
+                if (m)
+                    assert_int_equal(tg_cache_set_compact(c[m]), 0);
+                if (with_keep)
+                    assert_int_equal(tg_cache_keep_fields(c[m], keep), 0);
+                /* Each cache gets its own copy: storing strips the caller's tree. */
+                json_object *list, *items;
+                if (f < sizeof(files) / sizeof(files[0])) {
+                    list = load_json(files[f]);
+                    items = tg_json_path(list, "items", NULL);
+                } else {
+                    list = items = json_object_new_array();
+                    for (size_t d = 0; d < sizeof(docs) / sizeof(docs[0]); d++) {
+                        json_object *o = tg_json_parse(docs[d], strlen(docs[d]), NULL, 0);
+                        assert_non_null(o);
+                        json_object_array_add(items, o);
+                    }
+                }
+                char err[200];
+                assert_int_equal(tg_cache_replace(c[m], items, "9", NULL, err, sizeof(err)), 0);
+                json_object_put(list);
+            }
+            compare_ctx cc = {c[0], 0};
+            size_t n = tg_cache_count(c[0]);
+            assert_true(n > 0);
+            assert_int_equal(tg_cache_count(c[1]), n);
+            assert_int_equal(tg_cache_foreach(c[1], compare_with_tree, &cc), n);
+            assert_int_equal(cc.compared, n);
+            assert_int_equal(tg_cache_get_by_index(c[1], "c1", compare_with_tree, &cc),
+                             tg_cache_get_by_index(c[0], "c1", NULL, NULL));
+            tg_cache_free(c[0]);
+            tg_cache_free(c[1]);
+        }
+    }
+}
+
+/* Visitors may not keep what they are shown: in compact mode the tree is
+ * freed after the call, so a second reader gets its own fresh copy. */
+static void take_pointer(json_object *o, void *data)
+{
+    *(json_object **)data = o;
+}
+
+static void test_compact_visitor_gets_fresh_tree(void **state)
+{
+    tg_cache *c = tg_cache_new(INDEX);
+    assert_int_equal(tg_cache_set_compact(c), 0);
+    json_object *items[] = {secret("a", "1", "c1", "n1")};
+    json_object *given = items[0];
+    json_object_get(given);
+    assert_int_equal(list_replace(c, "5", items, 1, NULL), 0);
+    json_object *first = NULL;
+    assert_int_equal(tg_cache_get(c, "ns", "a", take_pointer, &first), 1);
+    assert_non_null(first);
+    assert_ptr_not_equal(first, given);   /* not the caller's tree: that one is the caller's to free */
+    json_object_put(given);
+    /* And what was stored survives the caller freeing its tree. */
+    nonce_copy nc = {0};
+    assert_int_equal(tg_cache_get(c, "ns", "a", copy_nonce, &nc), 1);
+    assert_string_equal(nc.nonce, "n1");
+    tg_cache_free(c);
+}
+
+/* --- memory: what the compact mode is for --- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TG_ASAN 1
+#endif
+#endif
+
+#ifdef TG_ASAN
+/* ASan replaces malloc, so glibc's counters stay still: ask ASan. */
+size_t __sanitizer_get_current_allocated_bytes(void);
+static size_t heap_in_use(void)
+{
+    return __sanitizer_get_current_allocated_bytes();
+}
+#else
+static size_t heap_in_use(void)
+{
+    return mallinfo2().uordblks;
+}
+#endif
+
+/* A base64 string of len characters, different for every seed (as real
+ * certificates are), slashes and pluses included. */
+static void fake_base64(char *out, size_t len, unsigned seed)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < len; i++) {
+        x = x * 1103515245u + 12345u;
+        out[i] = alphabet[(x >> 16) & 63];
+    }
+    out[len] = '\0';
+}
+
+/* A Tenant and a tenant CSR as the API server sends them; the signer's
+ * caches keep metadata (minus managedFields) and status.certificate. */
+static json_object *tenant_like(unsigned i)
+{
+    char text[4096];
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"authentication.liqo.io/v1beta1\",\"kind\":\"Tenant\",\"metadata\":{"
+             "\"name\":\"cl%04u\",\"namespace\":\"liqo-tenant-cl%04u\",\"uid\":\"6f1c%04u-3b2a-4c7e-9d1f-0a2b3c4d5e6f\","
+             "\"resourceVersion\":\"%u\",\"generation\":1,\"creationTimestamp\":\"2026-11-21T16:00:00Z\","
+             "\"labels\":{\"" INDEX "\":\"cl%04u\",\"liqo.io/tenant\":\"true\"},"
+             "\"finalizers\":[\"liqo.io/tenant\"],"
+             "\"managedFields\":[{\"manager\":\"liqoctl\",\"operation\":\"Apply\",\"apiVersion\":\"v1beta1\","
+             "\"time\":\"2026-11-21T16:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:csr\":{}}}}]},"
+             "\"spec\":{\"clusterID\":\"cl%04u\",\"csr\":\"%0400u\",\"publicKey\":\"%044u\",\"signature\":\"%088u\"},"
+             "\"status\":{\"authParams\":{\"signedCRT\":\"%0200u\"}}}",
+             i, i, i, 1000 + i, i, i, i, i, i, i);
+    json_object *o = tg_json_parse(text, strlen(text), NULL, 0);
+    assert_non_null(o);
+    return o;
+}
+
+static json_object *csr_like(unsigned i)
+{
+    char text[8192], cert[1401], req[1025];
+    fake_base64(cert, sizeof(cert) - 1, i);
+    fake_base64(req, sizeof(req) - 1, i + 100000);
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"certificates.k8s.io/v1\",\"kind\":\"CertificateSigningRequest\",\"metadata\":{"
+             "\"name\":\"liqo-tenant-cl%04u-x7k2p\",\"uid\":\"0a1b%04u-2c3d-4e5f-8a9b-0c1d2e3f4a5b\","
+             "\"resourceVersion\":\"%u\",\"creationTimestamp\":\"2026-11-21T16:00:01Z\","
+             "\"labels\":{\"" INDEX "\":\"cl%04u\",\"liqo.io/tenant-csr\":\"true\","
+             "\"liqo.io/tenant-namespace\":\"liqo-tenant-cl%04u\"},"
+             "\"managedFields\":[{\"manager\":\"tenantgate-signer\",\"operation\":\"Update\",\"subresource\":\"status\"}]},"
+             "\"spec\":{\"request\":\"%s\",\"signerName\":\"kubernetes.io/kube-apiserver-client\","
+             "\"usages\":[\"client auth\"],\"username\":\"system:serviceaccount:liqo:liqo-controller-manager\"},"
+             "\"status\":{\"conditions\":[{\"type\":\"Approved\",\"status\":\"True\",\"reason\":\"LiqoApproved\"}],"
+             "\"certificate\":\"%s\"}}",
+             i, i, 2000 + i, i, i, req, cert);
+    json_object *o = tg_json_parse(text, strlen(text), NULL, 0);
+    assert_non_null(o);
+    return o;
+}
+
+#define MEM_OBJECTS 1000
+
+typedef struct cache_cost {
+    size_t tenants, csrs;   /* bytes held by each cache of MEM_OBJECTS */
+} cache_cost;
+
+static tg_cache *fill(int compact, const char *const *keep, const char *index_label, json_object *(*make)(unsigned))
+{
+    tg_cache *c = tg_cache_new(index_label);
+    assert_non_null(c);
+    if (compact)
+        assert_int_equal(tg_cache_set_compact(c), 0);
+    assert_int_equal(tg_cache_keep_fields(c, keep), 0);
+    json_object *items = json_object_new_array();
+    for (unsigned i = 0; i < MEM_OBJECTS; i++)
+        json_object_array_add(items, make(i));
+    char err[200];
+    assert_int_equal(tg_cache_replace(c, items, "5000", NULL, err, sizeof(err)), 0);
+    json_object_put(items);   /* as the informer does: the cache keeps what it needs */
+    assert_int_equal(tg_cache_count(c), MEM_OBJECTS);
+    return c;
+}
+
+static void copy_cert(json_object *o, void *data)
+{
+    const char *cert = tg_json_path_string(o, "status", "certificate", NULL);
+    snprintf(data, 1401, "%s", cert ? cert : "");
+}
+
+static cache_cost measure(int compact)
+{
+    static const char *const keep_nothing[] = {NULL}, *const keep_csr[] = {"status.certificate", NULL};
+    cache_cost cost;
+    size_t before = heap_in_use();
+    tg_cache *tenants = fill(compact, keep_nothing, NULL, tenant_like);
+    size_t mid = heap_in_use();
+    tg_cache *csrs = fill(compact, keep_csr, INDEX, csr_like);
+    size_t after = heap_in_use();
+    cost.tenants = mid > before ? mid - before : 0;
+    cost.csrs = after > mid ? after - mid : 0;
+
+    /* What was stored is what the reconcilers read. */
+    char cert[1401], want[1401];
+    fake_base64(want, sizeof(want) - 1, 777);
+    assert_int_equal(tg_cache_get_by_index(csrs, "cl0777", copy_cert, cert), 1);
+    assert_string_equal(cert, want);
+    assert_int_equal(tg_cache_get(tenants, "liqo-tenant-cl0042", "cl0042", NULL, NULL), 1);
+    tg_cache_free(tenants);
+    tg_cache_free(csrs);
+    return cost;
+}
+
+static void test_compact_memory(void **state)
+{
+    /* Warm up what allocates once per process (the parser's cached tokener). */
+    json_object_put(tenant_like(0));
+    tg_cache_free(fill(1, (const char *const[]){NULL}, NULL, tenant_like));
+
+    cache_cost tree = measure(0);
+    cache_cost compact = measure(1);
+    size_t tree_total = tree.tenants + tree.csrs, compact_total = compact.tenants + compact.csrs;
+    printf("[ cache    ] %d Tenant-like + %d CSR-like objects, bytes per object (Tenant / CSR / pair):\n"
+           "[ cache    ]   tree    %zu / %zu / %zu\n"
+           "[ cache    ]   compact %zu / %zu / %zu\n",
+           MEM_OBJECTS, MEM_OBJECTS, tree.tenants / MEM_OBJECTS, tree.csrs / MEM_OBJECTS, tree_total / MEM_OBJECTS,
+           compact.tenants / MEM_OBJECTS, compact.csrs / MEM_OBJECTS, compact_total / MEM_OBJECTS);
+    assert_true(compact_total > 0);
+    if (!(compact_total * 2 < tree_total))
+        fail_msg("compact mode holds %zu bytes, not under half of tree mode's %zu", compact_total, tree_total);
+    /* Each kind on its own, too: the CSRs are mostly one long string. */
+    assert_true(compact.tenants * 2 < tree.tenants);
+    assert_true(compact.csrs * 2 < tree.csrs);
+}
+
+/* Both modes run the same behaviour tests. */
+#define CACHE_TESTS(mode)                                                      \
+    cmocka_unit_test_prestate(test_list_then_watch, (void *)(mode)),           \
+    cmocka_unit_test_prestate(test_relist_delta, (void *)(mode)),              \
+    cmocka_unit_test_prestate(test_bad_input_leaves_cache_alone, (void *)(mode)), \
+    cmocka_unit_test_prestate(test_cluster_scoped_and_deleted_unknown, (void *)(mode)), \
+    cmocka_unit_test_prestate(test_index_duplicates, (void *)(mode)),          \
+    cmocka_unit_test_prestate(test_concurrent_readers, (void *)(mode)),        \
+    cmocka_unit_test_prestate(test_recorded_list_watch_equals_relist, (void *)(mode)), \
+    cmocka_unit_test_prestate(test_keep_fields, (void *)(mode)),               \
+    cmocka_unit_test_prestate(test_index_and_handlers_follow_changes, (void *)(mode)), \
+    cmocka_unit_test_prestate(test_partial_handlers, (void *)(mode))
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_list_then_watch),
-        cmocka_unit_test(test_relist_delta),
-        cmocka_unit_test(test_bad_input_leaves_cache_alone),
-        cmocka_unit_test(test_cluster_scoped_and_deleted_unknown),
-        cmocka_unit_test(test_index_duplicates),
-        cmocka_unit_test(test_concurrent_readers),
-        cmocka_unit_test(test_recorded_list_watch_equals_relist),
-        cmocka_unit_test(test_keep_fields),
+    const struct CMUnitTest tree_tests[] = {CACHE_TESTS(&tree_mode)};
+    const struct CMUnitTest compact_tests[] = {
+        CACHE_TESTS(&compact_mode),
+        cmocka_unit_test(test_set_compact_only_before_use),
+        cmocka_unit_test(test_compact_shows_same_objects),
+        cmocka_unit_test(test_compact_visitor_gets_fresh_tree),
+        cmocka_unit_test(test_compact_memory),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("tree", tree_tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name("compact", compact_tests, NULL, NULL);
+    return failed;
 }
