@@ -1,10 +1,8 @@
 /* api.h - blocking Kubernetes calls for a reconciler's worker thread.
  *
- * Each worker owns one tg_api: a private uv loop with its own client, driven
- * by tg_kube_request_sync. The informers keep the main loop; workers read the
- * live object (a GET) rather than the informers' caches, so a reconcile
- * always starts from the API server's current state and never holds json-c
- * objects shared with another thread. */
+ * Each worker owns one tg_api. Workers read the live object (a GET) when a
+ * reconcile needs it, so a reconcile starts from the API server's current
+ * state and never holds json-c objects shared with another thread. */
 #ifndef TG_SIGNER_API_H
 #define TG_SIGNER_API_H
 
@@ -14,6 +12,24 @@
 #include "kube/kubeconfig.h"
 
 typedef struct tg_api tg_api;
+
+/* Relayed mode: the workers' calls run on one loop's client (the informers'),
+ * so they all share its connection (HTTP/2 streams on one TLS connection)
+ * instead of a connection, a TLS context and buffers per worker (~240 KB
+ * each). A worker blocks on a condition variable while the loop thread does
+ * the request. Create, ask busy and close on the loop thread. */
+typedef struct tg_api_relay tg_api_relay;
+tg_api_relay *tg_api_relay_new(uv_loop_t *loop, tg_kube_client *client);
+/* 1 while calls are queued or running: keep the loop running for them. */
+int tg_api_relay_busy(tg_api_relay *r);
+/* Wake the loop (a worker left; see main.c's shutdown). Any thread. */
+void tg_api_relay_nudge(tg_api_relay *r);
+/* Close once no worker can call any more (after they joined). */
+void tg_api_relay_close(tg_api_relay *r);
+tg_api *tg_api_new_relayed(tg_api_relay *relay);
+
+/* Own-loop mode: a private uv loop and client, for a thread that must not
+ * depend on the main loop (leader election). */
 
 tg_api *tg_api_new(const tg_kube_config *cfg, char *err, size_t err_len);
 void tg_api_free(tg_api *a);

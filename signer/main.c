@@ -44,9 +44,12 @@ typedef struct signer_main {
     tg_signer s;
     uv_loop_t *loop;
     tg_kube_client *client;
+    tg_api_relay *relay;          /* the workers' calls, on client's connection */
+    int workers_alive;            /* atomic */
     informer_ref infs[MAX_INFORMERS];
     int ninfs;
     uv_timer_t sync_timer;
+    uv_timer_t trim_timer;
     uv_signal_t sigterm, sigint;
     pthread_t workers[MAX_WORKERS];
     long nworkers;
@@ -54,7 +57,7 @@ typedef struct signer_main {
     int leader_elect;
     tg_leader *leader;
     tg_metrics *metrics;
-    tg_metric_family *m_queue, *m_in_flight, *m_leader, *m_cache;
+    tg_metric_family *m_queue, *m_in_flight, *m_leader, *m_cache, *m_heap;
     tg_probe_server *probe;
     int synced;
 } signer_main;
@@ -198,6 +201,9 @@ static int add_informer(signer_main *m, const char *kind, const char *path, cons
     tg_informer_opts o = {.path = path, .label_selector = selector, .index_label = index_label};
 
     o.keep_fields = strcmp(kind, "nonce") == 0 ? keep_nonce : strcmp(kind, "csr") == 0 ? keep_csr : keep_nothing;
+    /* One object per Tenant in each cache, read a few times per reconcile:
+     * compact text (~0.5-2 KB) instead of json-c trees (~4-6 KB each). */
+    o.compact = 1;
 
     r->kind = kind;
     r->m = m;
@@ -213,12 +219,12 @@ static int add_informer(signer_main *m, const char *kind, const char *path, cons
 static void *worker_main(void *arg)
 {
     signer_main *m = arg;
-    char key[TG_WQ_KEY_MAX], err[256];
-    tg_api *api = tg_api_new(&m->s.cfg, err, sizeof(err));
+    char key[TG_WQ_KEY_MAX];
+    tg_api *api = tg_api_new_relayed(m->relay);
 
     if (!api) {
-        tg_log(TG_LOG_ERROR, "worker cannot create its API client", TG_LOG_STR("error", err));
-        return NULL;
+        tg_log(TG_LOG_ERROR, "worker cannot create its API client", TG_LOG_STR("error", "out of memory"));
+        goto out;
     }
     while (tg_wq_get_wait(m->s.q, key)) {
         long r = tg_signer_reconcile(&m->s, api, key);
@@ -240,6 +246,9 @@ static void *worker_main(void *arg)
         tg_wq_done(m->s.q, key, tg_wq_now_ms());
     }
     tg_api_free(api);
+out:
+    __atomic_sub_fetch(&m->workers_alive, 1, __ATOMIC_SEQ_CST);
+    tg_api_relay_nudge(m->relay);   /* the main loop waits for the last one */
     return NULL;
 }
 
@@ -261,11 +270,25 @@ static void on_sync_check(uv_timer_t *t)
         tg_wq_add(m->s.q, key, tg_wq_now_ms());
     }
     m->s.is_leader = 1;
-    for (i = 0; i < m->nworkers; i++)
+    for (i = 0; i < m->nworkers; i++) {
+        __atomic_add_fetch(&m->workers_alive, 1, __ATOMIC_SEQ_CST);
         if (pthread_create(&m->workers[i], NULL, worker_main, m) == 0)
             m->workers_started++;
+        else
+            __atomic_sub_fetch(&m->workers_alive, 1, __ATOMIC_SEQ_CST);
+    }
     tg_log(TG_LOG_INFO, "informers synced, workers started", TG_LOG_INT("workers", m->workers_started),
            TG_LOG_INT("queued", (int64_t)tg_wq_len(m->s.q)));
+}
+
+/* Reconciles free their parse trees in whatever order their API calls
+ * finish, so free pages end up scattered through the heap; glibc gives them
+ * back only at its top. malloc_trim returns every free page, and costs well
+ * under a millisecond for this heap. */
+static void on_trim(uv_timer_t *t)
+{
+    (void)t;
+    malloc_trim(0);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -277,6 +300,7 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_signal_stop(&m->sigterm);
     uv_signal_stop(&m->sigint);
     uv_timer_stop(&m->sync_timer);
+    uv_timer_stop(&m->trim_timer);
     /* The workers read the informers' caches: free those (close_handles)
      * only once the workers have stopped. Leave uv_run now. */
     uv_stop(m->loop);
@@ -293,6 +317,9 @@ static void close_handles(signer_main *m)
     uv_close((uv_handle_t *)&m->sigterm, NULL);
     uv_close((uv_handle_t *)&m->sigint, NULL);
     uv_close((uv_handle_t *)&m->sync_timer, NULL);
+    uv_close((uv_handle_t *)&m->trim_timer, NULL);
+    tg_api_relay_close(m->relay);
+    m->relay = NULL;
     tg_kube_client_free(m->client);
     m->client = NULL;
     if (m->probe)
@@ -317,6 +344,11 @@ static void before_metrics(void *data)
     for (i = 0; i < m->ninfs; i++)
         tg_gauge_set(tg_metric_series_get(m->m_cache, (const char *[]){m->infs[i].kind}),
                      (double)tg_informer_count(m->infs[i].inf));
+    {
+        struct mallinfo2 mi = mallinfo2();
+        tg_gauge_set(tg_metric_series_get(m->m_heap, (const char *[]){"in_use"}), (double)(mi.uordblks + mi.hblkhd));
+        tg_gauge_set(tg_metric_series_get(m->m_heap, (const char *[]){"free"}), (double)mi.fordblks);
+    }
 }
 
 static void register_metrics(signer_main *m)
@@ -345,6 +377,9 @@ static void register_metrics(signer_main *m)
     m->m_leader = tg_metrics_gauge(r, "tenantgate_signer_leader", "1 while this replica acts.", 0, NULL);
     m->m_cache = tg_metrics_gauge(r, "tenantgate_signer_cache_objects", "Objects in each informer cache.", 1,
                                   (const char *[]){"informer"});
+    m->m_heap = tg_metrics_gauge(r, "tenantgate_signer_heap_bytes",
+                                 "malloc heap: bytes in use, and free but still held (mallinfo2).", 1,
+                                 (const char *[]){"state"});
 }
 
 static int load_file(const char *path, char **buf, size_t *len)
@@ -473,9 +508,9 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     /* glibc gives each worker thread its own malloc arena, and each keeps
-     * the peak of its responses' parse trees: two arenas bound the RSS and
+     * the peak of its responses' parse trees: one arena bounds the RSS, and
      * the workers spend their time waiting on the API server, not on malloc. */
-    mallopt(M_ARENA_MAX, 2);
+    mallopt(M_ARENA_MAX, 1);
     pthread_mutex_init(&m.s.key_mu, NULL);
     pthread_mutex_init(&m.s.rb_mu, NULL);
     if (!(m.s.rb_known = json_object_new_object()) || !(m.s.settled = tg_settled_new()))
@@ -515,8 +550,9 @@ int main(int argc, char **argv)
     register_metrics(&m);
 
     m.loop = uv_default_loop();
-    if (!(m.client = tg_kube_client_new(m.loop, &m.s.cfg, err, sizeof(err)))) {
-        tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", err));
+    if (!(m.client = tg_kube_client_new(m.loop, &m.s.cfg, err, sizeof(err))) ||
+        !(m.relay = tg_api_relay_new(m.loop, m.client))) {
+        tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", m.client ? "out of memory" : err));
         return 1;
     }
     if (((m.s.controllers & TG_CTL_NONCE) &&
@@ -553,6 +589,8 @@ int main(int argc, char **argv)
     uv_timer_init(m.loop, &m.sync_timer);
     m.sync_timer.data = &m;
     uv_timer_start(&m.sync_timer, on_sync_check, 0, 100);
+    uv_timer_init(m.loop, &m.trim_timer);
+    uv_timer_start(&m.trim_timer, on_trim, 2000, 2000);
     uv_signal_init(m.loop, &m.sigterm);
     uv_signal_init(m.loop, &m.sigint);
     m.sigterm.data = m.sigint.data = &m;
@@ -563,6 +601,10 @@ int main(int argc, char **argv)
            TG_LOG_INT("controllers", m.s.controllers), TG_LOG_BOOL("own_signer", m.s.own_ca.cert != NULL),
            TG_LOG_INT("metrics_port", m.probe ? tg_probe_server_port(m.probe) : -1));
     uv_run(m.loop, UV_RUN_DEFAULT);
+    /* The workers finish the reconcile in hand, whose calls this loop
+     * carries out: keep it turning until the last one has left. */
+    while (__atomic_load_n(&m.workers_alive, __ATOMIC_SEQ_CST) > 0 || tg_api_relay_busy(m.relay))
+        uv_run(m.loop, UV_RUN_ONCE);
     for (i = 0; i < m.workers_started; i++)
         pthread_join(m.workers[i], NULL);
     m.s.csr_cache = m.s.nonce_cache = NULL;
