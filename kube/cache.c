@@ -237,11 +237,24 @@ static void prune(json_object *obj, char *const *keep, char *pre, size_t pre_len
 
 /* managedFields are large and nobody here reads them; with keep paths, only
  * those fields (and metadata, which the cache itself needs) stay. */
+static int keeps_path(char *const *keep, const char *path)
+{
+    for (; *keep; keep++)
+        if (strcmp(*keep, path) == 0)
+            return 1;
+    return 0;
+}
+
 static void strip(tg_cache *c, json_object *obj)
 {
     json_object *meta;
-    if (json_object_object_get_ex(obj, "metadata", &meta) && json_object_is_type(meta, json_type_object))
+    if (json_object_object_get_ex(obj, "metadata", &meta) && json_object_is_type(meta, json_type_object)) {
         json_object_object_del(meta, "managedFields");
+        /* `kubectl apply` copies the whole object into an annotation: a
+         * trimmed cache would otherwise keep a second, untrimmed copy. */
+        if (c->keep != NULL && !keeps_path(c->keep, "metadata.annotations"))
+            json_object_object_del(meta, "annotations");
+    }
     if (c->keep != NULL && json_object_is_type(obj, json_type_object)) {
         char pre[256] = "";
         prune(obj, c->keep, pre, 0, sizeof(pre));

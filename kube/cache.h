@@ -48,9 +48,10 @@ void tg_cache_free(tg_cache *c);
 int tg_cache_set_compact(tg_cache *c);
 
 /* Keep only these fields of every stored object, to save memory: dotted
- * paths ("data.nonce", "status.certificate"); metadata (minus managedFields)
- * is always kept. Handlers see the trimmed objects too. Call once, before
- * the first list. paths is NULL-terminated and copied. Returns 0 or -1. */
+ * paths ("data.nonce", "status.certificate"); metadata (minus managedFields,
+ * and minus annotations unless "metadata.annotations" is named) is always
+ * kept. Handlers see the trimmed objects too. Call once, before the first
+ * list. paths is NULL-terminated and copied. Returns 0 or -1. */
 int tg_cache_keep_fields(tg_cache *c, const char *const *paths);
 
 /* The result of applying a watch event. */

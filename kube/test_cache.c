@@ -491,6 +491,50 @@ static void on_trimmed(json_object *o, void *data)
     see(t, o, "deep", (const char *[]){"status", "certificate", "x"});
 }
 
+static void on_annotated(json_object *o, void *data)
+{
+    trimmed *t = data;
+    t->seen[0] = '\0';
+    see(t, o, "ann", (const char *[]){"metadata", "annotations", "a"});
+    see(t, o, "label", (const char *[]){"metadata", "labels", INDEX});
+    see(t, o, "nonce", (const char *[]){"data", "nonce", NULL});
+}
+
+/* Annotations (kubectl apply's last-applied copy) go with the other untrimmed
+ * fields, unless named; a cache without keep paths keeps everything. */
+static void test_annotations_follow_keep_paths(void **state)
+{
+    static const char *const keep_data[] = {"data.nonce", NULL};
+    static const char *const keep_ann[] = {"data.nonce", "metadata.annotations", NULL};
+    static const struct {
+        const char *const *keep;
+        const char *want;
+    } cases[] = {
+        {NULL, "ann=big label=c1 nonce=YWJj"},
+        {keep_data, "ann=- label=c1 nonce=YWJj"},
+        {keep_ann, "ann=big label=c1 nonce=YWJj"},
+    };
+    const char *json = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"resourceVersion\":\"1\","
+                       "\"labels\":{\"" INDEX "\":\"c1\"},\"annotations\":{\"a\":\"big\"}},"
+                       "\"data\":{\"nonce\":\"YWJj\"}}";
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tg_cache *c = cache_new(state, INDEX);
+        json_object *o = tg_json_parse(json, strlen(json), NULL, 0);
+        tg_watch_event ev = {TG_WATCH_ADDED, o};
+        char err[200];
+        trimmed t = {{0}};
+        assert_non_null(c);
+        assert_non_null(o);
+        if (cases[i].keep)
+            assert_int_equal(tg_cache_keep_fields(c, cases[i].keep), 0);
+        assert_int_equal(tg_cache_apply(c, &ev, NULL, err, sizeof(err)), TG_CACHE_OK);
+        json_object_put(o);
+        assert_int_equal(tg_cache_get(c, "n", "a", on_annotated, &t), 1);
+        assert_string_equal(t.seen, cases[i].want);
+        tg_cache_free(c);
+    }
+}
+
 static void test_keep_fields(void **state)
 {
     static const char *const keep[] = {"data.nonce", "status.certificate", "status.certificate.x", NULL};
@@ -499,7 +543,8 @@ static void test_keep_fields(void **state)
         const char *want;   /* what the visitor sees once stored */
     } cases[] = {
         {"{\"kind\":\"Secret\",\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"resourceVersion\":\"1\","
-         "\"labels\":{\"" INDEX "\":\"c1\"},\"managedFields\":[{}]},\"data\":{\"nonce\":\"YWJj\",\"other\":\"eA==\"}}",
+         "\"labels\":{\"" INDEX "\":\"c1\"},\"annotations\":{\"a\":\"last-applied copy\"},\"managedFields\":[{}]},"
+         "\"data\":{\"nonce\":\"YWJj\",\"other\":\"eA==\"}}",
          "name=a label=c1 mf=- kind=- nonce=YWJj other=- cert=- conds=- spec=- deep=-"},
         {"{\"kind\":\"CertificateSigningRequest\",\"metadata\":{\"name\":\"b\",\"namespace\":\"n\",\"resourceVersion\":\"2\","
          "\"labels\":{\"" INDEX "\":\"c1\"}},\"spec\":{\"request\":\"UkVR\"},"
@@ -1022,6 +1067,7 @@ static void test_compact_memory(void **state)
     cmocka_unit_test_prestate(test_concurrent_readers, (void *)(mode)),        \
     cmocka_unit_test_prestate(test_recorded_list_watch_equals_relist, (void *)(mode)), \
     cmocka_unit_test_prestate(test_keep_fields, (void *)(mode)),               \
+    cmocka_unit_test_prestate(test_annotations_follow_keep_paths, (void *)(mode)), \
     cmocka_unit_test_prestate(test_index_and_handlers_follow_changes, (void *)(mode)), \
     cmocka_unit_test_prestate(test_partial_handlers, (void *)(mode))
 
