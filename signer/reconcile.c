@@ -186,7 +186,7 @@ static void on_csr_visit(json_object *c, void *data)
 
     if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->ts) || strlen(name) >= sizeof(l->name))
         return;
-    /* the same order as find_csr: newest stamp, then the greatest name (a list is sorted by name) */
+    /* newest stamp, then the greatest name */
     cmp = l->found ? strcmp(ts, l->ts) : 1;
     if (cmp < 0 || (cmp == 0 && strcmp(name, l->name) < 0))
         return;
@@ -249,11 +249,12 @@ static void on_tenant_visit(json_object *t, void *data)
     const char *rv = tg_json_path_string(t, "metadata", "resourceVersion", NULL);
     const char *cid = tg_json_path_string(t, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
 
-    if (!rv || !cid || strlen(rv) >= sizeof(l->rv) || strlen(cid) >= sizeof(l->cid))
+    if (!rv || strlen(rv) >= sizeof(l->rv))
         return;
     strcpy(l->rv, rv);
-    strcpy(l->cid, cid);
     l->found = 1;
+    if (cid && strlen(cid) < sizeof(l->cid))
+        strcpy(l->cid, cid);
 }
 
 /* ---------- settled Tenants (settled.h) ---------- */
@@ -277,16 +278,19 @@ static void settled_key(char *key, size_t len, const char *ns, const char *name)
 }
 
 /* Milliseconds until the Tenant needs a look, when the informers show it
- * exactly as a reconcile of ours left it; 0 when it needs the full reconcile. */
-static long tenant_settled_left(tg_signer *s, const char *ns, const char *name)
+ * exactly as a reconcile of ours left it; 0 when it needs the full reconcile.
+ * rv (64 bytes) receives the cached resourceVersion, or "". */
+static long tenant_settled_left(tg_signer *s, const char *ns, const char *name, char *rv)
 {
     tenant_look tl = {.found = 0};
     char key[600], fp[300];
 
-    if (!s->settled || !s->tenant_cache || !tg_cache_synced(s->tenant_cache) ||
+    rv[0] = '\0';
+    if (!s->tenant_cache || !tg_cache_synced(s->tenant_cache) ||
         !tg_cache_get(s->tenant_cache, ns, name, on_tenant_visit, &tl) || !tl.found)
         return 0;
-    if (cached_csr(s, ns, tl.cid, NULL, fp, sizeof(fp), NULL) < 0)
+    strcpy(rv, tl.rv);
+    if (!s->settled || !tl.cid[0] || cached_csr(s, ns, tl.cid, NULL, fp, sizeof(fp), NULL) < 0)
         return 0;
     settled_key(key, sizeof(key), ns, name);
     return (long)tg_settled_check(s->settled, key, tl.rv, fp, tg_wq_now_ms());
@@ -541,41 +545,6 @@ static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const 
     return r;
 }
 
-/* The newest labelled CSR of a Tenant (a new reference) or NULL. */
-static json_object *find_csr(tg_api *api, const char *ns, const char *cid, long *st, char *err, size_t err_len)
-{
-    char sel[512], path[768], *esc;
-    json_object *list = NULL, *items, *best = NULL;
-    const char *best_ts = "";
-    size_t i;
-
-    snprintf(sel, sizeof(sel), TG_LABEL_TENANT_CSR "=true," TG_LABEL_REMOTE_CLUSTER_ID "=%s," TG_LABEL_TENANT_NS "=%s",
-             cid, ns);
-    if (!(esc = tg_kube_escape(sel))) {
-        *st = -1;
-        return NULL;
-    }
-    snprintf(path, sizeof(path), CSR_API "?labelSelector=%s", esc);
-    free(esc);
-    *st = tg_api_get(api, path, &list, err, err_len);
-    if (*st != 200)
-        return NULL;
-    items = tg_json_path(list, "items", NULL);
-    for (i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items); i++) {
-        json_object *c = json_object_array_get_idx(items, i);
-        const char *ts = tg_json_path_string(c, "metadata", "creationTimestamp", NULL);
-        /* RFC 3339 UTC stamps of one format sort as text; the name breaks ties */
-        if (ts && strcmp(ts, best_ts) >= 0) {
-            best = c;
-            best_ts = ts;
-        }
-    }
-    if (best)
-        json_object_get(best);
-    json_object_put(list);
-    return best;
-}
-
 /* POST a CSR for the Tenant; on 201 *created (if not NULL) is its generated
  * name (caller's buffer of created_len bytes). */
 static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *cid,
@@ -650,11 +619,12 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
 
 static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
-    char path[1024], err[512], now[32], fp[300], csr_made[256], newest[256];
-    json_object *tenant = NULL, *csr = NULL, *conds, *ap, *updated = NULL;
+    char path[1024], err[512], now[32], fp[300], csr_made[256], newest[256], pending[600], ours[256];
+    char cached_rv[64];
+    json_object *tenant = NULL, *conds, *ap, *updated = NULL;
     const char *cid, *cur_b64;
     char *crt_b64 = NULL;   /* the newest CSR's status.certificate (copy) */
-    int have_csr, from_csr_cache;
+    int have_csr;
     unsigned char *crt = NULL;
     size_t crt_len = 0;
     char *nonce = NULL;
@@ -667,14 +637,19 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
     long st, ret = TG_RECONCILE_RETRY;
 
     /* The event of our own last write, or a relist: nothing changed since. */
-    if ((ret = tenant_settled_left(s, ns, name)) > 0) {
+    if ((ret = tenant_settled_left(s, ns, name, cached_rv)) > 0) {
         count_skip(s, "tenant");
         return ret;
     }
     ret = TG_RECONCILE_RETRY;
     memset(&t, 0, sizeof(t));
     rfc3339(time(NULL), now, sizeof(now));
-    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, name);
+    /* "Not older than what our informer saw": the API server answers from its
+     * watch cache instead of a quorum read of etcd. Every write below carries
+     * the resourceVersion or is recomputed on the next event, as with any
+     * informer-fed controller. The approver, the gate, still reads live. */
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s%s%s", ns, name,
+             cached_rv[0] ? "?resourceVersion=" : "", cached_rv);
     if ((st = tg_api_get(api, path, &tenant, err, sizeof(err))) == 404)
         return TG_RECONCILE_OK;
     if (st != 200)
@@ -745,15 +720,22 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
     if (st < 0 || st >= 300)
         goto fail;
 
-    /* The CSR informer's cache (synced before any worker starts) replaces a
-     * LIST per reconcile; our own CSR may not be in it yet, hence the
-     * pending mark below. Without the cache, a live LIST. */
+    /* The CSR informer (run with the tenant controller, synced before any
+     * worker starts) replaces a LIST per reconcile; our own CSR may not be
+     * in it yet, hence the pending mark below. */
+    if (!s->csr_cache || !tg_cache_synced(s->csr_cache)) {
+        snprintf(err, sizeof(err), "the CSR informer has not synced");
+        goto fail;
+    }
     strcpy(fp, "-");
-    from_csr_cache = s->csr_cache && tg_cache_synced(s->csr_cache);
     if ((have_csr = cached_csr(s, ns, cid, &crt_b64, fp, sizeof(fp), newest)) < 0) {
         snprintf(err, sizeof(err), "out of memory");
         goto fail;
     }
+    snprintf(pending, sizeof(pending), "csr-pending/%s/%s", ns, cid);
+    if (have_csr && s->settled && tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
+        strcmp(ours, newest) == 0)
+        tg_settled_forget(s->settled, pending);   /* the cache has caught up with our CSR */
     cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
     if (cur_b64 && *cur_b64) {
         size_t cl = 0;
@@ -766,23 +748,9 @@ static long reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const ch
             goto out;
         }
     }
-    if (!from_csr_cache) {
-        free(crt_b64);
-        crt_b64 = NULL;
-        if (!(csr = find_csr(api, ns, cid, &st, err, sizeof(err))) && st != 200)
-            goto fail;
-        have_csr = csr != NULL;
-        if (csr && tg_json_path_string(csr, "status", "certificate", NULL) &&
-            !(crt_b64 = strdup(tg_json_path_string(csr, "status", "certificate", NULL)))) {
-            snprintf(err, sizeof(err), "out of memory");
-            goto fail;
-        }
-    }
     if (!have_csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
         /* none yet, or the newest one is the certificate being renewed */
-        char pending[600], ours[256];
-        snprintf(pending, sizeof(pending), "csr-pending/%s/%s", ns, cid);
-        if (s->settled && from_csr_cache &&
+        if (s->settled &&
             tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
             !(have_csr && strcmp(ours, newest) == 0)) {
             ret = 1000;   /* the one we made is on its way into the cache */
@@ -865,7 +833,6 @@ out:
     free(crt_b64);
     free_secret(nonce, nonce ? strlen(nonce) : 0);
     tg_tenant_clear(&t);
-    json_object_put(csr);
     json_object_put(updated);
     json_object_put(tenant);
     return ret;
@@ -963,7 +930,10 @@ static int csr_decision_settled(tg_signer *s, const char *name)
     if (l.issued)
         return 1;
     snprintf(key, sizeof(key), "csr/%s", name);
-    return tg_settled_check(s->settled, key, l.rv, "decided", tg_wq_now_ms()) > 0;
+    if (tg_settled_check(s->settled, key, l.rv, "decided", tg_wq_now_ms()) == 0)
+        return 0;
+    tg_settled_forget(s->settled, key);   /* its one event is here: no need to keep it */
+    return 1;
 }
 
 /* Approved or denied by us: the CSR's next event (at the version our PUT
