@@ -15,6 +15,16 @@ static int log_fd = 2;
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
 void tg_log_set_level(tg_log_level level) { min_level = level; }
+
+int tg_log_set_level_named(const char *name)
+{
+    tg_log_level l;
+
+    if (tg_log_level_parse(name, &l) != 0)
+        return -1;
+    tg_log_set_level(l);
+    return 0;
+}
 void tg_log_set_fd(int fd) { log_fd = fd; }
 int tg_log_enabled(tg_log_level level) { return level >= min_level; }
 

@@ -40,6 +40,10 @@ typedef struct tg_log_field {
 
 /* Process-wide settings; call before starting threads. */
 void tg_log_set_level(tg_log_level min_level);
+
+/* --log-level's value: set the level by name. 0, or -1 (unchanged) for an
+ * unknown name. */
+int tg_log_set_level_named(const char *name);
 void tg_log_set_fd(int fd);
 /* "debug" | "info" | "warn" | "error" -> level; -1 when unknown. */
 int tg_log_level_parse(const char *name, tg_log_level *out);

@@ -251,6 +251,13 @@ static void test_levels(void **state)
     tg_log_set_level(TG_LOG_WARN);
     assert_false(tg_log_enabled(TG_LOG_INFO));
     assert_true(tg_log_enabled(TG_LOG_ERROR));
+    /* by name (--log-level): an unknown name leaves the level as it was */
+    assert_int_equal(tg_log_set_level_named("debug"), 0);
+    assert_true(tg_log_enabled(TG_LOG_DEBUG));
+    assert_int_equal(tg_log_set_level_named("DEBUGGING"), -1);
+    assert_true(tg_log_enabled(TG_LOG_DEBUG));
+    assert_int_equal(tg_log_set_level_named("error"), 0);
+    assert_false(tg_log_enabled(TG_LOG_WARN));
     tg_log_set_level(TG_LOG_INFO);
 }
 

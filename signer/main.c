@@ -4,7 +4,6 @@
  * into queue keys. Reconcilers run on worker threads, each with its own API
  * client, once every informer has synced: the first list enqueues every
  * existing object, so a restart resumes from the cluster's state. */
-#include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
@@ -16,6 +15,7 @@
 #include <uv.h>
 #include <openssl/crypto.h>
 
+#include "common/flags.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/probe_server.h"
@@ -114,43 +114,6 @@ static int parse_controllers(const char *arg, unsigned *out)
         *out |= names[i].bit;
     }
     return *out ? 0 : -1;
-}
-
-static int parse_long(const char *arg, long min, long max, long *out)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* "host:port" or "[v6]:port". */
-static int parse_addr(const char *arg, char *host, size_t host_len, int *port)
-{
-    const char *colon = strrchr(arg, ':'), *h = arg;
-    size_t n;
-    long p;
-
-    if (!colon)
-        return -1;
-    n = (size_t)(colon - arg);
-    if (arg[0] == '[') {
-        if (n < 2 || arg[n - 1] != ']')
-            return -1;
-        h = arg + 1;
-        n -= 2;
-    }
-    if (n == 0 || n >= host_len || parse_long(colon + 1, 0, 65535, &p) != 0)
-        return -1;
-    memcpy(host, h, n);
-    host[n] = '\0';
-    *port = (int)p;
-    return 0;
 }
 
 /* ---------- informer handlers: objects -> queue keys ---------- */
@@ -451,11 +414,11 @@ int main(int argc, char **argv)
         case OPT_API_SERVER: api_server = optarg; break;
         case OPT_CA_FILE: ca_file = optarg; break;
         case OPT_WORKERS:
-            if (parse_long(optarg, 1, MAX_WORKERS, &m.nworkers) != 0)
+            if (tg_flag_long(optarg, 1, MAX_WORKERS, &m.nworkers) != 0)
                 goto bad;
             break;
         case OPT_CSR_EXP:
-            if (parse_long(optarg, 0, 10L * 365 * 86400, &m.s.csr_expiration_s) != 0 ||
+            if (tg_flag_long(optarg, 0, 10L * 365 * 86400, &m.s.csr_expiration_s) != 0 ||
                 (m.s.csr_expiration_s > 0 && m.s.csr_expiration_s < 600))
                 goto bad;
             break;
@@ -469,7 +432,7 @@ int main(int argc, char **argv)
         case OPT_MAX_LIFE:
             /* shorter certificates would be due for renewal as soon as issued
              * (NotBefore is backdated 5 min; see renewal.h) */
-            if (parse_long(optarg, 90, 10L * 365 * 86400, &max_life) != 0)
+            if (tg_flag_long(optarg, 90, 10L * 365 * 86400, &max_life) != 0)
                 goto bad;
             break;
         case OPT_ALLOW_NH: m.s.allow_no_handshake = 1; break;
@@ -477,18 +440,15 @@ int main(int argc, char **argv)
         case OPT_METRICS:
             if (strcmp(optarg, "off") == 0)
                 metrics_port = -1;
-            else if (parse_addr(optarg, metrics_host, sizeof(metrics_host), &metrics_port) != 0)
+            else if (tg_flag_listen_addr(optarg, metrics_host, sizeof(metrics_host), &metrics_port) != 0)
                 goto bad;
             break;
         case OPT_LE_NAME: lease_name = optarg; break;
         case OPT_LE_NS: lease_ns = optarg; break;
-        case OPT_LOG_LEVEL: {
-            tg_log_level l;
-            if (tg_log_level_parse(optarg, &l) != 0)
+        case OPT_LOG_LEVEL:
+            if (tg_log_set_level_named(optarg) != 0)
                 goto bad;
-            tg_log_set_level(l);
             break;
-        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

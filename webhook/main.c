@@ -11,6 +11,7 @@
 
 #include <uv.h>
 
+#include "common/flags.h"
 #include "common/log.h"
 #include "webhook/kube_lookup.h"
 #include "webhook/server.h"
@@ -35,45 +36,6 @@ static void usage(FILE *out)
             "  --no-http2                offer only http/1.1 by ALPN\n"
             "  --log-level LEVEL         debug, info, warn, error (default info)\n"
             "  -h, --help\n");
-}
-
-/* "host:port" or "[v6]:port" into host (NUL-terminated copy) and port. */
-static int parse_addr(const char *arg, char *host, size_t host_len, int *port)
-{
-    const char *colon;
-    char *end;
-    long p;
-    size_t n;
-
-    if (arg[0] == '[') {
-        const char *close = strchr(arg, ']');
-        if (!close || close[1] != ':')
-            return -1;
-        n = (size_t)(close - arg - 1);
-        if (n == 0 || n >= host_len)
-            return -1;
-        memcpy(host, arg + 1, n);
-        colon = close + 1;
-    } else {
-        colon = strrchr(arg, ':');
-        if (!colon || strchr(arg, ':') != colon)
-            return -1;
-        n = (size_t)(colon - arg);
-        if (n >= host_len)
-            return -1;
-        memcpy(host, arg, n);
-        if (n == 0) {
-            strcpy(host, "0.0.0.0");
-            n = 7;
-        }
-    }
-    host[n] = '\0';
-    errno = 0;
-    p = strtol(colon + 1, &end, 10);
-    if (errno || *end || end == colon + 1 || p < 0 || p > 65535)
-        return -1;
-    *port = (int)p;
-    return 0;
 }
 
 static int parse_seconds(const char *arg, uint64_t *ms)
@@ -132,20 +94,19 @@ int main(int argc, char **argv)
         case OPT_CERT: cfg.cert_path = optarg; break;
         case OPT_KEY: cfg.key_path = optarg; break;
         case OPT_LISTEN:
-            if (parse_addr(optarg, listen_host, sizeof(listen_host), &cfg.listen_port) != 0)
+            if (tg_flag_listen_addr(optarg, listen_host, sizeof(listen_host), &cfg.listen_port) != 0)
                 goto bad;
             break;
         case OPT_METRICS:
             if (strcmp(optarg, "off") == 0)
                 cfg.metrics_port = -1;
-            else if (parse_addr(optarg, metrics_host, sizeof(metrics_host), &cfg.metrics_port) != 0)
+            else if (tg_flag_listen_addr(optarg, metrics_host, sizeof(metrics_host), &cfg.metrics_port) != 0)
                 goto bad;
             break;
         case OPT_KUBECONFIG: kubeconfig = optarg; break;
         case OPT_THREADS: {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 256)
+            long n;
+            if (tg_flag_long(optarg, 1, 256, &n) != 0)
                 goto bad;
             cfg.threads = (int)n;
             break;
@@ -160,13 +121,10 @@ int main(int argc, char **argv)
                 goto bad;
             break;
         case OPT_NO_H2: cfg.enable_h2 = 0; break;
-        case OPT_LOG_LEVEL: {
-            tg_log_level l;
-            if (tg_log_level_parse(optarg, &l) != 0)
+        case OPT_LOG_LEVEL:
+            if (tg_log_set_level_named(optarg) != 0)
                 goto bad;
-            tg_log_set_level(l);
             break;
-        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -1,0 +1,93 @@
+/* test_flags.c - the values both services' flags take, table-driven. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/flags.h"
+
+static void test_listen_addr_table(void **state)
+{
+    static const struct {
+        const char *arg;
+        int rc;
+        const char *host;
+        int port;
+    } cases[] = {
+        {"127.0.0.1:8443", 0, "127.0.0.1", 8443},
+        {"0.0.0.0:0", 0, "0.0.0.0", 0},
+        {":8080", 0, "0.0.0.0", 8080},
+        {"localhost:65535", 0, "localhost", 65535},
+        {"[::1]:443", 0, "::1", 443},
+        {"[fe80::1%eth0]:9", 0, "fe80::1%eth0", 9},
+        {"127.0.0.1", -1, NULL, 0},           /* no port */
+        {"127.0.0.1:", -1, NULL, 0},
+        {"127.0.0.1:65536", -1, NULL, 0},
+        {"127.0.0.1:-1", -1, NULL, 0},
+        {"127.0.0.1:80x", -1, NULL, 0},
+        {"127.0.0.1: 80", -1, NULL, 0},
+        {"::1:443", -1, NULL, 0},             /* IPv6 needs brackets */
+        {"[::1]443", -1, NULL, 0},
+        {"[]:443", -1, NULL, 0},
+        {"[::1:443", -1, NULL, 0},
+        {"", -1, NULL, 0},
+        {"averyveryverylonghostnamethatdoesnotfit:1", -1, NULL, 0},   /* > 32 bytes of host */
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char host[32] = "untouched";
+        int port = -7;
+        int rc = tg_flag_listen_addr(cases[i].arg, host, sizeof(host), &port);
+        if (rc != cases[i].rc)
+            fail_msg("%s: rc %d, expected %d", cases[i].arg, rc, cases[i].rc);
+        if (rc == 0) {
+            assert_string_equal(host, cases[i].host);
+            assert_int_equal(port, cases[i].port);
+        } else {
+            assert_int_equal(port, -7);
+        }
+    }
+}
+
+static void test_long_table(void **state)
+{
+    static const struct {
+        const char *arg;
+        long min, max;
+        int rc;
+        long want;
+    } cases[] = {
+        {"8", 1, 32, 0, 8},
+        {"1", 1, 32, 0, 1},
+        {"32", 1, 32, 0, 32},
+        {"0", 1, 32, -1, 0},
+        {"33", 1, 32, -1, 0},
+        {"-5", -10, 10, 0, -5},
+        {"", 0, 10, -1, 0},
+        {"7s", 0, 10, -1, 0},
+        {" 7", 0, 10, -1, 0},                 /* strtol would skip the blank */
+        {"+7", 0, 10, -1, 0},
+        {"99999999999999999999999", 0, 10, -1, 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long v = -12345;
+        int rc = tg_flag_long(cases[i].arg, cases[i].min, cases[i].max, &v);
+        if (rc != cases[i].rc)
+            fail_msg("'%s' in [%ld, %ld]: rc %d, expected %d", cases[i].arg, cases[i].min, cases[i].max, rc,
+                     cases[i].rc);
+        assert_int_equal(v, rc == 0 ? cases[i].want : -12345);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_listen_addr_table),
+        cmocka_unit_test(test_long_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
