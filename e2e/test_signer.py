@@ -410,9 +410,9 @@ def test_deleted_tenant_loses_access_and_cannot_be_replayed(provider, consumer, 
     assert denial(replay.stderr)[0] == "SignatureVerificationFailed", replay.stderr
 
 
-def test_own_signer_mode_end_to_end(provider, consumer, provider_signer, consumer_signer, cid,
-                                    tenant_space, tmp_path):
-    pns, cns = tenant_space
+def _restart_in_own_signer_mode(signer, tmp_path, max_lifetime):
+    """Mint an Ed25519 CA in tmp_path and restart the signer signing with it
+    (--signer-name tenantgate.io/identity). Returns the CA certificate's path."""
     ca_key, ca_crt = tmp_path / "ca.key", tmp_path / "ca.crt"
     ca_key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
     cfg = tmp_path / "ca.cnf"
@@ -421,9 +421,16 @@ def test_own_signer_mode_end_to_end(provider, consumer, provider_signer, consume
                    "subjectKeyIdentifier=hash\n")
     ca_crt.write_bytes(openssl("req", "-x509", "-new", "-key", str(ca_key), "-days", "2",
                                "-config", str(cfg)))
-    provider_signer.stop()
-    provider_signer.start("--signer-name", "tenantgate.io/identity", "--ca-cert", ca_crt,
-                          "--ca-key", ca_key, "--max-cert-lifetime", "7200")
+    signer.stop()
+    signer.start("--signer-name", "tenantgate.io/identity", "--ca-cert", ca_crt,
+                 "--ca-key", ca_key, "--max-cert-lifetime", max_lifetime)
+    return ca_crt
+
+
+def test_own_signer_mode_end_to_end(provider, consumer, provider_signer, consumer_signer, cid,
+                                    tenant_space, tmp_path):
+    pns, cns = tenant_space
+    ca_crt = _restart_in_own_signer_mode(provider_signer, tmp_path, max_lifetime="7200")
     try:
         onboard(provider, consumer, cid, pns, cns, tmp_path)
         t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="own-signer status")
@@ -539,17 +546,7 @@ def test_certificate_is_renewed_before_expiry(provider, consumer, provider_signe
     """Own-signer mode with a 90 s maximum lifetime: renewal is due 25 s after issue
     (NotAfter - lifetime/3, the 5-minute backdate not counted as lifetime)."""
     pns, cns = tenant_space
-    ca_key, ca_crt = tmp_path / "ca.key", tmp_path / "ca.crt"
-    ca_key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
-    cfg = tmp_path / "ca.cnf"
-    cfg.write_text("[req]\ndistinguished_name=dn\nprompt=no\nx509_extensions=v3\n[dn]\nCN=own-ca\n"
-                   "[v3]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign\n"
-                   "subjectKeyIdentifier=hash\n")
-    ca_crt.write_bytes(openssl("req", "-x509", "-new", "-key", str(ca_key), "-days", "2",
-                               "-config", str(cfg)))
-    provider_signer.stop()
-    provider_signer.start("--signer-name", "tenantgate.io/identity", "--ca-cert", ca_crt,
-                          "--ca-key", ca_key, "--max-cert-lifetime", "90")
+    _restart_in_own_signer_mode(provider_signer, tmp_path, max_lifetime="90")
     try:
         onboard(provider, consumer, cid, pns, cns, tmp_path)
         first = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10,
