@@ -1,0 +1,120 @@
+/* consumer_identity.c - the consumer's Identity controller: renders the
+ * kubeconfig of an Identity (its certificate with the cluster key) into the
+ * kubeconfig-<identity> Secret and points status.kubeconfigSecretRef at it. */
+#include "signer/reconcile_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "kube/base64.h"
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "pki/keys.h"
+#include "signer/kubeconfig_render.h"
+
+long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    char path[1024], err[512], sname[320];
+    json_object *id = NULL, *sec = NULL, *meta, *labels, *owners, *owner, *data, *patch, *stj, *ref;
+    const char *pid, *type, *server, *ca_b64, *crt_b64, *proxy, *idns, *uid;
+    unsigned char *ca = NULL, *crt = NULL;
+    size_t ca_len = 0, crt_len = 0, kc_len = 0, key_len = 0;
+    char *key_pem = NULL, *kc = NULL, *kc_b64 = NULL;
+    EVP_PKEY *k;
+    tg_kubeconfig_in in;
+    long st, ret = TG_RECONCILE_RETRY;
+
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/identities/%s", ns, name);
+    if ((st = tg_api_get(api, path, &id, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto fail;
+    pid = tg_json_path_string(id, "spec", "clusterID", NULL);
+    type = tg_json_path_string(id, "spec", "type", NULL);
+    server = tg_json_path_string(id, "spec", "authParams", "apiServer", NULL);
+    ca_b64 = tg_json_path_string(id, "spec", "authParams", "ca", NULL);
+    crt_b64 = tg_json_path_string(id, "spec", "authParams", "signedCRT", NULL);
+    proxy = tg_json_path_string(id, "spec", "authParams", "proxyURL", NULL);
+    idns = tg_json_path_string(id, "spec", "namespace", NULL);
+    uid = tg_json_path_string(id, "metadata", "uid", NULL);
+    if (!pid || !crt_b64 || !uid || !(crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, sizeof(err))) ||
+        (ca_b64 && !(ca = tg_base64_decode(ca_b64, strlen(ca_b64), &ca_len, err, sizeof(err))))) {
+        tg_log(TG_LOG_WARN, "identity incomplete", TG_LOG_STR("namespace", ns), TG_LOG_STR("identity", name));
+        tg_api_event(api, id, "Warning", "InvalidIdentity", "spec.clusterID and spec.authParams (signedCRT, ca) must be set and base64");
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (!(k = tg_cluster_key(s, api, 0, err, sizeof(err))) || !(key_pem = tg_key_private_pem(k, &key_len)))
+        goto fail;
+    in = (tg_kubeconfig_in){.provider_id = pid, .server = server, .ca = ca, .ca_len = ca_len, .proxy_url = proxy,
+                            .cert = crt, .cert_len = crt_len, .key_pem = key_pem, .key_len = key_len,
+                            .user = s->cluster_id,
+                            .namespace_ = type && strcmp(type, "ControlPlane") == 0 ? idns : NULL};
+    if (!(kc = tg_kubeconfig_render(&in, &kc_len, err, sizeof(err))) ||
+        !(kc_b64 = tg_base64_encode((unsigned char *)kc, kc_len, NULL)))
+        goto fail;
+    snprintf(sname, sizeof(sname), "kubeconfig-%s", name);
+    sec = json_object_new_object();
+    json_object_object_add(sec, "apiVersion", rc_jstr("v1"));
+    json_object_object_add(sec, "kind", rc_jstr("Secret"));
+    meta = json_object_new_object();
+    json_object_object_add(meta, "name", rc_jstr(sname));
+    json_object_object_add(meta, "namespace", rc_jstr(ns));
+    labels = json_object_new_object();
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(pid));
+    json_object_object_add(labels, "liqo.io/identity-type", rc_jstr(type ? type : ""));
+    json_object_object_add(meta, "labels", labels);
+    owner = json_object_new_object();
+    json_object_object_add(owner, "apiVersion", rc_jstr("authentication.liqo.io/v1beta1"));
+    json_object_object_add(owner, "kind", rc_jstr("Identity"));
+    json_object_object_add(owner, "name", rc_jstr(name));
+    json_object_object_add(owner, "uid", rc_jstr(uid));
+    json_object_object_add(owner, "controller", json_object_new_boolean(1));
+    json_object_object_add(owner, "blockOwnerDeletion", json_object_new_boolean(1));
+    owners = json_object_new_array();
+    json_object_array_add(owners, owner);
+    json_object_object_add(meta, "ownerReferences", owners);
+    json_object_object_add(sec, "metadata", meta);
+    data = json_object_new_object();
+    json_object_object_add(data, "kubeconfig", rc_jstr(kc_b64));
+    json_object_object_add(sec, "data", data);
+    /* Server-side apply: create or update in one idempotent call. */
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s?fieldManager=tenantgate-signer&force=true", ns,
+             sname);
+    st = tg_api_call(api, "PATCH", path, TG_KUBE_CT_APPLY, sec, NULL, err, sizeof(err));
+    if (st != 200 && st != 201)
+        goto fail;
+    if (!tg_json_path_string(id, "status", "kubeconfigSecretRef", "name", NULL) ||
+        strcmp(tg_json_path_string(id, "status", "kubeconfigSecretRef", "name", NULL), sname) != 0) {
+        patch = json_object_new_object();
+        stj = json_object_new_object();
+        ref = json_object_new_object();
+        json_object_object_add(ref, "name", rc_jstr(sname));
+        json_object_object_add(stj, "kubeconfigSecretRef", ref);
+        json_object_object_add(patch, "status", stj);
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/identities/%s/status", ns, name);
+        st = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, sizeof(err));
+        json_object_put(patch);
+        if (st != 200)
+            goto fail;
+    }
+    tg_log(TG_LOG_INFO, "identity kubeconfig written", TG_LOG_STR("namespace", ns), TG_LOG_STR("identity", name),
+           TG_LOG_STR("secret", sname));
+    ret = TG_RECONCILE_OK;
+    goto out;
+fail:
+    tg_log(TG_LOG_WARN, "identity reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("identity", name),
+           TG_LOG_STR("error", err));
+    ret = TG_RECONCILE_RETRY;
+out:
+    rc_free_secret(kc_b64, kc_b64 ? strlen(kc_b64) : 0);
+    rc_free_secret(kc, kc_len);
+    rc_free_secret(key_pem, key_len);
+    free(ca);
+    free(crt);
+    json_object_put(sec);
+    json_object_put(id);
+    return ret;
+}

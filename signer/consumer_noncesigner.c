@@ -1,0 +1,56 @@
+/* consumer_noncesigner.c - the consumer's nonce signer: a nonce Secret that
+ * holds a nonce and no signature gets signedNonce, signed with the cluster key. */
+#include "signer/reconcile_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/log.h"
+#include "kube/json.h"
+#include "pki/nonce.h"
+#include "pki/signature.h"
+
+long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    char path[1024], err[512];
+    json_object *sec = NULL;
+    unsigned char *nonce = NULL, *sig = NULL;
+    size_t nlen = 0, slen = 0;
+    EVP_PKEY *k;
+    long st, ret = TG_RECONCILE_RETRY;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
+    if ((st = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto fail;
+    if (tg_json_path_string(sec, "data", "signedNonce", NULL) || !(nonce = rc_secret_data(sec, "nonce", &nlen))) {
+        ret = TG_RECONCILE_OK;   /* already signed, or nothing to sign yet */
+        goto out;
+    }
+    if (!tg_nonce_text_valid((char *)nonce, nlen)) {
+        tg_log(TG_LOG_WARN, "nonce to sign is not a nonce", TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name));
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (!(k = tg_cluster_key(s, api, 1, err, sizeof(err))))
+        goto fail;
+    if (tg_nonce_sign(k, (char *)nonce, nlen, &sig, &slen) != 0) {
+        snprintf(err, sizeof(err), "signing failed");
+        goto fail;
+    }
+    st = rc_patch_secret_data(api, ns, name, "signedNonce", sig, slen,
+                              tg_json_path_string(sec, "metadata", "resourceVersion", NULL), err, sizeof(err));
+    if (st != 200)
+        goto fail;
+    tg_log(TG_LOG_INFO, "nonce signed", TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name));
+    ret = TG_RECONCILE_OK;
+    goto out;
+fail:
+    tg_log(TG_LOG_WARN, "nonce signer failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("error", err));
+out:
+    rc_free_secret(nonce, nlen);
+    free(sig);
+    json_object_put(sec);
+    return ret;
+}

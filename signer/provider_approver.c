@@ -1,0 +1,178 @@
+/* provider_approver.c - the provider's CSR approver (SPEC.md 7): approves a
+ * tenant CSR only when it matches an authenticated Tenant, read live, and
+ * denies it with a reason otherwise. An approved CSR for our own signer is
+ * handed to provider_signer.c. */
+#include "signer/reconcile_common.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "signer/approve_decide.h"
+
+/* The Approved/Denied condition already there: 1 approved, -1 denied, 0 none. */
+static int csr_decided(json_object *csr)
+{
+    json_object *c = tg_json_path(csr, "status", "conditions", NULL);
+    size_t i;
+
+    for (i = 0; c && json_object_is_type(c, json_type_array) && i < json_object_array_length(c); i++) {
+        const char *t = tg_json_string(json_object_array_get_idx(c, i), "type");
+        if (t && strcmp(t, "Approved") == 0)
+            return 1;
+        if (t && (strcmp(t, "Denied") == 0 || strcmp(t, "Failed") == 0))
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct rv_look {
+    char rv[64];
+    int issued;
+} rv_look;
+
+static void on_rv_visit(json_object *o, void *data)
+{
+    rv_look *l = data;
+    const char *rv = tg_json_path_string(o, "metadata", "resourceVersion", NULL);
+    const char *crt = tg_json_path_string(o, "status", "certificate", NULL);
+
+    if (rv && strlen(rv) < sizeof(l->rv))
+        strcpy(l->rv, rv);
+    l->issued = crt && *crt;
+}
+
+/* Nothing for the approver (or our own signer) to do, as the CSR informer
+ * shows it: issued already (a certificate is only ever issued after an
+ * approval), or our own decision coming back as its watch event. */
+static int csr_decision_settled(tg_signer *s, const char *name)
+{
+    rv_look l = {.rv = "", .issued = 0};
+    char key[300];
+
+    if (!s->settled || !s->csr_cache || !tg_cache_synced(s->csr_cache) ||
+        !tg_cache_get(s->csr_cache, NULL, name, on_rv_visit, &l) || !l.rv[0])
+        return 0;
+    if (l.issued)
+        return 1;
+    snprintf(key, sizeof(key), "csr/%s", name);
+    if (tg_settled_check(s->settled, key, l.rv, "decided", tg_wq_now_ms()) == 0)
+        return 0;
+    tg_settled_forget(s->settled, key);   /* its one event is here: no need to keep it */
+    return 1;
+}
+
+/* Approved or denied by us: the CSR's next event (at the version our PUT
+ * returned) needs no GET, unless this process must still sign it. */
+static void csr_decision_settle(tg_signer *s, json_object *after, const char *name, int approved)
+{
+    const char *rv = tg_json_path_string(after, "metadata", "resourceVersion", NULL);
+    const char *sn = tg_json_path_string(after, "spec", "signerName", NULL);
+    char key[300];
+    uint64_t now = tg_wq_now_ms();
+
+    if (!s->settled || !rv)
+        return;
+    if (approved && (s->controllers & TG_CTL_SIGNER) && s->own_ca.cert && sn && strcmp(sn, TG_SIGNER_NAME_OWN) == 0)
+        return;
+    snprintf(key, sizeof(key), "csr/%s", name);
+    tg_settled_put(s->settled, key, rv, "decided", NULL, now, now + 10 * 60 * 1000);
+}
+
+long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
+{
+    char path[1024], err[512], now[32];
+    json_object *csr = NULL, *tenant = NULL, *st, *conds, *c, *after = NULL;
+    const char *cid, *tns;
+    char *nonce = NULL;
+    tg_approve_policy pol = {.signer_name = s->signer_name, .allow_no_handshake = s->allow_no_handshake};
+    tg_approve_decision d;
+    long r, ret = TG_RECONCILE_RETRY;
+    int decided;
+
+    if (csr_decision_settled(s, name)) {
+        rc_count_skip(s, "csr");
+        return TG_RECONCILE_OK;
+    }
+    snprintf(path, sizeof(path), CSR_API "/%s", name);
+    if ((r = tg_api_get(api, path, &csr, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (r != 200)
+        goto fail;
+    decided = csr_decided(csr);
+    if (decided > 0) {
+        const char *sn = tg_json_path_string(csr, "spec", "signerName", NULL);
+        if ((s->controllers & TG_CTL_SIGNER) && s->own_ca.cert && sn && strcmp(sn, TG_SIGNER_NAME_OWN) == 0 &&
+            !tg_json_path_string(csr, "status", "certificate", NULL))
+            ret = tg_sign_csr(s, api, csr, name);
+        else
+            ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (decided < 0 || !(s->controllers & TG_CTL_APPROVER)) {
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    char default_ns[320];
+
+    cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+    tns = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
+    if (cid && !tns) {   /* a CSR made by another tool: the conventional tenant namespace */
+        snprintf(default_ns, sizeof(default_ns), TG_TENANT_NAMESPACE_PREFIX "%s", cid);
+        tns = default_ns;
+    }
+    if (cid && tns && tg_cluster_id_valid(cid) && strlen(tns) < 64 && !strchr(tns, '/')) {
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", tns, cid);
+        r = tg_api_get(api, path, &tenant, err, sizeof(err));
+        if (r != 200 && r != 404)
+            goto fail;
+        nonce = rc_read_nonce(api, tns, NULL);
+    }
+    tg_approve_decide(csr, tenant, nonce, &pol, &d);
+    rc_rfc3339(time(NULL), now, sizeof(now));
+    if (!(st = tg_json_path(csr, "status", NULL))) {
+        st = json_object_new_object();
+        json_object_object_add(csr, "status", st);
+    }
+    if (!(conds = tg_json_path(st, "conditions", NULL))) {
+        conds = json_object_new_array();
+        json_object_object_add(st, "conditions", conds);
+    }
+    c = json_object_new_object();
+    json_object_object_add(c, "type", rc_jstr(d.approve ? "Approved" : "Denied"));
+    json_object_object_add(c, "status", rc_jstr("True"));
+    json_object_object_add(c, "reason", rc_jstr(d.reason));
+    json_object_object_add(c, "message", rc_jstr(d.message));
+    json_object_object_add(c, "lastUpdateTime", rc_jstr(now));
+    json_object_array_add(conds, c);
+    snprintf(path, sizeof(path), CSR_API "/%s/approval", name);
+    r = tg_api_call(api, "PUT", path, TG_KUBE_CT_JSON, csr, &after, err, sizeof(err));
+    if (r != 200)
+        goto fail;
+    if (after)
+        csr_decision_settle(s, after, name, d.approve);
+    if (s->m_decisions)
+        tg_counter_add(tg_metric_series_get(s->m_decisions, (const char *[]){d.approve ? "approved" : "denied", d.reason}), 1);
+    tg_log(d.approve ? TG_LOG_INFO : TG_LOG_WARN, d.approve ? "csr approved" : "csr denied", TG_LOG_STR("csr", name),
+           TG_LOG_STR("cluster_id", cid), TG_LOG_STR("reason", d.reason), TG_LOG_STR("message", d.message));
+    tg_api_event(api, csr, d.approve ? "Normal" : "Warning", d.reason, d.message);
+    /* A denial is news on the Tenant; an approval reaches it as IdentityIssued. */
+    if (tenant && !d.approve)
+        tg_api_event(api, tenant, "Warning", "CSRDenied", d.message);
+    /* approved for our own signer: look again to sign it; otherwise the
+     * controller-manager signs and our PUT's event is settled above */
+    ret = d.approve && s->own_ca.cert && (s->controllers & TG_CTL_SIGNER) ? 1 : TG_RECONCILE_OK;
+    goto out;
+fail:
+    tg_log(TG_LOG_WARN, "csr reconcile failed", TG_LOG_STR("csr", name), TG_LOG_STR("error", err));
+    ret = TG_RECONCILE_RETRY;
+out:
+    rc_free_secret(nonce, nonce ? strlen(nonce) : 0);
+    json_object_put(after);
+    json_object_put(tenant);
+    json_object_put(csr);
+    return ret;
+}

@@ -1,0 +1,627 @@
+/* provider_tenant.c - the provider's Tenant controller (SPEC.md 6): re-checks
+ * the Tenant, keeps its finalizer and RoleBinding, makes the CSR for its key
+ * and copies the issued certificate into status.authParams. Deletion rotates
+ * the nonce. Settled records (settled.h) spare the GET for its own writes. */
+#define _GNU_SOURCE   /* strptime */
+#include "signer/reconcile_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "common/log.h"
+#include "kube/base64.h"
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "pki/keys.h"
+#include "pki/nonce.h"
+#include "pki/signature.h"
+#include "signer/approve_decide.h"
+#include "signer/renewal.h"
+
+/* ---------- the CSR and Tenant informer caches ---------- */
+
+typedef struct csr_look {
+    const char *ns;     /* the Tenant's namespace label to match */
+    char name[256];     /* the newest one's */
+    char ts[64];
+    char *certificate;  /* status.certificate (base64), malloc'd, or NULL */
+    int want_certificate;
+    int issued;         /* the newest one has a certificate */
+    int found;
+    int oom;
+} csr_look;
+
+static void on_csr_visit(json_object *c, void *data)
+{
+    csr_look *l = data;
+    const char *tns = tg_json_path_string(c, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
+    const char *ts = tg_json_path_string(c, "metadata", "creationTimestamp", NULL);
+    const char *name = tg_json_path_string(c, "metadata", "name", NULL);
+    const char *crt = tg_json_path_string(c, "status", "certificate", NULL);
+    int cmp;
+
+    if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->ts) || strlen(name) >= sizeof(l->name))
+        return;
+    /* newest stamp, then the greatest name */
+    cmp = l->found ? strcmp(ts, l->ts) : 1;
+    if (cmp < 0 || (cmp == 0 && strcmp(name, l->name) < 0))
+        return;
+    free(l->certificate);
+    l->certificate = NULL;
+    l->issued = crt && *crt;
+    if (l->issued && l->want_certificate && !(l->certificate = strdup(crt)))
+        l->oom = 1;
+    strcpy(l->ts, ts);
+    strcpy(l->name, name);
+    l->found = 1;
+}
+
+/* "<name>:<0|1>" (newest CSR, issued or not) or "-" (none): all a Tenant
+ * reconcile reads of the CSR cache, so the text its settled record keeps. */
+static void csr_fingerprint(const csr_look *l, char *fp, size_t len)
+{
+    if (l->found)
+        snprintf(fp, len, "%s:%d", l->name, l->issued);
+    else
+        snprintf(fp, len, "-");
+}
+
+/* The newest tenant CSR of (ns, cid) in the CSR informer's cache: 1 found
+ * (*certificate: its status.certificate or NULL), 0 none cached, -1 out of
+ * memory. fp (if not NULL) receives its fingerprint, name (if not NULL, 256
+ * bytes) its name. */
+static int cached_csr(tg_signer *s, const char *ns, const char *cid, char **certificate, char *fp, size_t fp_len,
+                      char *name)
+{
+    csr_look l = {.ns = ns, .want_certificate = certificate != NULL};
+
+    if (certificate)
+        *certificate = NULL;
+    if (!s->csr_cache || !tg_cache_synced(s->csr_cache))
+        return 0;
+    tg_cache_get_by_index(s->csr_cache, cid, on_csr_visit, &l);
+    if (l.oom) {
+        free(l.certificate);
+        return -1;
+    }
+    if (fp)
+        csr_fingerprint(&l, fp, fp_len);
+    if (name)
+        strcpy(name, l.found ? l.name : "");
+    if (certificate)
+        *certificate = l.certificate;
+    return l.found;
+}
+
+typedef struct tenant_look {
+    char rv[64];
+    char cid[128];      /* metadata.labels["liqo.io/remote-cluster-id"] */
+    int found;
+} tenant_look;
+
+static void on_tenant_visit(json_object *t, void *data)
+{
+    tenant_look *l = data;
+    const char *rv = tg_json_path_string(t, "metadata", "resourceVersion", NULL);
+    const char *cid = tg_json_path_string(t, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+
+    if (!rv || strlen(rv) >= sizeof(l->rv))
+        return;
+    strcpy(l->rv, rv);
+    l->found = 1;
+    if (cid && strlen(cid) < sizeof(l->cid))
+        strcpy(l->cid, cid);
+}
+
+/* A CSR made, its certificate not issued yet: the CSR informer wakes the
+ * Tenant when it is; this is the safety net. */
+#define TENANT_WAIT_MS 30000
+/* The CSR informer may lag our own POST: no second CSR for this long unless
+ * the cache shows the first. */
+#define CSR_PENDING_MS 60000
+
+static void settled_key(char *key, size_t len, const char *ns, const char *name)
+{
+    snprintf(key, len, "tenant/%s/%s", ns, name);
+}
+
+/* Milliseconds until the Tenant needs a look, when the informers show it
+ * exactly as a reconcile of ours left it; 0 when it needs the full reconcile.
+ * rv (64 bytes) receives the cached resourceVersion, or "". */
+static long tenant_settled_left(tg_signer *s, const char *ns, const char *name, char *rv)
+{
+    tenant_look tl = {.found = 0};
+    char key[600], fp[300];
+
+    rv[0] = '\0';
+    if (!s->tenant_cache || !tg_cache_synced(s->tenant_cache) ||
+        !tg_cache_get(s->tenant_cache, ns, name, on_tenant_visit, &tl) || !tl.found)
+        return 0;
+    strcpy(rv, tl.rv);
+    if (!s->settled || !tl.cid[0] || cached_csr(s, ns, tl.cid, NULL, fp, sizeof(fp), NULL) < 0)
+        return 0;
+    settled_key(key, sizeof(key), ns, name);
+    return (long)tg_settled_check(s->settled, key, tl.rv, fp, tg_wq_now_ms());
+}
+
+/* Record that the Tenant, at its resourceVersion in `tenant`, needs nothing
+ * until delay_ms while its CSR reads dep_a or dep_b. Best effort. */
+static void tenant_settle(tg_signer *s, json_object *tenant, const char *ns, const char *name, const char *dep_a,
+                          const char *dep_b, long delay_ms)
+{
+    const char *rv = tg_json_path_string(tenant, "metadata", "resourceVersion", NULL);
+    char key[600];
+    uint64_t now = tg_wq_now_ms();
+
+    if (!s->settled || !rv || delay_ms <= 0)
+        return;
+    settled_key(key, sizeof(key), ns, name);
+    tg_settled_put(s->settled, key, rv, dep_a, dep_b, now, now + (uint64_t)delay_ms);
+}
+
+static json_object *condition(const char *type, int ok, const char *reason, const char *message, int64_t gen,
+                              const char *now)
+{
+    json_object *c = json_object_new_object();
+
+    json_object_object_add(c, "type", rc_jstr(type));
+    json_object_object_add(c, "status", rc_jstr(ok ? "True" : "False"));
+    json_object_object_add(c, "reason", rc_jstr(reason));
+    json_object_object_add(c, "message", rc_jstr(message));
+    json_object_object_add(c, "lastTransitionTime", rc_jstr(now));
+    json_object_object_add(c, "observedGeneration", json_object_new_int64(gen));
+    return c;
+}
+
+/* Keep lastTransitionTime when the status did not change (metav1.Condition). */
+static void keep_transition_time(json_object *tenant, json_object *c)
+{
+    json_object *old = tg_json_path(tenant, "status", "conditions", NULL);
+    size_t i;
+
+    if (!old || !json_object_is_type(old, json_type_array))
+        return;
+    for (i = 0; i < json_object_array_length(old); i++) {
+        json_object *o = json_object_array_get_idx(old, i);
+        const char *t = tg_json_string(o, "type"), *st = tg_json_string(o, "status");
+        const char *ltt = tg_json_string(o, "lastTransitionTime");
+        if (t && st && ltt && strcmp(t, tg_json_string(c, "type")) == 0 &&
+            strcmp(st, tg_json_string(c, "status")) == 0)
+            json_object_object_add(c, "lastTransitionTime", rc_jstr(ltt));
+    }
+}
+
+/* Merge-patch Tenant status through /status. authparams may be NULL. */
+/* *out (if not NULL) receives the updated Tenant on success (caller puts). */
+static long patch_tenant_status(tg_api *api, json_object *tenant, const char *ns, const char *name,
+                                json_object *authparams, json_object *conds, json_object **out, char *err,
+                                size_t err_len)
+{
+    json_object *patch = json_object_new_object(), *st = json_object_new_object();
+    char path[1024];
+    long r;
+
+    json_object_object_add(st, "tenantNamespace", rc_jstr(ns));
+    if (authparams)
+        json_object_object_add(st, "authParams", authparams);
+    json_object_object_add(st, "conditions", conds);
+    json_object_object_add(patch, "status", st);
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s/status", ns, name);
+    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, out, err, err_len);
+    json_object_put(patch);
+    return r;
+}
+
+/* *out (if not NULL) receives the updated Tenant on success (caller puts). */
+static long set_finalizers(tg_api *api, json_object *tenant, const char *ns, const char *name, int add,
+                           json_object **out, char *err, size_t err_len)
+{
+    json_object *old = tg_json_path(tenant, "metadata", "finalizers", NULL);
+    json_object *list = json_object_new_array(), *patch = json_object_new_object(), *meta = json_object_new_object();
+    char path[1024];
+    size_t i;
+    long r;
+
+    for (i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
+        json_object *f = json_object_array_get_idx(old, i);
+        if (json_object_is_type(f, json_type_string) && strcmp(json_object_get_string(f), TG_TENANT_FINALIZER) != 0)
+            json_object_array_add(list, json_object_get(f));
+    }
+    if (add)
+        json_object_array_add(list, rc_jstr(TG_TENANT_FINALIZER));
+    json_object_object_add(meta, "finalizers", list);
+    json_object_object_add(meta, "resourceVersion", rc_jstr(tg_json_path_string(tenant, "metadata", "resourceVersion", NULL)));
+    json_object_object_add(patch, "metadata", meta);
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, name);
+    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, out, err, err_len);
+    json_object_put(patch);
+    return r;
+}
+
+static int has_finalizer(json_object *tenant)
+{
+    json_object *f = tg_json_path(tenant, "metadata", "finalizers", NULL);
+    size_t i;
+
+    for (i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
+        json_object *e = json_object_array_get_idx(f, i);
+        if (json_object_is_type(e, json_type_string) && strcmp(json_object_get_string(e), TG_TENANT_FINALIZER) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* RoleBindings known to exist: "ns/name" -> when this process last saw the
+ * POST succeed or answer 409. Known for RB_RECHECK_S only, so one deleted
+ * behind our back is recreated by a later reconcile. */
+#define RB_RECHECK_S 600
+
+static int rolebinding_known(tg_signer *s, const char *key, time_t now)
+{
+    json_object *at = NULL;
+    int known;
+
+    pthread_mutex_lock(&s->rb_mu);
+    known = s->rb_known && json_object_object_get_ex(s->rb_known, key, &at) &&
+            now - (time_t)json_object_get_int64(at) < RB_RECHECK_S;
+    pthread_mutex_unlock(&s->rb_mu);
+    return known;
+}
+
+static void rolebinding_set_known(tg_signer *s, const char *key, int known, time_t now)
+{
+    pthread_mutex_lock(&s->rb_mu);
+    if (s->rb_known && known)
+        json_object_object_add(s->rb_known, key, json_object_new_int64((int64_t)now));
+    else if (s->rb_known)
+        json_object_object_del(s->rb_known, key);
+    pthread_mutex_unlock(&s->rb_mu);
+}
+
+/* present: POST the binding unless recently known to exist; else DELETE it. */
+static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const char *cid, int present, char *err,
+                               size_t err_len)
+{
+    char path[1024], name[320], key[640];
+    time_t now = time(NULL);
+    json_object *rb, *meta, *subj, *subjs, *ref, *labels;
+    long r;
+
+    snprintf(name, sizeof(name), "liqo-tenant-%s", cid);
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if (!present) {
+        rolebinding_set_known(s, key, 0, now);
+        snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings/%s", ns, name);
+        r = tg_api_call(api, "DELETE", path, TG_KUBE_CT_JSON, NULL, NULL, err, err_len);
+        return r == 404 ? 200 : r;
+    }
+    if (rolebinding_known(s, key, now))
+        return 200;
+    rb = json_object_new_object();
+    json_object_object_add(rb, "apiVersion", rc_jstr("rbac.authorization.k8s.io/v1"));
+    json_object_object_add(rb, "kind", rc_jstr("RoleBinding"));
+    meta = json_object_new_object();
+    json_object_object_add(meta, "name", rc_jstr(name));
+    json_object_object_add(meta, "namespace", rc_jstr(ns));
+    labels = json_object_new_object();
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(rb, "metadata", meta);
+    subj = json_object_new_object();
+    json_object_object_add(subj, "kind", rc_jstr("User"));
+    json_object_object_add(subj, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
+    json_object_object_add(subj, "name", rc_jstr(cid));
+    subjs = json_object_new_array();
+    json_object_array_add(subjs, subj);
+    json_object_object_add(rb, "subjects", subjs);
+    ref = json_object_new_object();
+    json_object_object_add(ref, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
+    json_object_object_add(ref, "kind", rc_jstr("ClusterRole"));
+    json_object_object_add(ref, "name", rc_jstr(TG_CONSUMER_CLUSTERROLE));
+    json_object_object_add(rb, "roleRef", ref);
+    snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
+    r = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, rb, NULL, err, err_len);
+    json_object_put(rb);
+    if (r == 409)
+        r = 200;   /* already there */
+    if (r == 200 || r == 201)
+        rolebinding_set_known(s, key, 1, now);
+    return r;
+}
+
+/* POST a CSR for the Tenant; on 201 *created (if not NULL) is its generated
+ * name (caller's buffer of created_len bytes). */
+static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *cid,
+                       char *created, size_t created_len, char *err, size_t err_len)
+{
+    json_object *resp = NULL;
+    json_object *csr = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
+    json_object *spec = json_object_new_object(), *usages = json_object_new_array();
+    long r;
+
+    json_object_object_add(csr, "apiVersion", rc_jstr("certificates.k8s.io/v1"));
+    json_object_object_add(csr, "kind", rc_jstr("CertificateSigningRequest"));
+    json_object_object_add(meta, "generateName", rc_jstr("liqo-identity-"));
+    json_object_object_add(labels, TG_LABEL_TENANT_CSR, rc_jstr("true"));
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
+    json_object_object_add(labels, TG_LABEL_TENANT_NS, rc_jstr(ns));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(csr, "metadata", meta);
+    /* spec.csr is already base64 of the PEM: the same bytes the webhook admitted */
+    json_object_object_add(spec, "request", rc_jstr(tg_json_path_string(tenant, "spec", "csr", NULL)));
+    json_object_object_add(spec, "signerName", rc_jstr(s->signer_name));
+    json_object_array_add(usages, rc_jstr("digital signature"));
+    json_object_array_add(usages, rc_jstr("key encipherment"));
+    json_object_array_add(usages, rc_jstr("client auth"));
+    json_object_object_add(spec, "usages", usages);
+    if (s->csr_expiration_s > 0)
+        json_object_object_add(spec, "expirationSeconds", json_object_new_int64(s->csr_expiration_s));
+    json_object_object_add(csr, "spec", spec);
+    r = tg_api_call(api, "POST", CSR_API, TG_KUBE_CT_JSON, csr, &resp, err, err_len);
+    if (created && created_len) {
+        const char *n = tg_json_path_string(resp, "metadata", "name", NULL);
+        snprintf(created, created_len, "%s", r == 201 && n ? n : "");
+    }
+    json_object_put(resp);
+    json_object_put(csr);
+    return r;
+}
+
+/* Deletion: bindings away, nonce rotated (an old Tenant no longer verifies), finalizer off. */
+static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *name,
+                            const char *cid, char *err, size_t err_len)
+{
+    json_object *sec = NULL;
+    char *old = NULL, nonce[TG_NONCE_TEXT_LEN + 1];
+    long r;
+
+    if (!has_finalizer(tenant))
+        return 200;
+    if ((r = ensure_rolebinding(s, api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
+        return r;
+    old = rc_read_nonce(api, ns, &sec);
+    if (sec) {
+        if (tg_nonce_generate(nonce) != 0) {
+            rc_free_secret(old, old ? strlen(old) : 0);
+            json_object_put(sec);
+            return -1;
+        }
+        r = rc_patch_secret_data(api, ns, TG_NONCE_SECRET, "nonce", nonce, TG_NONCE_TEXT_LEN,
+                                 tg_json_path_string(sec, "metadata", "resourceVersion", NULL), err, err_len);
+        OPENSSL_cleanse(nonce, sizeof(nonce));
+        rc_free_secret(old, old ? strlen(old) : 0);
+        json_object_put(sec);
+        if (r != 200)
+            return r;
+        tg_log(TG_LOG_INFO, "nonce rotated", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
+    }
+    r = set_finalizers(api, tenant, ns, name, 0, NULL, err, err_len);
+    if (r == 200)
+        tg_log(TG_LOG_INFO, "tenant finalized", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
+    return r == 404 ? 200 : r;
+}
+
+long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    char path[1024], err[512], now[32], fp[300], csr_made[256], newest[256], pending[600], ours[256];
+    char cached_rv[64];
+    json_object *tenant = NULL, *conds, *ap, *updated = NULL;
+    const char *cid, *cur_b64;
+    char *crt_b64 = NULL;   /* the newest CSR's status.certificate (copy) */
+    int have_csr;
+    unsigned char *crt = NULL;
+    size_t crt_len = 0;
+    char *nonce = NULL;
+    tg_tenant t;
+    tg_verdict v, v_parsed;
+    tg_check_opts copts = {.allow_no_handshake = s->allow_no_handshake};
+    int parsed, refused, from_cache = 0;
+    int64_t gen;
+    time_t nb, na;
+    long st, ret = TG_RECONCILE_RETRY;
+
+    /* The event of our own last write, or a relist: nothing changed since. */
+    if ((ret = tenant_settled_left(s, ns, name, cached_rv)) > 0) {
+        rc_count_skip(s, "tenant");
+        return ret;
+    }
+    ret = TG_RECONCILE_RETRY;
+    memset(&t, 0, sizeof(t));
+    rc_rfc3339(time(NULL), now, sizeof(now));
+    /* "Not older than what our informer saw": the API server answers from its
+     * watch cache instead of a quorum read of etcd. Every write below carries
+     * the resourceVersion or is recomputed on the next event, as with any
+     * informer-fed controller. The approver, the gate, still reads live. */
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s%s%s", ns, name,
+             cached_rv[0] ? "?resourceVersion=" : "", cached_rv);
+    if ((st = tg_api_get(api, path, &tenant, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto fail;
+    cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
+    if (!cid || !tg_cluster_id_valid(cid)) {
+        tg_log(TG_LOG_WARN, "tenant without a valid clusterID", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (tg_json_path(tenant, "metadata", "deletionTimestamp", NULL)) {
+        st = finalize_tenant(s, api, tenant, ns, name, cid, err, sizeof(err));
+        if (st != 200)
+            goto fail;
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    gen = json_object_get_int64(tg_json_path(tenant, "metadata", "generation", NULL));
+    /* Re-run the admission decision: the webhook may have been bypassed. */
+    tg_verdict_init(&v);
+    /* The cached nonce decides only what to do next (the approver re-checks
+     * against live reads before any approval). It may lag a rotation, so a
+     * refusal is decided on the live nonce only. */
+    parsed = tg_tenant_from_json(tenant, &t, &v) == 0;
+    v_parsed = v;
+    if (parsed) {
+        from_cache = (nonce = rc_cached_nonce(s, ns)) != NULL;
+        if (!from_cache)
+            nonce = rc_read_nonce(api, ns, NULL);
+    }
+    refused = !parsed || tg_tenant_check(&t, nonce, nonce ? strlen(nonce) : 0, &copts, &v) != 0;
+    if (refused && from_cache) {
+        rc_free_secret(nonce, strlen(nonce));
+        nonce = rc_read_nonce(api, ns, NULL);
+        v = v_parsed;
+        refused = tg_tenant_check(&t, nonce, nonce ? strlen(nonce) : 0, &copts, &v) != 0;
+    }
+    if (refused) {
+        const char *reason = tg_reason_name(v.reason);
+        json_object *c = condition("Authenticated", 0, reason, v.message, gen, now);
+        keep_transition_time(tenant, c);
+        conds = json_object_new_array();
+        json_object_array_add(conds, c);
+        tg_log(TG_LOG_WARN, "tenant refused", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
+               TG_LOG_STR("reason", reason), TG_LOG_STR("message", v.message));
+        tg_api_event(api, tenant, "Warning", reason, v.message);
+        if (patch_tenant_status(api, tenant, ns, name, NULL, conds, NULL, err, sizeof(err)) != 200)
+            goto fail;
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
+    if (!has_finalizer(tenant)) {
+        if ((st = set_finalizers(api, tenant, ns, name, 1, &updated, err, sizeof(err))) != 200)
+            goto fail;
+        if (!updated || !tg_json_path_string(updated, "spec", "clusterID", NULL) ||
+            strcmp(tg_json_path_string(updated, "spec", "clusterID", NULL), cid) != 0) {
+            ret = 1;   /* no usable answer: look again at the live object */
+            goto out;
+        }
+        /* Go on with the object the PATCH returned (only metadata changed):
+         * one reconcile and one GET fewer per Tenant. */
+        json_object_put(tenant);
+        tenant = updated;
+        updated = NULL;
+        cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
+    }
+    st = ensure_rolebinding(s, api, ns, cid, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
+    if (st < 0 || st >= 300)
+        goto fail;
+
+    /* The CSR informer (run with the tenant controller, synced before any
+     * worker starts) replaces a LIST per reconcile; our own CSR may not be
+     * in it yet, hence the pending mark below. */
+    if (!s->csr_cache || !tg_cache_synced(s->csr_cache)) {
+        snprintf(err, sizeof(err), "the CSR informer has not synced");
+        goto fail;
+    }
+    strcpy(fp, "-");
+    if ((have_csr = cached_csr(s, ns, cid, &crt_b64, fp, sizeof(fp), newest)) < 0) {
+        snprintf(err, sizeof(err), "out of memory");
+        goto fail;
+    }
+    snprintf(pending, sizeof(pending), "csr-pending/%s/%s", ns, cid);
+    if (have_csr && s->settled && tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
+        strcmp(ours, newest) == 0)
+        tg_settled_forget(s->settled, pending);   /* the cache has caught up with our CSR */
+    cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
+    if (cur_b64 && *cur_b64) {
+        size_t cl = 0;
+        unsigned char *cur = tg_base64_decode(cur_b64, strlen(cur_b64), &cl, err, sizeof(err));
+        int due = !cur || tg_cert_validity(cur, cl, &nb, &na) != 0 || tg_renewal_due(nb, na, time(NULL));
+        free(cur);
+        if (!due) {
+            ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
+            tenant_settle(s, tenant, ns, name, fp, NULL, ret);
+            goto out;
+        }
+    }
+    if (!have_csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
+        /* none yet, or the newest one is the certificate being renewed */
+        if (s->settled &&
+            tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
+            !(have_csr && strcmp(ours, newest) == 0)) {
+            ret = 1000;   /* the one we made is on its way into the cache */
+            goto out;
+        }
+        if ((st = create_csr(s, api, tenant, ns, cid, csr_made, sizeof(csr_made), err, sizeof(err))) != 201)
+            goto fail;
+        tg_log(TG_LOG_INFO, cur_b64 ? "csr created for renewal" : "csr created", TG_LOG_STR("namespace", ns),
+               TG_LOG_STR("tenant", name), TG_LOG_STR("csr", csr_made));
+        ret = TENANT_WAIT_MS;   /* the CSR informer wakes us when the certificate is there */
+        if (s->settled) {
+            char fp_new[sizeof(csr_made) + 4];
+            uint64_t t_now = tg_wq_now_ms();
+            tg_settled_mark(s->settled, pending, csr_made, t_now, t_now + CSR_PENDING_MS);
+            /* the cache shows the old state until it sees ours: both are settled */
+            snprintf(fp_new, sizeof(fp_new), "%s:0", csr_made);
+            tenant_settle(s, tenant, ns, name, fp, fp_new, ret);
+        }
+        goto out;
+    }
+    if (!crt_b64 || !*crt_b64) {
+        ret = TENANT_WAIT_MS;   /* not issued yet: woken as above; this is only a safety net */
+        tenant_settle(s, tenant, ns, name, fp, NULL, ret);
+        goto out;
+    }
+    if (!(crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, sizeof(err))) ||
+        tg_cert_validity(crt, crt_len, &nb, &na) != 0) {
+        snprintf(err, sizeof(err), "the CSR's certificate does not parse");
+        goto fail;
+    }
+    ap = json_object_new_object();
+    json_object_object_add(ap, "signedCRT", rc_jstr(crt_b64));
+    if (s->ca_pem) {
+        char *ca = tg_base64_encode((unsigned char *)s->ca_pem, s->ca_len, NULL);
+        json_object_object_add(ap, "ca", rc_jstr(ca));
+        free(ca);
+    }
+    json_object_object_add(ap, "apiServer", rc_jstr(s->api_server));
+    if (t.proxy_url)
+        json_object_object_add(ap, "proxyURL", rc_jstr(t.proxy_url));
+    conds = json_object_new_array();
+    {
+        json_object *c1 = condition("Authenticated", 1, "TenantValidated", "the Tenant passed the checks", gen, now);
+        json_object *c2 = condition("IdentityIssued", 1, "CertificateIssued", "signedCRT is in status.authParams", gen,
+                                    now);
+        keep_transition_time(tenant, c1);
+        keep_transition_time(tenant, c2);
+        json_object_array_add(conds, c1);
+        json_object_array_add(conds, c2);
+    }
+    if ((st = patch_tenant_status(api, tenant, ns, name, ap, conds, &updated, err, sizeof(err))) != 200)
+        goto fail;
+ 
+    if (s->m_cert_expiry)
+        tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, (const char *[]){cid}), (double)na);
+    if (s->m_issue_seconds && !cur_b64) {
+        /* first issue: seconds from the Tenant's creation to its certificate in status */
+        const char *created = tg_json_path_string(tenant, "metadata", "creationTimestamp", NULL);
+        struct tm tm;
+        memset(&tm, 0, sizeof(tm));
+        if (created && strptime(created, "%Y-%m-%dT%H:%M:%SZ", &tm))
+            tg_histogram_observe(tg_metric_series_get(s->m_issue_seconds, NULL),
+                                 difftime(time(NULL), timegm(&tm)));
+    }
+    tg_log(TG_LOG_INFO, "tenant identity issued", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
+           TG_LOG_INT("not_after", (int64_t)na));
+    tg_api_event(api, tenant, "Normal", "IdentityIssued", "client certificate issued and stored in status");
+    ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
+    if (ret <= 0)
+        ret = 1000;
+    if (updated)   /* the status write's own event will find this */
+        tenant_settle(s, updated, ns, name, fp, NULL, ret);
+    goto out;
+fail:
+    tg_log(TG_LOG_WARN, "tenant reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
+           TG_LOG_STR("error", err));
+    ret = TG_RECONCILE_RETRY;
+out:
+    free(crt);
+    free(crt_b64);
+    rc_free_secret(nonce, nonce ? strlen(nonce) : 0);
+    tg_tenant_clear(&t);
+    json_object_put(updated);
+    json_object_put(tenant);
+    return ret;
+}

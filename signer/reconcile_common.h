@@ -1,0 +1,63 @@
+/* reconcile_common.h - the controllers' entry points (one file each) and the
+ * few helpers more than one of them needs (reconcile_common.c).
+ *
+ * Every reconciler reads the live object, compares it with what it should be
+ * and makes the smallest change; running one twice changes nothing, so a
+ * restart resumes from the API state. Every decision is logged without
+ * secret material. Internal to the signer: not for the unit tests. */
+#ifndef TG_SIGNER_RECONCILE_COMMON_H
+#define TG_SIGNER_RECONCILE_COMMON_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "signer/signer.h"
+
+#define TENANTS_API "/apis/authentication.liqo.io/v1beta1"
+#define CSR_API "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+
+/* ---------- controllers ---------- */
+
+/* provider */
+long tg_reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name);   /* provider_nonce.c */
+long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name);  /* provider_tenant.c */
+long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name);                     /* provider_approver.c */
+/* provider_signer.c: sign an approved CSR with the own CA and PUT its status. */
+long tg_sign_csr(tg_signer *s, tg_api *api, json_object *csr, const char *name);
+
+/* consumer */
+long tg_reconcile_keys(tg_signer *s, tg_api *api);                                      /* consumer_keys.c */
+long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name); /* consumer_noncesigner.c */
+long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char *name); /* consumer_identity.c */
+/* consumer_keys.c: the cluster key (owned by s, loaded once), created in the
+ * authentication-keys Secret when missing and create is set; NULL with err. */
+EVP_PKEY *tg_cluster_key(tg_signer *s, tg_api *api, int create, char *err, size_t err_len);
+
+/* ---------- shared helpers (reconcile_common.c) ---------- */
+
+/* A json string ("" for NULL). */
+json_object *rc_jstr(const char *s);
+/* data[key] of a Secret, base64-decoded (malloc'd, NUL-terminated), or NULL. */
+unsigned char *rc_secret_data(json_object *secret, const char *key, size_t *len);
+/* Cleanse and free secret bytes (p may be NULL). */
+void rc_free_secret(void *p, size_t len);
+/* {"data":{key: base64(value)}} merge patch on a Secret; rv (optional) makes
+ * it fail with 409 when the Secret changed. Returns the HTTP status or -1. */
+long rc_patch_secret_data(tg_api *api, const char *ns, const char *name, const char *key, const void *value,
+                          size_t len, const char *rv, char *err, size_t err_len);
+void rc_rfc3339(time_t t, char *buf, size_t len);
+/* The cached nonce Secret ns/name: 1 found (*b64 its data.nonce or NULL),
+ * 0 not cached, -1 out of memory. */
+int rc_cached_nonce_b64(tg_signer *s, const char *ns, const char *name, char **b64);
+/* The nonce text of a tenant namespace from the cache (malloc'd, secret), or NULL. */
+char *rc_cached_nonce(tg_signer *s, const char *ns);
+/* The nonce text of a tenant namespace, read live (malloc'd, secret) or NULL;
+ * *secret_out (if not NULL) receives the Secret (caller puts). */
+char *rc_read_nonce(tg_api *api, const char *ns, json_object **secret_out);
+/* Count a reconcile skipped because the informers show it settled. */
+void rc_count_skip(tg_signer *s, const char *controller);
+
+#endif
