@@ -8,21 +8,31 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
+VERSION := $(shell sed -n 's/^\#define TG_VERSION "\(.*\)"$$/\1/p' cli/cli.h)
 
 # Debian packages the build, the tests and the demo use.
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git ca-certificates curl openssl \
   libh2o-dev libuv1-dev libssl-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libcmocka-dev \
   clang libclang-rt-14-dev python3 python3-venv wrk nghttp2-client util-linux valgrind
 
+# Only `make images` needs these (make test does not).
+IMAGE_PACKAGES := buildah
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build build-asan build-fuzz test unit unit-asan fuzz k8s-bin e2e demo demo-down bench clean
+.PHONY: all deps image-deps images build build-asan build-fuzz test unit unit-asan fuzz k8s-bin e2e demo demo-down bench clean
 
 all: build
 
 # Idempotent: installs only what is missing, without prompts.
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+	@$(call install_debs,$(DEB_PACKAGES))
+
+image-deps:
+	@$(call install_debs,$(IMAGE_PACKAGES))
+
+define install_debs
+	missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -30,6 +40,7 @@ deps:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "deps: Debian packages present"; fi
+endef
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -76,6 +87,12 @@ demo-down:
 	e2e/demo down
 
 test: unit unit-asan fuzz e2e
+
+# OCI images FROM scratch (images/build), each checked by running it (images/check);
+# oci-archive tarballs in $(BUILD)/images/.
+images: build image-deps
+	images/build --build $(BUILD)
+	images/check $(BUILD)/images/*-$(VERSION).oci.tar
 
 bench: build
 	@for b in bench/*; do [ -x "$$b" ] && [ -f "$$b" ] && "$$b" $(BUILD); done
