@@ -28,7 +28,7 @@
 #include "pki/tenant.h"
 
 #ifndef TG_BENCH_VECTORS_DIR
-#define TG_BENCH_VECTORS_DIR "shared/vectors"
+#define TG_BENCH_VECTORS_DIR "pki/testdata/vectors"
 #endif
 
 #define MAX_ROUNDS 15

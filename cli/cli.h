@@ -16,7 +16,7 @@
 #define TG_VERSION "0.1.0"
 #endif
 
-/* Exit codes, as SPEC.md 8 fixes them for `check` and all commands follow. */
+/* Exit codes, as PROTOCOL.md 8 fixes them for `check` and all commands follow. */
 enum {
     TG_EXIT_OK = 0,
     TG_EXIT_REJECTED = 1,   /* the Tenant was checked and refused */
@@ -86,7 +86,7 @@ int cli_parse_options(const char *cmd, const char *usage, const char *shortopts,
 /* -o/--output: "yaml" or "json" into *as_json; else the exit code. */
 int cli_output_arg(const char *cmd, const char *usage, const char *output, int *as_json);
 
-/* A cluster id given as flag (e.g. "--cluster-id") is a valid one (SPEC.md
+/* A cluster id given as flag (e.g. "--cluster-id") is a valid one (PROTOCOL.md
  * 3); 0, or the exit code after the message. */
 int cli_cluster_id_arg(const char *cmd, const char *usage, const char *flag, const char *id);
 

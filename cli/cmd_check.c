@@ -1,5 +1,5 @@
 /* cmd_check.c - `check`: the webhook's decision on a Tenant file, offline
- * (SPEC.md 5: steps 1, 3, 4 and 6-10 with a given nonce; placement and the
+ * (PROTOCOL.md 5: steps 1, 3, 4 and 6-10 with a given nonce; placement and the
  * nonce lookup need a cluster). Exit 0 accepted, 1 rejected with exactly one
  * line "REASON: message" on stderr, 2 usage or I/O error. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* cmd_generate.c - `generate tenant --offline`: the consumer's Tenant for a
- * provider's nonce (SPEC.md 1 step 2), built from a local key file. Without
+ * provider's nonce (PROTOCOL.md 1 step 2), built from a local key file. Without
  * --offline the online form in cmd_online.c runs (nonce signed by the
  * consumer's signer, key read from the cluster); `generate identity` is there
  * too. Each resource is one entry of the table below. */

@@ -1,5 +1,5 @@
 /* cmd_keygen.c - `keygen`: the cluster key pair in the formats of the
- * `authentication-keys` secret (SPEC.md 3): privateKey.pem (PKCS#8, mode 0600)
+ * `authentication-keys` secret (PROTOCOL.md 3): privateKey.pem (PKCS#8, mode 0600)
  * and publicKey.pem (PKIX). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* cmd_nonce.c - `nonce`: print a new nonce (SPEC.md 4). */
+/* cmd_nonce.c - `nonce`: print a new nonce (PROTOCOL.md 4). */
 #include <stdio.h>
 
 #include "cli.h"

@@ -1,4 +1,4 @@
-/* cmd_online.c - the commands that talk to clusters (SPEC.md 8, liqoctl
+/* cmd_online.c - the commands that talk to clusters (PROTOCOL.md 8, liqoctl
  * parity): create nonce, get nonce, generate tenant (online), generate
  * identity, authenticate, unauthenticate. Each is a short sequence of the
  * steps in flows.c; this file parses flags and orders the steps.

@@ -1,5 +1,5 @@
 /* cmd_sign_nonce.c - `sign-nonce`: what the consumer's nonce signer does
- * (SPEC.md 4 and 7), by hand. */
+ * (PROTOCOL.md 4 and 7), by hand. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

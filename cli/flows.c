@@ -1,4 +1,4 @@
-/* flows.c - the steps of the authentication flow (SPEC.md 1), each one API
+/* flows.c - the steps of the authentication flow (PROTOCOL.md 1), each one API
  * exchange or one wait, reporting what it did or exactly why it stopped.
  *
  * Waits poll: the CLI runs for seconds, and a GET every 250 ms is simpler and

@@ -6,9 +6,9 @@
  *    create, reading them back, durations, progress lines, and turning an API
  *    answer into a message a person can act on. No I/O; unit tested.
  *  - cluster access (kubectx.c, flows.c): one API client per cluster, run
- *    synchronously, and the steps of SPEC.md 1 built on it.
+ *    synchronously, and the steps of PROTOCOL.md 1 built on it.
  *
- * Names and labels are SPEC.md 3's. */
+ * Names and labels are PROTOCOL.md 3's. */
 #ifndef TG_CLI_ONLINE_H
 #define TG_CLI_ONLINE_H
 
@@ -71,7 +71,7 @@ typedef enum cli_tenant_state {
  * (when > 0) counts as pending. */
 cli_tenant_state cli_tenant_status(json_object *tenant, long min_generation, char *why, size_t why_len);
 
-/* The ControlPlane Identity a provider hands its consumer (SPEC.md 2, 3 and
+/* The ControlPlane Identity a provider hands its consumer (PROTOCOL.md 2, 3 and
  * the seed's example): name controlplane-<provider_id> in namespace
  * identity_ns on the consumer, label liqo.io/remote-cluster-id=<provider_id>,
  * spec.authParams copied from the Tenant's status (ca, signedCRT, apiServer,

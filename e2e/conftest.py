@@ -7,8 +7,8 @@ Session fixtures
 source_dir -> pathlib.Path   repository root (env TG_SOURCE_DIR, else this file's parent's parent)
 build_dir  -> pathlib.Path   CMake build dir holding our C binaries (env TG_BUILD_DIR, else
                              <source_dir>/build); e.g. build_dir / "webhook" / "tenantgate-webhook"
-vectors_dir -> pathlib.Path  shared Tenant vectors (env TG_VECTORS_DIR, else
-                             <source_dir>/../shared/vectors)
+vectors_dir -> pathlib.Path  Tenant test vectors (env TG_VECTORS_DIR, else
+                             <source_dir>/pki/testdata/vectors; docs/PROTOCOL.md 10)
 k8s_bin    -> pathlib.Path   dir with the pinned kube-apiserver, kube-controller-manager,
                              kubectl, etcd (built once by e2e/k8s-bin)
 provider   -> Cluster        a real control plane, started on first use, once per run
@@ -156,7 +156,7 @@ def build_dir(source_dir):
 @pytest.fixture(scope="session")
 def vectors_dir(source_dir):
     return Path(os.environ.get("TG_VECTORS_DIR",
-                               source_dir.parent / "shared" / "vectors")).resolve()
+                               source_dir / "pki" / "testdata" / "vectors")).resolve()
 
 
 @pytest.fixture(scope="session")

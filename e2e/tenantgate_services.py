@@ -31,7 +31,7 @@ webhook -> Webhook
 Helpers (plain functions)
 -------------------------
 tenant_namespace_manifest(cluster_id, name=None, labels=...) / nonce_secret_manifest(...)
-load_vector(vectors_dir, name) -> (tenant dict, nonce text);  read_index(vectors_dir)
+load_vector(vectors_dir, name) -> (tenant dict, nonce text);  read_index(vectors_dir[, scopes])
 HoldingProxy(upstream_port): a TCP relay whose existing connections can be frozen (stale
 informer caches on demand); parse_prometheus(text); http_get(port, path)
 denial(stderr) -> (reason code, message) of our validating webhook, or (None, None)
@@ -69,7 +69,7 @@ _DENIAL = re.compile(r'admission webhook "' + re.escape(VALIDATING_WEBHOOK) +
 # --- manifests and vectors -------------------------------------------------------------------
 
 def tenant_namespace_manifest(cluster_id, name=None, labels=None):
-    """A tenant namespace as SPEC 3 names and labels it (labels= replaces the labels)."""
+    """A tenant namespace as PROTOCOL.md 3 names and labels it (labels= replaces the labels)."""
     if labels is None:
         labels = {LABEL_TENANT_NS: "true", LABEL_CLUSTER_ID: cluster_id}
     return {"apiVersion": "v1", "kind": "Namespace",
@@ -77,20 +77,22 @@ def tenant_namespace_manifest(cluster_id, name=None, labels=None):
 
 
 def nonce_secret_manifest(cluster_id, nonce, namespace=None):
-    """The provider's nonce Secret for cluster_id (SPEC 3), nonce = its text."""
+    """The provider's nonce Secret for cluster_id (PROTOCOL.md 3), nonce = its text."""
     return {"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "liqo-nonce", "namespace": namespace or f"liqo-tenant-{cluster_id}",
                          "labels": {LABEL_NONCE: "true", LABEL_CLUSTER_ID: cluster_id}},
             "stringData": {"nonce": nonce}}
 
 
-def read_index(vectors_dir):
-    """[(name, verdict, reason)] from the vectors' index.tsv."""
+def read_index(vectors_dir, scopes=("cluster",)):
+    """[(name, verdict, reason)] from the vectors' index.tsv, the rows whose scope is one of
+    scopes (docs/PROTOCOL.md 10; a row without a scope counts as "cluster")."""
     rows = []
     for line in (Path(vectors_dir) / "index.tsv").read_text().splitlines()[1:]:
         if line.strip():
-            name, verdict, reason = (line.split("\t") + ["", ""])[:3]
-            rows.append((name, verdict, reason.strip()))
+            name, verdict, reason, scope = (line.split("\t") + ["", "", ""])[:4]
+            if (scope.strip() or "cluster") in scopes:
+                rows.append((name, verdict, reason.strip()))
     return rows
 
 

@@ -1,4 +1,4 @@
-"""kubectl-tenantgate's online commands on the two real clusters (SPEC 8, seeds/003).
+"""kubectl-tenantgate's online commands on the two real clusters (PROTOCOL.md 8, seeds/003).
 
 The manual four-step flow (create nonce, generate tenant, apply + generate identity, apply) and
 the one-shot `authenticate` both end with a consumer kubeconfig that really works against the

@@ -1,4 +1,4 @@
-"""tenantgate-signer on two real clusters (SPEC 6 and 7).
+"""tenantgate-signer on two real clusters (PROTOCOL.md 6 and 7).
 
 The provider runs the webhook (tenantgate_services fixtures) and a signer with the provider
 controllers (nonce, tenant, approver, signer); the consumer runs a signer with the consumer

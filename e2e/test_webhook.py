@@ -3,7 +3,7 @@
 The webhook runs as a host process with a token of its own ServiceAccount (fixtures in
 tenantgate_services.py); every Tenant here goes through `kubectl apply`/`patch`, and what
 we assert is what a user sees: kubectl's exit status and message, and what got stored.
-The reason codes are SPEC.md section 5's.  Bad input straight at the port is covered by
+The reason codes are PROTOCOL.md section 5's.  Bad input straight at the port is covered by
 webhook/test_server.py; only what needs a cluster is here.
 """
 
@@ -24,14 +24,15 @@ from testbed import wait_for
 
 pytestmark = pytest.mark.usefixtures("webhook")
 
-CL01 = "seed-cl01-pemkey"          # a vector that must be accepted (SPEC 4: PEM key)
+CL01 = "seed-cl01-pemkey"          # a vector that must be accepted (PROTOCOL.md 4: PEM key)
 REQUESTS = "tenantgate_webhook_requests_total"
 
 
 def _vector_rows():
-    """index.tsv rows, read at collection time (the vectors_dir fixture's default too)."""
+    """index.tsv rows of scope "cluster", read at collection time (the vectors_dir fixture's
+    default too)."""
     d = Path(os.environ.get("TG_VECTORS_DIR",
-                            Path(__file__).resolve().parent.parent.parent / "shared" / "vectors"))
+                            Path(__file__).resolve().parent.parent / "pki" / "testdata" / "vectors"))
     return read_index(d)
 
 
@@ -42,7 +43,7 @@ VECTORS = _vector_rows()
 def tenant_ns(provider):
     """factory(cluster_id, nonce=None, name=None, labels=None) -> namespace name.
 
-    A tenant namespace labelled as SPEC 3 says (labels= overrides), with the nonce Secret
+    A tenant namespace labelled as PROTOCOL.md 3 says (labels= overrides), with the nonce Secret
     when nonce is given.  Without name= it gets a unique one (liqo-tenant-<id>-<hex>): only
     the labels matter to the webhook, and unique names spare waiting for a namespace to
     terminate.  Teardown deletes its Tenants and Secrets and waits for them to be gone, so
@@ -95,7 +96,7 @@ def stored(provider, namespace, name):
 
 def apiserver_secret_lists(provider):
     """Cluster-wide LISTs of Secrets the API server has served: the webhook's informer lists
-    once at start, so growth while it runs is its live nonce read (SPEC 5 step 5)."""
+    once at start, so growth while it runs is its live nonce read (PROTOCOL.md 5 step 5)."""
     total = 0
     for line in provider.kubectl("get", "--raw", "/metrics").stdout.splitlines():
         if line.startswith("apiserver_request_total{") and 'resource="secrets"' in line \
@@ -104,14 +105,20 @@ def apiserver_secret_lists(provider):
     return total
 
 
-# --- the shared vectors ----------------------------------------------------------------------
+# --- the vectors (docs/PROTOCOL.md 10) ------------------------------------------------------
 
 @pytest.mark.parametrize("name,verdict,reason", VECTORS, ids=[v[0] for v in VECTORS])
 def test_vector_applied_with_its_nonce(provider, vectors_dir, tenant_ns, name, verdict, reason):
+    """Each vector in a fresh tenant namespace of its cluster (a unique name: no waiting for
+    the namespaces of earlier vectors to terminate), with its nonce."""
     tenant, nonce = load_vector(vectors_dir, name)
-    ns = tenant["metadata"]["namespace"]
-    tenant_ns(tenant["spec"]["clusterID"], nonce, name=ns)
-    proc = provider.kubectl("apply", "-f", vectors_dir / f"{name}.json", check=False)
+    ns = tenant_ns(tenant["spec"]["clusterID"], nonce)
+    tenant["metadata"]["namespace"] = ns
+    # Another test's Tenant of this name may still be on its way out (Duplicate otherwise).
+    wait_for(lambda: tenant["metadata"]["name"] not in [
+        t["metadata"]["name"] for t in provider.get_json("tenants", "-A")["items"]],
+        timeout=60, what=f"no other Tenant named {tenant['metadata']['name']}")
+    proc = provider.apply(tenant, check=False)
     if verdict == "accept":
         expect_accepted(proc)
         got = provider.get_json("tenant", tenant["metadata"]["name"], "-n", ns)
@@ -191,7 +198,7 @@ def test_nonce_missed_by_a_stale_cache_is_read_live(provider, vectors_dir, tenan
         webhook.restart()
 
 
-# --- placement (SPEC 5 step 2) ---------------------------------------------------------------
+# --- placement (PROTOCOL.md 5 step 2) ---------------------------------------------------------------
 
 def test_unlabelled_namespace_is_wrong_namespace(provider, vectors_dir, namespace):
     ns = namespace(provider, "plain")

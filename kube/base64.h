@@ -1,4 +1,4 @@
-/* base64.h - the base64 of Kubernetes `bytes` fields (SPEC.md 2): standard
+/* base64.h - the base64 of Kubernetes `bytes` fields (PROTOCOL.md 2): standard
  * alphabet, padded, no line breaks - exactly what the API server emits for a
  * Go []byte. Encoding and decoding are OpenSSL's; this module adds the strict
  * shape check OpenSSL's EVP_DecodeBlock does not do (it skips whitespace and

@@ -1,5 +1,5 @@
 # tg_kubedoc: Kubernetes documents without a network - strict JSON and YAML
-# into json-c trees, YAML output, and the Tenant decoding (SPEC.md 5, step 1).
+# into json-c trees, YAML output, and the Tenant decoding (PROTOCOL.md 5, step 1).
 add_library(tg_kubedoc STATIC
   ${CMAKE_CURRENT_LIST_DIR}/errbuf.c
   ${CMAKE_CURRENT_LIST_DIR}/json.c

@@ -12,7 +12,7 @@
 #include "pki/nonce.h"
 #include "pki/tenant.h"
 
-/* The nonce of the shared vectors, so seeds built from them reach the
+/* The nonce of the seed vectors, so seeds built from them reach the
  * signature and CSR checks. */
 static const char nonce[] =
     "5IDZQiNG7EUv+GPmS5RvzcTAo8ksSfM3LUTFaBYnPfvY5WndhNGkJVFOFmTVc0ArT4B/FkH6QO7Kfhk6Q1B4ww==";

@@ -13,7 +13,7 @@
 #include <json-c/json.h>
 
 /* Limits for JSON and YAML documents alike: nesting of objects and arrays,
- * and input size (the webhook's body limit is 3 MiB, SPEC.md 9). */
+ * and input size (the webhook's body limit is 3 MiB, PROTOCOL.md 9). */
 #define TG_DOC_MAX_DEPTH 64
 #define TG_DOC_MAX_BYTES (8u << 20)
 

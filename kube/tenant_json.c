@@ -1,4 +1,4 @@
-/* tenant_json.c - Tenant <-> json-c tree (SPEC.md 2 and 5, step 1). */
+/* tenant_json.c - Tenant <-> json-c tree (PROTOCOL.md 2 and 5, step 1). */
 #include "tenant_json.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* tenant_json.h - a Tenant object (SPEC.md 2) to and from its json-c tree.
+/* tenant_json.h - a Tenant object (PROTOCOL.md 2) to and from its json-c tree.
  *
- * Decoding is the admission check's step 1 (SPEC.md 5): anything that is not a
+ * Decoding is the admission check's step 1 (PROTOCOL.md 5): anything that is not a
  * well-formed authentication.liqo.io/v1beta1 Tenant is MalformedTenant, with a
  * message naming the field, what was expected and what was found (never the
  * content of a key, CSR or signature). The rest of the decision is
@@ -32,7 +32,7 @@
  * counts as absent, as the API server prunes nulls. */
 int tg_tenant_from_json(json_object *obj, tg_tenant *out, tg_verdict *v);
 
-/* The Tenant a consumer hands to its provider (SPEC.md 3): name = cluster_id,
+/* The Tenant a consumer hands to its provider (PROTOCOL.md 3): name = cluster_id,
  * namespace liqo-tenant-<cluster_id>, label liqo.io/remote-cluster-id, spec
  * clusterID and the base64 of publicKey (PEM text), csr (PEM text) and the raw
  * signature. A new reference, or NULL on allocation failure. */

@@ -1,4 +1,4 @@
-/* test_tenant_json.c - Tenant decoding (SPEC.md 5 step 1) and encoding. */
+/* test_tenant_json.c - Tenant decoding (PROTOCOL.md 5 step 1) and encoding. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

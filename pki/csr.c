@@ -1,10 +1,10 @@
-/* csr.c - the consumer's CSR: building it, and SPEC.md 5 steps 7-10.
+/* csr.c - the consumer's CSR: building it, and PROTOCOL.md 5 steps 7-10.
  *
  * The check is on the admission hot path. Two OpenSSL costs dominate it: the
  * CSR's self-signature (one more verify) and importing the CSR's public key.
  * So the SPKI DER is compared with the Tenant's first; when they are equal the
  * self-signature is verified with the Tenant's already-imported key. The
- * reported reasons keep the SPEC order (7 -> 10) either way: a CSR with a
+ * reported reasons keep the PROTOCOL.md order (7 -> 10) either way: a CSR with a
  * different key is still verified with its own key before step 10 is reported. */
 #include "csr.h"
 #include "csr_check.h"

@@ -1,5 +1,5 @@
 /* csr.h - the consumer's certificate signing request: build it, and check one
- * (SPEC.md 5, steps 7-10). */
+ * (PROTOCOL.md 5, steps 7-10). */
 #ifndef TG_PKI_CSR_H
 #define TG_PKI_CSR_H
 

@@ -1,4 +1,4 @@
-/* issue.c - own-signer mode (SPEC.md 6): a client certificate from an approved
+/* issue.c - own-signer mode (PROTOCOL.md 6): a client certificate from an approved
  * CSR, signed by the operator's CA. */
 #include "issue.h"
 

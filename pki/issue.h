@@ -1,5 +1,5 @@
 /* issue.h - own-signer mode: issue a client certificate from an approved CSR
- * with the operator's CA (SPEC.md 6): KU digitalSignature (+keyEncipherment for
+ * with the operator's CA (PROTOCOL.md 6): KU digitalSignature (+keyEncipherment for
  * RSA keys), EKU clientAuth, CA:FALSE, AKI from the CA, random 128-bit serial,
  * NotBefore = now - 5 min, lifetime clamped to the configured maximum. */
 #ifndef TG_PKI_ISSUE_H

@@ -118,7 +118,7 @@ EVP_PKEY *tg_key_private_from_pem(const char *pem, size_t len)
     return key;
 }
 
-/* Key strength and algorithm policy (SPEC.md 5 step 4). */
+/* Key strength and algorithm policy (PROTOCOL.md 5 step 4). */
 static int check_key_strength(EVP_PKEY *key, tg_verdict *v)
 {
     char group[64];

@@ -1,4 +1,4 @@
-/* nonce.c - the provider's challenge (SPEC.md 4). */
+/* nonce.c - the provider's challenge (PROTOCOL.md 4). */
 #include "nonce.h"
 
 #include <string.h>

@@ -1,6 +1,6 @@
 /* pem_block.c - one PEM block, nothing around it. OpenSSL's PEM reader skips
  * any text before BEGIN and ignores what follows END; the protocol is stricter
- * (SPEC.md 5 step 7), so we check the surroundings ourselves and let the
+ * (PROTOCOL.md 5 step 7), so we check the surroundings ourselves and let the
  * generic reader do the base64. */
 #define _GNU_SOURCE   /* memmem */
 #include "pem_block.h"

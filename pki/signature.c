@@ -1,4 +1,4 @@
-/* signature.c - the nonce signature (SPEC.md 4): the message is the 88-byte
+/* signature.c - the nonce signature (PROTOCOL.md 4): the message is the 88-byte
  * ASCII nonce text. Ed25519 signs it directly; RSA (PKCS#1 v1.5) and ECDSA
  * (DER) sign its SHA-256. */
 #include "signature.h"

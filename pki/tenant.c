@@ -1,4 +1,4 @@
-/* tenant.c - the admission decision over a decoded Tenant (SPEC.md 5). */
+/* tenant.c - the admission decision over a decoded Tenant (PROTOCOL.md 5). */
 #include "tenant.h"
 
 #include <stdlib.h>

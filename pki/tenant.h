@@ -1,4 +1,4 @@
-/* tenant.h - a decoded Tenant and the admission decision over it (SPEC.md 5,
+/* tenant.h - a decoded Tenant and the admission decision over it (PROTOCOL.md 5,
  * steps 3, 4 and 6-10). Pure: no I/O, no clock, no global state. The webhook
  * and `kubectl-tenantgate check` both call tg_tenant_check(); placement (step 2)
  * and the nonce lookup (step 5) need a cluster and are done by their callers. */

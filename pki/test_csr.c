@@ -1,4 +1,4 @@
-/* test_csr.c - building the CSR and SPEC.md 5 steps 7-10 over hostile ones. */
+/* test_csr.c - building the CSR and PROTOCOL.md 5 steps 7-10 over hostile ones. */
 #include "test_helpers.h"
 
 #include <openssl/bn.h>

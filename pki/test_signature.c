@@ -53,7 +53,7 @@ static void test_sign_verify_round_trip(void **state)
     }
 }
 
-/* The message is the ASCII text, and each algorithm is the one SPEC.md 4 names:
+/* The message is the ASCII text, and each algorithm is the one PROTOCOL.md 4 names:
  * verify independently with plain EVP calls. */
 static void test_signature_formats(void **state)
 {

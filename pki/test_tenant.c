@@ -86,7 +86,7 @@ static tg_reason reason_from_name(const char *name)
 
 static const tg_check_opts default_opts = {0};
 
-/* ---- the seed vectors, driven by index.tsv ----------------------------- */
+/* ---- the vectors (docs/PROTOCOL.md 10), driven by index.tsv ----------- */
 
 static void test_vectors_index(void **state)
 {
@@ -95,7 +95,7 @@ static void test_vectors_index(void **state)
     int count = 0;
 
     for (char *line = strtok_r(index, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *name = line, *verdict, *reason;
+        char *name = line, *verdict, *reason, *scope;
         tg_tenant t;
         char *nonce;
         tg_verdict v;
@@ -110,7 +110,13 @@ static void test_vectors_index(void **state)
         if (reason)
             *reason++ = '\0';
         reason = reason ? reason : (char *)"";
+        scope = strchr(reason, '\t');
+        if (scope)
+            *scope++ = '\0';
         reason[strcspn(reason, "\r\t ")] = '\0';
+        /* "document" vectors are not decodable Tenants: kube/ and the CLI test take them. */
+        if (scope && strncmp(scope, "document", 8) == 0)
+            continue;
 
         load_tenant(name, &t);
         nonce = load_nonce(name);
@@ -131,7 +137,7 @@ static void test_vectors_index(void **state)
         tg_tenant_clear(&t);
         count++;
     }
-    assert_true(count >= 4);
+    assert_true(count >= 40);
     free(index);
 }
 

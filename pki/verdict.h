@@ -1,4 +1,4 @@
-/* verdict.h - the outcome of a Tenant check: a reason code of SPEC.md section 5
+/* verdict.h - the outcome of a Tenant check: a reason code of PROTOCOL.md section 5
  * and one line saying what was expected and what was found. */
 #ifndef TG_PKI_VERDICT_H
 #define TG_PKI_VERDICT_H

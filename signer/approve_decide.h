@@ -1,4 +1,4 @@
-/* approve_decide.h - the CSR approver's decision (SPEC.md 6), pure.
+/* approve_decide.h - the CSR approver's decision (PROTOCOL.md 6), pure.
  *
  * The built-in kube-apiserver-client signer checks only usages, so this is
  * the gate: approve a labelled CertificateSigningRequest only when it asks
@@ -29,7 +29,7 @@ typedef struct tg_approve_policy {
 
 typedef struct tg_approve_decision {
     int approve;                   /* 1 approve, 0 deny */
-    char reason[48];               /* CamelCase condition reason (a SPEC 5 code or TG_DENY_*) */
+    char reason[48];               /* CamelCase condition reason (a PROTOCOL.md 5 code or TG_DENY_*) */
     char message[400];             /* one line, never secret material */
 } tg_approve_decision;
 
@@ -38,7 +38,7 @@ typedef struct tg_approve_decision {
  * that tenant namespace's nonce text, or NULL. Checks, in order: signerName,
  * usages (digital signature, client auth, optionally key encipherment,
  * nothing else), a Tenant exists and is not being deleted, the Tenant still
- * passes tg_tenant_check with the nonce (SPEC 5 steps 3-10), the CSR request
+ * passes tg_tenant_check with the nonce (PROTOCOL.md 5 steps 3-10), the CSR request
  * passes tg_csr_check for the Tenant's cluster id and key, and it is
  * byte-for-byte the Tenant's spec.csr. Always fills out; returns out->approve. */
 int tg_approve_decide(json_object *csr, json_object *tenant, const char *nonce,

@@ -1,4 +1,4 @@
-/* consumer_keys.c - the consumer's cluster key (SPEC.md 6): loaded once from
+/* consumer_keys.c - the consumer's cluster key (PROTOCOL.md 6): loaded once from
  * the authentication-keys Secret, created there when missing. */
 #include "signer/reconcile_common.h"
 

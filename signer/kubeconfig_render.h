@@ -1,4 +1,4 @@
-/* kubeconfig_render.h - the consumer's kubeconfig for a provider (SPEC.md 7),
+/* kubeconfig_render.h - the consumer's kubeconfig for a provider (PROTOCOL.md 7),
  * pure: the Identity controller hands in what it read and writes the text. */
 #ifndef TG_SIGNER_KUBECONFIG_RENDER_H
 #define TG_SIGNER_KUBECONFIG_RENDER_H

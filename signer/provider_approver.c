@@ -1,4 +1,4 @@
-/* provider_approver.c - the provider's CSR approver (SPEC.md 7): approves a
+/* provider_approver.c - the provider's CSR approver (PROTOCOL.md 7): approves a
  * tenant CSR only when it matches an authenticated Tenant, read live, and
  * denies it with a reason otherwise. An approved CSR for our own signer is
  * handed to provider_signer.c. */

@@ -1,4 +1,4 @@
-/* provider_nonce.c - the provider's nonce controller (SPEC.md 6): a labelled
+/* provider_nonce.c - the provider's nonce controller (PROTOCOL.md 6): a labelled
  * nonce Secret gets a fresh nonce when it has none; one is never overwritten. */
 #include "signer/reconcile_common.h"
 

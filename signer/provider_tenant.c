@@ -1,4 +1,4 @@
-/* provider_tenant.c - the provider's Tenant controller (SPEC.md 6): re-checks
+/* provider_tenant.c - the provider's Tenant controller (PROTOCOL.md 6): re-checks
  * the Tenant, keeps its finalizer and RoleBinding, makes the CSR for its key
  * and copies the issued certificate into status.authParams. Deletion rotates
  * the nonce. Settled records (settled.h) spare the GET for its own writes. */

@@ -1,4 +1,4 @@
-/* renewal.h - when a Tenant's certificate must be renewed (SPEC.md 6): once
+/* renewal.h - when a Tenant's certificate must be renewed (PROTOCOL.md 6): once
  * now > NotAfter - lifetime/3. Pure: the clock is passed in. */
 #ifndef TG_SIGNER_RENEWAL_H
 #define TG_SIGNER_RENEWAL_H

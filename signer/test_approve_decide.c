@@ -1,5 +1,5 @@
 /* test_approve_decide.c - the approver's decision, table-driven over the
- * seed's real Tenant (shared vectors) and CSR objects derived from it. */
+ * seed's real Tenant (seed vectors) and CSR objects derived from it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

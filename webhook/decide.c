@@ -64,7 +64,7 @@ void tg_decide_error(tg_decision *d, int code, const char *reason, const char *m
 }
 
 /* Only CREATE and UPDATE of the tenants resource itself; DELETE and /status
- * are not ours to judge (SPEC.md 5). */
+ * are not ours to judge (PROTOCOL.md 5). */
 static int intercepted(const tg_review_request *req)
 {
     return (req->op == TG_OP_CREATE || req->op == TG_OP_UPDATE) &&
@@ -128,7 +128,7 @@ static int check_placement(const tg_review_request *req, const tg_tenant *t, con
     return 0;
 }
 
-/* An UPDATE whose proof is what was already admitted (SPEC.md 5): compare the
+/* An UPDATE whose proof is what was already admitted (PROTOCOL.md 5): compare the
  * base64 text of publicKey, csr and signature in oldObject and object. */
 static int proof_unchanged(const tg_review_request *req)
 {

@@ -1,7 +1,7 @@
 /* decide.h - the admission decisions, pure: an AdmissionReview request and
  * the cluster facts (lookup.h) in, the answer out. No I/O, no clock.
  *
- * Validation order (SPEC.md 5): 1 decode (MalformedTenant), 2 placement
+ * Validation order (PROTOCOL.md 5): 1 decode (MalformedTenant), 2 placement
  * (WrongNamespace, LabelMismatch, Duplicate), then tg_tenant_check() for 3, 4
  * and 6-10 with the nonce of step 5 looked up in between. */
 #ifndef TG_WEBHOOK_DECIDE_H

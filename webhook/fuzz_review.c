@@ -12,7 +12,7 @@
 #include "webhook/decide.h"
 #include "webhook/review.h"
 
-/* the nonce of the shared seed vectors (public test data, not a secret) */
+/* the nonce of the seed vectors (public test data, not a secret) */
 static const char seed_nonce[] =
     "5IDZQiNG7EUv+GPmS5RvzcTAo8ksSfM3LUTFaBYnPfvY5WndhNGkJVFOFmTVc0ArT4B/FkH6QO7Kfhk6Q1B4ww==";
 

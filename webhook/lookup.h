@@ -1,5 +1,5 @@
 /* lookup.h - what the admission decision needs to know about the cluster
- * (SPEC.md 5, steps 2 and 5), behind an interface so that the decision stays
+ * (PROTOCOL.md 5, steps 2 and 5), behind an interface so that the decision stays
  * pure and is tested with a table of fake clusters.
  *
  * The production implementation reads watch-fed informer caches (any thread,

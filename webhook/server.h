@@ -15,7 +15,7 @@
 
 #include "webhook/lookup.h"
 
-/* The body limit (SPEC.md 9): 413 above it. */
+/* The body limit (PROTOCOL.md 9): 413 above it. */
 #define TG_WEBHOOK_MAX_BODY ((size_t)3 << 20)
 
 /* Asynchronous live read of a nonce Secret, on the calling worker's loop:

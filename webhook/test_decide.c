@@ -1,7 +1,7 @@
 /* test_decide.c - the admission decision over a table of fake clusters.
  *
  * The lookups are our own interface (lookup.h), so a fake cluster here is a
- * plain table, not a Kubernetes mock. Tenants are the shared vectors wrapped
+ * plain table, not a Kubernetes mock. Tenants are the seed vectors wrapped
  * in recorded AdmissionReviews (testdata/), tweaked per case for the reasons
  * the vectors do not cover. */
 #include <setjmp.h>
@@ -247,7 +247,7 @@ typedef struct decide_case {
 #define PEM "review-v1-create-seed-cl01-pemkey.json"
 
 static const decide_case cases[] = {
-    /* the shared vectors (raw-key ones are warned about even when denied) */
+    /* the seed vectors (raw-key ones are warned about even when denied) */
     {"pem key accepted", PEM, NULL, {.ns = {GOOD_NS}}, 0, 0, 1, "Accepted", 0, 0, 0, 0},
     {"v1beta1 accepted", "review-v1beta1-create-seed-cl01-pemkey.json", NULL, {.ns = {GOOD_NS}}, 0, 0, 1,
      "Accepted", 0, 0, 0, 0},

@@ -3,7 +3,7 @@
 
 Usage: test_cli.py BINARY VECTORS_DIR
 
-Covers the shared vectors (verdict and exact reason), YAML and JSON input,
+Covers the vectors of docs/PROTOCOL.md 10 (verdict and exact reason), YAML and JSON input,
 standard input, and for each key type the whole offline flow (keygen, nonce,
 generate tenant, check) plus tampering with each proof, and usage errors.
 """

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Regenerate the recorded AdmissionReview fixtures from ../../../shared/vectors.
+"""Regenerate the recorded AdmissionReview fixtures from the seed vectors.
 
-The Tenants are the shared vectors unchanged; this only wraps them the way
-kube-apiserver sends them (admission.k8s.io v1 and v1beta1). Run from this
-directory: python3 make_reviews.py /work/shared/vectors
+The Tenants are the seed-* vectors of ../../pki/testdata/vectors (docs/PROTOCOL.md 10)
+unchanged; this only wraps them the way kube-apiserver sends them (admission.k8s.io v1 and
+v1beta1). Run from this directory: python3 make_reviews.py [VECTORS_DIR]
 """
 import copy
 import json
@@ -69,4 +69,4 @@ def main(vectors):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "../../../shared/vectors")
+    main(sys.argv[1] if len(sys.argv) > 1 else "../../pki/testdata/vectors")
