@@ -12,7 +12,7 @@ VERSION := $(shell sed -n 's/^\#define TG_VERSION "\(.*\)"$$/\1/p' cli/cli.h)
 
 # Debian packages the build, the tests and the demo use.
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config git ca-certificates curl openssl \
-  libh2o-dev libuv1-dev libssl-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libcmocka-dev \
+  libh2o-dev libuv1-dev libssl-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libcmocka-dev libsodium-dev \
   clang libclang-rt-14-dev python3 python3-venv python3-cryptography wrk nghttp2-client util-linux valgrind
 
 # Only `make images` needs these (make test does not).

@@ -3,7 +3,10 @@
  *
  * For each Tenant (the seed vector cl01 with both key forms, and generated
  * Ed25519 / ECDSA P-256 / RSA-2048 ones) it measures:
- *   verify-nonce  tg_nonce_verify with an already-parsed key
+ *   verify-nonce  tg_nonce_verify with an already-parsed key: what admission
+ *                 uses (libsodium for Ed25519, OpenSSL for RSA and ECDSA)
+ *   verify-openssl the same signature with OpenSSL's EVP_DigestVerify (for
+ *                 Ed25519: what admission used before libsodium)
  *   csr-check     tg_csr_check (steps 7-10) on the PEM text
  *   json-decode   JSON text -> tg_tenant (tg_json_parse + tg_tenant_from_json)
  *   full-check    JSON text -> decode -> tg_tenant_check (steps 3-10)
@@ -22,6 +25,7 @@
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "pki/csr.h"
+#include "pki/ed25519.h"
 #include "pki/keys.h"
 #include "pki/nonce.h"
 #include "pki/signature.h"
@@ -43,6 +47,7 @@ typedef struct bench_tenant {
     unsigned char *spki;
     size_t spki_len;
     int is_ed25519;
+    unsigned char raw[TG_ED25519_KEY_LEN];   /* Ed25519 only */
 } bench_tenant;
 
 static double min_time = 0.5;
@@ -108,6 +113,27 @@ static int op_verify(bench_tenant *t)
 {
     return tg_nonce_verify(t->key, t->nonce, TG_NONCE_TEXT_LEN, t->decoded.signature.data,
                            t->decoded.signature.len) == 1 ? 0 : -1;
+}
+
+/* OpenSSL's verify, as tg_nonce_verify did it before libsodium: a fresh
+ * EVP_MD_CTX per signature. */
+static int op_verify_openssl(bench_tenant *t)
+{
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    const EVP_MD *md = t->is_ed25519 ? NULL : EVP_sha256();
+    int ok = ctx != NULL && EVP_DigestVerifyInit(ctx, NULL, md, NULL, t->key) == 1 &&
+             EVP_DigestVerify(ctx, t->decoded.signature.data, t->decoded.signature.len,
+                              (const unsigned char *)t->nonce, TG_NONCE_TEXT_LEN) == 1;
+
+    EVP_MD_CTX_free(ctx);
+    return ok ? 0 : -1;
+}
+
+/* libsodium alone, from the raw key (no EVP_PKEY in the way). */
+static int op_verify_sodium(bench_tenant *t)
+{
+    return tg_ed25519_verify(t->raw, (const unsigned char *)t->nonce, TG_NONCE_TEXT_LEN, t->decoded.signature.data,
+                             t->decoded.signature.len) == 1 ? 0 : -1;
 }
 
 static int op_csr_check(bench_tenant *t)
@@ -198,6 +224,13 @@ static void prepare(bench_tenant *t)
     }
     t->spki = tg_key_public_der(t->key, &t->spki_len);
     t->is_ed25519 = EVP_PKEY_get_base_id(t->key) == EVP_PKEY_ED25519;
+    if (t->is_ed25519) {
+        size_t raw_len = sizeof(t->raw);
+        if (EVP_PKEY_get_raw_public_key(t->key, t->raw, &raw_len) != 1) {
+            fprintf(stderr, "tg-bench-pki: %s: no raw key\n", t->label);
+            exit(1);
+        }
+    }
     if (op_full(t) != 0) {
         tg_tenant_check(&t->decoded, t->nonce, TG_NONCE_TEXT_LEN, &(tg_check_opts){0}, &v);
         fprintf(stderr, "tg-bench-pki: %s: not admitted: %s: %s\n", t->label, tg_reason_name(v.reason), v.message);
@@ -270,7 +303,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: tg-bench-pki [--vectors DIR] [--min-time SECONDS] [--rounds N] "
                     "[--openssl-verify OPS_PER_SECOND]\n"
-                    "       tg-bench-pki [--vectors DIR] --count cl01-rawkey|cl01-pemkey none|verify-nonce|full-check N\n");
+                    "       tg-bench-pki [--vectors DIR] --count cl01-rawkey|cl01-pemkey none|verify-nonce|verify-openssl|verify-sodium|full-check N\n");
     exit(2);
 }
 
@@ -290,6 +323,10 @@ static int count_mode(const char *vectors, const char *tenant, const char *op, l
         usage();
     if (strcmp(op, "verify-nonce") == 0)
         fn = op_verify;
+    else if (strcmp(op, "verify-openssl") == 0)
+        fn = op_verify_openssl;
+    else if (strcmp(op, "verify-sodium") == 0)
+        fn = op_verify_sodium;
     else if (strcmp(op, "full-check") == 0)
         fn = op_full;
     else if (strcmp(op, "none") != 0)
@@ -312,6 +349,7 @@ int main(int argc, char **argv)
         op_fn op;
     } ops[] = {
         {"verify-nonce", op_verify},
+        {"verify-openssl", op_verify_openssl},
         {"csr-check", op_csr_check},
         {"json-decode", op_decode},
         {"full-check", op_full},
@@ -355,7 +393,8 @@ int main(int argc, char **argv)
         for (int r = 0; r < rounds; r++) {
             for (int o = 0; o < N_OPS; o++)
                 samples[o][r] = run_round(ops[o].op, &tenants[t], n[o]);
-            ratio[r] = samples[0][r] / (2 * samples[N_OPS - 1][r]);
+            /* against the faster of the two verifiers in this round */
+            ratio[r] = (samples[0][r] > samples[1][r] ? samples[0][r] : samples[1][r]) / (2 * samples[N_OPS - 1][r]);
         }
         for (int o = 0; o < N_OPS; o++) {
             rate[t][o] = median(samples[o], rounds);
@@ -369,10 +408,13 @@ int main(int argc, char **argv)
     for (int t = 0; t < N_TENANTS; t++) {
         double full_us = 1e6 / rate[t][N_OPS - 1];
 
+        if (tenants[t].is_ed25519)
+            printf("%-16s Ed25519 verify: libsodium %.1f us, OpenSSL EVP %.1f us: libsodium %.2fx faster\n",
+                   tenants[t].label, 1e6 / rate[t][0], 1e6 / rate[t][1], rate[t][0] / rate[t][1]);
         if (tenants[t].is_ed25519 && openssl_verify > 0)
-            printf("%-16s ratio full-check / (2 x openssl-verify) = %.2f (target <= 1.15)\n", tenants[t].label,
+            printf("%-16s ratio full-check / (2 x openssl speed verify) = %.2f\n", tenants[t].label,
                    full_us / (2 * 1e6 / openssl_verify));
-        printf("%-16s ratio full-check / (2 x own verify-nonce) = %.2f (median of per-round ratios)\n",
+        printf("%-16s ratio full-check / (2 x fastest verify) = %.2f (median of per-round ratios; target <= 1.15)\n",
                tenants[t].label, own_ratio[t]);
     }
 

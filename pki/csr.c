@@ -22,6 +22,7 @@
 #include <openssl/x509v3.h>
 
 #include "digest_cache.h"
+#include "ed25519.h"
 #include "pem_block.h"
 #include "spki.h"
 
@@ -73,31 +74,6 @@ out:
     X509_NAME_free(name);
     X509_REQ_free(req);
     return pem;
-}
-
-/* "Ed25519", "RSA-2048", "EC P-256": which key a message talks about. */
-static const char *describe_key(EVP_PKEY *key, char *buf, size_t len)
-{
-    char group[32];
-
-    if (key == NULL)
-        return "an undecodable key";
-    switch (EVP_PKEY_get_base_id(key)) {
-    case EVP_PKEY_ED25519:
-        return "Ed25519";
-    case EVP_PKEY_RSA:
-        snprintf(buf, len, "RSA-%d", EVP_PKEY_get_bits(key));
-        return buf;
-    case EVP_PKEY_EC:
-        if (EVP_PKEY_get_group_name(key, group, sizeof(group), NULL))
-            snprintf(buf, len, "EC %s", group);
-        else
-            snprintf(buf, len, "EC (explicit curve)");
-        return buf;
-    default:
-        snprintf(buf, len, "%s", OBJ_nid2sn(EVP_PKEY_get_base_id(key)));
-        return buf;
-    }
 }
 
 /* Short name of an attribute type ("OU", "challengePassword") or its OID. */
@@ -218,16 +194,61 @@ static int check_subject(const TG_NAME *subject, const char *cluster_id, tg_verd
     return 0;
 }
 
+/* The CSR's SPKI as canonical DER, to compare with the Tenant's: an Ed25519
+ * key is the fixed prefix and its 32 bytes (written into ed_buf, no encoder
+ * run); anything else is re-encoded into *alloc. Length, or -1. */
+static int csr_spki_der(const TG_SPKI *spki, unsigned char ed_buf[TG_ED25519_SPKI_LEN], const unsigned char **der,
+                        unsigned char **alloc)
+{
+    const unsigned char *raw;
+    int n;
+
+    *alloc = NULL;
+    if (tg_spki_ed25519_raw(spki, &raw) == 1) {
+        memcpy(ed_buf, TG_ED25519_SPKI_PREFIX, TG_ED25519_SPKI_PREFIX_LEN);
+        memcpy(ed_buf + TG_ED25519_SPKI_PREFIX_LEN, raw, TG_ED25519_KEY_LEN);
+        *der = ed_buf;
+        return TG_ED25519_SPKI_LEN;
+    }
+    n = i2d_TG_SPKI(spki, alloc);
+    *der = *alloc;
+    return n > 0 ? n : -1;
+}
+
+/* Step 7's self-signature. An Ed25519 key is checked with libsodium over the
+ * received CertificationRequestInfo bytes, with the conditions OpenSSL's
+ * ASN1_item_verify puts on it (algorithm Ed25519, a signature BIT STRING
+ * without unused bits) and one it skips: RFC 8410 says the parameters MUST be
+ * absent, and Go's crypto/x509 refuses them; OpenSSL 3.0 ignores them.
+ * Anything else is OpenSSL's. */
+static int verify_self_signature(const TG_REQ *req, const tg_pubkey *key)
+{
+    const ASN1_OBJECT *oid;
+    int ptype;
+
+    if (!key->is_ed25519)
+        return ASN1_item_verify_ex(ASN1_ITEM_rptr(TG_REQ_INFO), req->sig_alg, req->signature, req->info, NULL,
+                                   key->pkey, NULL, NULL) == 1;
+    X509_ALGOR_get0(&oid, &ptype, NULL, req->sig_alg);
+    if (OBJ_obj2nid(oid) != NID_ED25519 || ptype != V_ASN1_UNDEF || (req->signature->flags & 0x07) != 0 ||
+        req->info->enc.enc == NULL || req->info->enc.modified)
+        return 0;
+    return tg_ed25519_verify(TG_PUBKEY_ED25519_RAW(key), req->info->enc.enc, (size_t)req->info->enc.len,
+                             ASN1_STRING_get0_data(req->signature), (size_t)ASN1_STRING_length(req->signature));
+}
+
 int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *cluster_id,
-                          const unsigned char *expected_spki, size_t spki_len, EVP_PKEY *expected_key,
+                          const unsigned char *expected_spki, size_t spki_len, const tg_pubkey *expected_key,
                           tg_verdict *v, X509_REQ **out_req)
 {
-    unsigned char *der = NULL, *spki = NULL;
-    const unsigned char *p;
+    unsigned char *der = NULL, *spki_alloc = NULL;
+    unsigned char ed_spki[TG_ED25519_SPKI_LEN];
+    const unsigned char *p, *spki;
     long der_len = 0, version;
     int spki_n, same_key, rc = -1;
     TG_REQ *req = NULL;
-    EVP_PKEY *csr_key = NULL, *signer;
+    tg_pubkey csr_key = {0};
+    const tg_pubkey *signer;
     tg_spki_status key_status = TG_SPKI_OK;
     char found[128], kbuf[32], ebuf[32];
 
@@ -258,7 +279,7 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
         tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected version 1 (0), found %ld", version);
         goto out;
     }
-    spki_n = i2d_TG_SPKI(req->info->spki, &spki);
+    spki_n = csr_spki_der(req->info->spki, ed_spki, &spki, &spki_alloc);
     if (spki_n <= 0) {
         tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected a SubjectPublicKeyInfo, found one that does not encode");
         goto out;
@@ -268,19 +289,17 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
     if (same_key && expected_key != NULL) {
         signer = expected_key;
     } else {
-        csr_key = tg_spki_to_pkey_any(req->info->spki, &key_status);
-        signer = csr_key;
+        signer = tg_pubkey_from_spki(req->info->spki, &csr_key, &key_status) == 0 ? &csr_key : NULL;
     }
     if (signer == NULL) {
         tg_verdict_deny(v, TG_INVALID_CSR, "spec.csr: expected a usable public key, found a %s key with %s",
                         tg_spki_algorithm(req->info->spki, found, sizeof(found)), tg_spki_status_text(key_status));
         goto out;
     }
-    if (ASN1_item_verify_ex(ASN1_ITEM_rptr(TG_REQ_INFO), req->sig_alg, req->signature, req->info, NULL, signer,
-                            NULL, NULL) != 1) {
+    if (!verify_self_signature(req, signer)) {
         tg_verdict_deny(v, TG_INVALID_CSR,
                         "spec.csr: expected a valid self-signature by the CSR's %s key, found one that does not verify",
-                        describe_key(signer, kbuf, sizeof(kbuf)));
+                        tg_pubkey_describe(signer, kbuf, sizeof(kbuf)));
         goto out;
     }
 
@@ -291,10 +310,10 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
 
     /* Step 10. */
     if (!same_key) {
-        snprintf(ebuf, sizeof(ebuf), "%s", expected_key ? describe_key(expected_key, found, sizeof(found)) : "");
+        snprintf(ebuf, sizeof(ebuf), "%s", expected_key ? tg_pubkey_describe(expected_key, found, sizeof(found)) : "");
         tg_verdict_deny(v, TG_CSR_PUBLIC_KEY_MISMATCH,
                         "spec.csr: expected the key of spec.publicKey%s%s%s, found a different %s key",
-                        *ebuf ? " (" : "", ebuf, *ebuf ? ")" : "", describe_key(csr_key, kbuf, sizeof(kbuf)));
+                        *ebuf ? " (" : "", ebuf, *ebuf ? ")" : "", tg_pubkey_describe(&csr_key, kbuf, sizeof(kbuf)));
         goto out;
     }
     if (out_req) {
@@ -311,8 +330,8 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
 out:
     if (rc != 0)
         ERR_clear_error();
-    EVP_PKEY_free(csr_key);
-    OPENSSL_free(spki);
+    tg_pubkey_clear(&csr_key);
+    OPENSSL_free(spki_alloc);
     OPENSSL_free(der);
     TG_REQ_free(req);
     return rc;

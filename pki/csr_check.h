@@ -5,11 +5,12 @@
 #define TG_PKI_CSR_CHECK_H
 
 #include "csr.h"
+#include "keys_internal.h"
 
 /* As tg_csr_check; expected_key (may be NULL) must be the key whose SPKI DER
  * is expected_spki. */
 int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *cluster_id,
-                          const unsigned char *expected_spki, size_t spki_len, EVP_PKEY *expected_key,
+                          const unsigned char *expected_spki, size_t spki_len, const tg_pubkey *expected_key,
                           tg_verdict *v, X509_REQ **out_req);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "keys_internal.h"
 #include "pem_block.h"
+#include "signature.h"
 #include "spki.h"
 
 #define ED25519_RAW_LEN 32
@@ -157,103 +158,185 @@ static int check_key_strength(EVP_PKEY *key, tg_verdict *v)
     }
 }
 
-/* The key in a PKIX SPKI (already out of its PEM armour). */
-static EVP_PKEY *key_from_spki_der(const unsigned char *der, long der_len, TG_SPKI **out_spki, tg_verdict *v)
+static void set_ed25519(tg_pubkey *out, const unsigned char *raw)
 {
-    const unsigned char *p = der;
-    TG_SPKI *spki = d2i_TG_SPKI(NULL, &p, der_len);
-    tg_spki_status status;
-    EVP_PKEY *key;
+    memcpy(out->ed_spki, TG_ED25519_SPKI_PREFIX, TG_ED25519_SPKI_PREFIX_LEN);
+    memcpy(out->ed_spki + TG_ED25519_SPKI_PREFIX_LEN, raw, TG_ED25519_KEY_LEN);
+    out->is_ed25519 = 1;
+    out->spki_der = out->ed_spki;
+    out->spki_len = TG_ED25519_SPKI_LEN;
+}
+
+static int deny_spki(const TG_SPKI *spki, tg_spki_status status, tg_verdict *v)
+{
     char alg[80];
+
+    switch (status) {
+    case TG_SPKI_EXPLICIT_CURVE:
+        return tg_verdict_deny(v, TG_WEAK_KEY, "spec.publicKey: expected an EC key on the named curve P-256 or P-384, "
+                                               "found explicit curve parameters");
+    case TG_SPKI_UNSUPPORTED:
+        return tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                               "spec.publicKey: expected an Ed25519, RSA or ECDSA key, found algorithm %s",
+                               tg_spki_algorithm(spki, alg, sizeof(alg)));
+    default:
+        return tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY, "spec.publicKey: expected a valid %s key, found %s",
+                               tg_spki_algorithm(spki, alg, sizeof(alg)), tg_spki_status_text(status));
+    }
+}
+
+/* The key in a PKIX SPKI (already out of its PEM armour). */
+static int key_from_spki_der(const unsigned char *der, long der_len, tg_pubkey *out, tg_verdict *v)
+{
+    const unsigned char *p = der, *raw;
+    TG_SPKI *spki = d2i_TG_SPKI(NULL, &p, der_len);
+    tg_spki_status status = TG_SPKI_BAD_KEY;
+    int canon_len, rc = -1;
 
     if (spki == NULL || p != der + der_len) {
         TG_SPKI_free(spki);
         ERR_clear_error();
-        tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
-                        "spec.publicKey: expected a PKIX SubjectPublicKeyInfo, found %ld bytes of DER that do not "
-                        "parse as one", der_len);
-        return NULL;
+        return tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                               "spec.publicKey: expected a PKIX SubjectPublicKeyInfo, found %ld bytes of DER that do "
+                               "not parse as one", der_len);
     }
-    key = tg_spki_to_pkey(spki, &status);
-    if (key == NULL) {
-        switch (status) {
-        case TG_SPKI_EXPLICIT_CURVE:
-            tg_verdict_deny(v, TG_WEAK_KEY, "spec.publicKey: expected an EC key on the named curve P-256 or P-384, "
-                                            "found explicit curve parameters");
-            break;
-        case TG_SPKI_UNSUPPORTED:
-            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
-                            "spec.publicKey: expected an Ed25519, RSA or ECDSA key, found algorithm %s",
-                            tg_spki_algorithm(spki, alg, sizeof(alg)));
-            break;
-        default:
-            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY, "spec.publicKey: expected a valid %s key, found %s",
-                            tg_spki_algorithm(spki, alg, sizeof(alg)), tg_spki_status_text(status));
-            break;
-        }
-        TG_SPKI_free(spki);
-        return NULL;
+    switch (tg_spki_ed25519_raw(spki, &raw)) {
+    case 1:
+        set_ed25519(out, raw);
+        rc = 0;
+        goto out;
+    case 0:
+        out->pkey = tg_spki_to_pkey(spki, &status);
+        break;
+    default:
+        break;
     }
-    *out_spki = spki;
-    return key;
+    if (out->pkey == NULL) {
+        deny_spki(spki, status, v);
+        goto out;
+    }
+    if (check_key_strength(out->pkey, v) != 0)
+        goto out;
+    /* Re-encoded, so a BER-ish input still compares equal to the same key in DER. */
+    canon_len = i2d_TG_SPKI(spki, &out->spki_der);
+    if (canon_len <= 0) {
+        tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY, "spec.publicKey: expected an encodable key, found one that is not");
+        goto out;
+    }
+    out->spki_len = (size_t)canon_len;
+    rc = 0;
+out:
+    TG_SPKI_free(spki);
+    if (rc != 0)
+        tg_pubkey_clear(out);
+    return rc;
 }
 
-EVP_PKEY *tg_public_key_parse_spki(const unsigned char *data, size_t len, int *was_raw, tg_verdict *v,
-                                   unsigned char **spki_der, size_t *spki_len)
+int tg_pubkey_parse(const unsigned char *data, size_t len, int *was_raw, tg_verdict *v, tg_pubkey *out)
 {
-    unsigned char *der = NULL, *canon = NULL;
+    unsigned char *der = NULL;
     long der_len = 0;
-    int canon_len;
     char found[128];
-    TG_SPKI *spki = NULL;
-    EVP_PKEY *key = NULL;
+    int rc;
 
+    memset(out, 0, sizeof(*out));
     *was_raw = 0;
-    if (spki_der)
-        *spki_der = NULL;
     if (data != NULL && len == ED25519_RAW_LEN) {
-        key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, data, len);
-        spki = tg_spki_ed25519(data);
-        if (key == NULL || spki == NULL) {
-            ERR_clear_error();
-            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
-                            "spec.publicKey: expected a raw 32-byte Ed25519 key, found 32 bytes OpenSSL rejects");
-            goto fail;
-        }
+        set_ed25519(out, data);
         *was_raw = 1;
-    } else {
-        if (tg_pem_single_block(data, len, "PUBLIC KEY", &der, &der_len, found, sizeof(found)) != 0) {
-            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
-                            "spec.publicKey: expected a raw 32-byte Ed25519 key or one PEM \"PUBLIC KEY\" block, "
-                            "found %s (%zu bytes)", found, len);
-            goto fail;
-        }
-        key = key_from_spki_der(der, der_len, &spki, v);
-        OPENSSL_free(der);
-        if (key == NULL || check_key_strength(key, v) != 0)
-            goto fail;
+        return 0;
     }
-    if (spki_der) {
-        /* Re-encoded, so a BER-ish input still compares equal to the same key in DER. */
-        canon_len = i2d_TG_SPKI(spki, &canon);
-        if (canon_len <= 0) {
-            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY, "spec.publicKey: expected an encodable key, found one that is not");
-            goto fail;
-        }
-        *spki_der = canon;
-        *spki_len = (size_t)canon_len;
+    if (tg_pem_single_block(data, len, "PUBLIC KEY", &der, &der_len, found, sizeof(found)) != 0)
+        return tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                               "spec.publicKey: expected a raw 32-byte Ed25519 key or one PEM \"PUBLIC KEY\" block, "
+                               "found %s (%zu bytes)", found, len);
+    rc = key_from_spki_der(der, der_len, out, v);
+    OPENSSL_free(der);
+    return rc;
+}
+
+int tg_pubkey_from_spki(const TG_SPKI *spki, tg_pubkey *out, tg_spki_status *status)
+{
+    const unsigned char *raw;
+    int ed = tg_spki_ed25519_raw(spki, &raw);
+
+    memset(out, 0, sizeof(*out));
+    *status = TG_SPKI_OK;
+    if (ed == 1) {
+        out->is_ed25519 = 1;
+        memcpy(TG_PUBKEY_ED25519_RAW(out), raw, TG_ED25519_KEY_LEN);
+        return 0;
     }
-    TG_SPKI_free(spki);
-    return key;
-fail:
-    TG_SPKI_free(spki);
-    EVP_PKEY_free(key);
-    return NULL;
+    if (ed < 0) {
+        *status = TG_SPKI_BAD_KEY;
+        return -1;
+    }
+    out->pkey = tg_spki_to_pkey_any(spki, status);
+    return out->pkey != NULL ? 0 : -1;
+}
+
+void tg_pubkey_clear(tg_pubkey *key)
+{
+    if (key == NULL)
+        return;
+    if (key->spki_der != key->ed_spki)
+        OPENSSL_free(key->spki_der);
+    EVP_PKEY_free(key->pkey);
+    memset(key, 0, sizeof(*key));
+}
+
+int tg_pubkey_verify(const tg_pubkey *key, const unsigned char *msg, size_t msg_len, const unsigned char *sig,
+                     size_t sig_len)
+{
+    if (key->is_ed25519)
+        return tg_ed25519_verify(TG_PUBKEY_ED25519_RAW(key), msg, msg_len, sig, sig_len);
+    return tg_nonce_verify(key->pkey, (const char *)msg, msg_len, sig, sig_len);
+}
+
+const char *tg_pubkey_describe(const tg_pubkey *key, char *buf, size_t len)
+{
+    char group[32];
+
+    if (key == NULL || (!key->is_ed25519 && key->pkey == NULL))
+        return "an undecodable key";
+    if (key->is_ed25519)
+        return "Ed25519";
+    switch (EVP_PKEY_get_base_id(key->pkey)) {
+    case EVP_PKEY_RSA:
+        snprintf(buf, len, "RSA-%d", EVP_PKEY_get_bits(key->pkey));
+        return buf;
+    case EVP_PKEY_EC:
+        if (EVP_PKEY_get_group_name(key->pkey, group, sizeof(group), NULL))
+            snprintf(buf, len, "EC %s", group);
+        else
+            snprintf(buf, len, "EC (explicit curve)");
+        return buf;
+    default:
+        snprintf(buf, len, "%s", OBJ_nid2sn(EVP_PKEY_get_base_id(key->pkey)));
+        return buf;
+    }
 }
 
 EVP_PKEY *tg_public_key_parse(const unsigned char *data, size_t len, int *was_raw, tg_verdict *v)
 {
-    return tg_public_key_parse_spki(data, len, was_raw, v, NULL, NULL);
+    tg_pubkey key;
+    EVP_PKEY *pkey;
+
+    if (tg_pubkey_parse(data, len, was_raw, v, &key) != 0)
+        return NULL;
+    if (key.is_ed25519) {
+        pkey = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, TG_PUBKEY_ED25519_RAW(&key), TG_ED25519_KEY_LEN);
+        if (pkey == NULL) {
+            ERR_clear_error();
+            tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
+                            "spec.publicKey: expected an Ed25519 key, found 32 bytes OpenSSL rejects");
+        }
+    } else {
+        pkey = key.pkey;
+        key.pkey = NULL;
+    }
+    tg_pubkey_clear(&key);
+    return pkey;
 }
 
 unsigned char *tg_key_public_der(EVP_PKEY *key, size_t *len)

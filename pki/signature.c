@@ -8,6 +8,7 @@
 #include <openssl/err.h>
 
 #include "digest_cache.h"
+#include "ed25519.h"
 
 /* NULL for Ed25519 (no pre-hash), SHA-256 for RSA and EC; -1 for anything else. */
 static int digest_for(EVP_PKEY *key, const EVP_MD **md)
@@ -58,6 +59,20 @@ out:
     return rc;
 }
 
+/* Ed25519 goes to libsodium (ed25519.h says why and what it refuses). */
+static int verify_ed25519(EVP_PKEY *pub, const char *nonce, size_t nonce_len, const unsigned char *sig,
+                          size_t sig_len)
+{
+    unsigned char raw[TG_ED25519_KEY_LEN];
+    size_t raw_len = sizeof(raw);
+
+    if (EVP_PKEY_get_raw_public_key(pub, raw, &raw_len) != 1 || raw_len != sizeof(raw)) {
+        ERR_clear_error();
+        return 0;
+    }
+    return tg_ed25519_verify(raw, (const unsigned char *)nonce, nonce_len, sig, sig_len);
+}
+
 int tg_nonce_verify(EVP_PKEY *pub, const char *nonce, size_t nonce_len,
                     const unsigned char *sig, size_t sig_len)
 {
@@ -67,6 +82,8 @@ int tg_nonce_verify(EVP_PKEY *pub, const char *nonce, size_t nonce_len,
 
     if (pub == NULL || nonce == NULL || sig == NULL || sig_len == 0 || digest_for(pub, &md) != 0)
         return 0;
+    if (md == NULL)
+        return verify_ed25519(pub, nonce, nonce_len, sig, sig_len);
     ctx = EVP_MD_CTX_new();
     if (ctx != NULL && EVP_DigestVerifyInit(ctx, NULL, md, NULL, pub) == 1)
         ok = EVP_DigestVerify(ctx, sig, sig_len, (const unsigned char *)nonce, nonce_len) == 1;

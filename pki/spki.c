@@ -165,6 +165,19 @@ static EVP_PKEY *ec_from_spki(const TG_SPKI *spki, const unsigned char *p, int l
     return pkey;
 }
 
+int tg_spki_ed25519_raw(const TG_SPKI *spki, const unsigned char **raw)
+{
+    const ASN1_OBJECT *oid;
+    int ptype, len;
+
+    X509_ALGOR_get0(&oid, &ptype, NULL, spki->algor);
+    if (OBJ_obj2nid(oid) != NID_ED25519)
+        return 0;
+    if (ptype != V_ASN1_UNDEF || !key_octets(spki, raw, &len) || len != ED25519_RAW_LEN)
+        return -1;
+    return 1;
+}
+
 EVP_PKEY *tg_spki_to_pkey(const TG_SPKI *spki, tg_spki_status *status)
 {
     const ASN1_OBJECT *oid;

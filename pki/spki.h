@@ -59,6 +59,12 @@ typedef enum tg_spki_status {
  * otherwise. */
 EVP_PKEY *tg_spki_to_pkey(const TG_SPKI *spki, tg_spki_status *status);
 
+/* Ed25519 keys are not imported into OpenSSL (keys_internal.h): 1 and *raw
+ * pointing at the 32 key bytes inside spki when it is a well-formed Ed25519
+ * SPKI (RFC 8410: parameters absent, 32 whole octets); 0 when spki has another
+ * algorithm; -1 when it says Ed25519 but the key is malformed. */
+int tg_spki_ed25519_raw(const TG_SPKI *spki, const unsigned char **raw);
+
 /* The same, falling back to OpenSSL's generic decoder for other algorithms
  * (slow; for keys we only need to verify a signature with). NULL with *status
  * when neither works. */

@@ -9,7 +9,6 @@
 #include "csr_check.h"
 #include "keys_internal.h"
 #include "nonce.h"
-#include "signature.h"
 
 #define CLUSTER_ID_MAX 63
 /* Untrusted ids are echoed in messages: cap them. */
@@ -74,9 +73,7 @@ static int check_handshake_fields(const tg_tenant *t, tg_verdict *v)
 int tg_tenant_check(const tg_tenant *t, const char *nonce, size_t nonce_len,
                     const tg_check_opts *opts, tg_verdict *v)
 {
-    EVP_PKEY *key = NULL;
-    unsigned char *spki = NULL;
-    size_t spki_len = 0;
+    tg_pubkey key;
     int was_raw = 0, rc = -1;
 
     tg_verdict_init(v);
@@ -95,8 +92,7 @@ int tg_tenant_check(const tg_tenant *t, const char *nonce, size_t nonce_len,
         return -1;
 
     /* Step 4. */
-    key = tg_public_key_parse_spki(t->public_key.data, t->public_key.len, &was_raw, v, &spki, &spki_len);
-    if (key == NULL)
+    if (tg_pubkey_parse(t->public_key.data, t->public_key.len, &was_raw, v, &key) != 0)
         return -1;
     if (was_raw)
         v->warnings |= TG_WARN_RAW_PUBLIC_KEY;
@@ -110,7 +106,7 @@ int tg_tenant_check(const tg_tenant *t, const char *nonce, size_t nonce_len,
     }
 
     /* Step 6. */
-    if (!tg_nonce_verify(key, nonce, nonce_len, t->signature.data, t->signature.len)) {
+    if (!tg_pubkey_verify(&key, (const unsigned char *)nonce, nonce_len, t->signature.data, t->signature.len)) {
         tg_verdict_deny(v, TG_SIGNATURE_VERIFICATION_FAILED,
                         "spec.signature: expected a signature of the issued nonce by spec.publicKey, found %zu bytes "
                         "that do not verify",
@@ -119,10 +115,9 @@ int tg_tenant_check(const tg_tenant *t, const char *nonce, size_t nonce_len,
     }
 
     /* Steps 7-10. */
-    rc = tg_csr_check_with_key(t->csr.data, t->csr.len, t->cluster_id, spki, spki_len, key, v, NULL);
+    rc = tg_csr_check_with_key(t->csr.data, t->csr.len, t->cluster_id, key.spki_der, key.spki_len, &key, v, NULL);
 out:
-    OPENSSL_free(spki);
-    EVP_PKEY_free(key);
+    tg_pubkey_clear(&key);
     return rc;
 }
 

@@ -2,6 +2,7 @@
 #include "test_helpers.h"
 
 #include <openssl/bn.h>
+#include <openssl/err.h>
 #include <openssl/objects.h>
 #include <openssl/rsa.h>
 
@@ -262,6 +263,100 @@ static void test_bad_signature_comes_first(void **state)
     EVP_PKEY_free(key);
 }
 
+/* The Ed25519 self-signature is checked by libsodium over the received bytes
+ * (pki/csr.c): every variant of the signature fields OpenSSL's
+ * ASN1_item_verify refuses is refused there too, and the untouched CSR
+ * accepted by both. One difference, on purpose: OpenSSL 3.0 ignores the
+ * parameters of the Ed25519 signature algorithm; RFC 8410 says they MUST be
+ * absent (Go's crypto/x509 refuses them too), and so do we. */
+enum sig_variant { SIG_AS_BUILT, SIG_ALG_NULL_PARAMS, SIG_ALG_RSA, SIG_UNUSED_BITS, SIG_SHORT, SIG_FLIPPED };
+
+static void mutate_signature(X509_REQ *req, enum sig_variant variant)
+{
+    const ASN1_BIT_STRING *csig;
+    const X509_ALGOR *calg;
+    ASN1_BIT_STRING *sig;
+    X509_ALGOR *alg;
+    unsigned char copy[64];
+
+    X509_REQ_get0_signature(req, &csig, &calg);
+    sig = (ASN1_BIT_STRING *)csig;
+    alg = (X509_ALGOR *)calg;
+    assert_int_equal(ASN1_STRING_length(sig), 64);
+    memcpy(copy, ASN1_STRING_get0_data(sig), 64);
+    switch (variant) {
+    case SIG_AS_BUILT:
+        break;
+    case SIG_ALG_NULL_PARAMS:
+        assert_int_equal(X509_ALGOR_set0(alg, OBJ_nid2obj(NID_ED25519), V_ASN1_NULL, NULL), 1);
+        break;
+    case SIG_ALG_RSA:
+        assert_int_equal(X509_ALGOR_set0(alg, OBJ_nid2obj(NID_sha256WithRSAEncryption), V_ASN1_NULL, NULL), 1);
+        break;
+    case SIG_UNUSED_BITS:
+        sig->flags = (sig->flags & ~0x07L) | ASN1_STRING_FLAG_BITS_LEFT | 1;
+        break;
+    case SIG_SHORT:
+        assert_int_equal(ASN1_BIT_STRING_set(sig, copy, 63), 1);
+        break;
+    case SIG_FLIPPED:
+        copy[40] ^= 0x01;
+        assert_int_equal(ASN1_BIT_STRING_set(sig, copy, 64), 1);
+        break;
+    }
+}
+
+static void test_ed25519_signature_fields(void **state)
+{
+    static const struct {
+        enum sig_variant variant;
+        const char *name;
+        int openssl, accepted;
+    } cases[] = {
+        {SIG_AS_BUILT, "as built", 1, 1},
+        {SIG_ALG_NULL_PARAMS, "Ed25519 with NULL parameters", 1, 0},
+        {SIG_ALG_RSA, "sha256WithRSAEncryption over an Ed25519 key", 0, 0},
+        {SIG_UNUSED_BITS, "signature BIT STRING with an unused bit", 0, 0},
+        {SIG_SHORT, "63-byte signature", 0, 0},
+        {SIG_FLIPPED, "one bit of S flipped", 0, 0},
+    };
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    size_t spki_len;
+    unsigned char *spki = th_spki(key, &spki_len);
+    char *built = tg_csr_build(key, ID, NULL);
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        BIO *bio = BIO_new_mem_buf(built, -1);
+        X509_REQ *req = PEM_read_bio_X509_REQ(bio, NULL, NULL, NULL), *again;
+        size_t len;
+        char *pem;
+        tg_verdict v;
+
+        print_message("%s\n", cases[i].name);
+        assert_non_null(req);
+        mutate_signature(req, cases[i].variant);
+        pem = th_req_pem(req, &len);
+        BIO_free(bio);
+        bio = BIO_new_mem_buf(pem, (int)len);
+        again = PEM_read_bio_X509_REQ(bio, NULL, NULL, NULL);
+        assert_non_null(again);
+        assert_int_equal(X509_REQ_verify(again, key) == 1, cases[i].openssl);
+        ERR_clear_error();
+        tg_verdict_init(&v);
+        assert_int_equal(tg_csr_check((const unsigned char *)pem, len, ID, spki, spki_len, &v, NULL) == 0,
+                         cases[i].accepted);
+        if (!cases[i].accepted)
+            assert_int_equal(v.reason, TG_INVALID_CSR);
+        X509_REQ_free(again);
+        X509_REQ_free(req);
+        BIO_free(bio);
+        free(pem);
+    }
+    free(built);
+    OPENSSL_free(spki);
+    EVP_PKEY_free(key);
+}
+
 /* A CSR key of an algorithm the Tenant can't have (Ed448) still gets its
  * self-signature checked and then the key mismatch reported. */
 static void test_foreign_algorithm_csr(void **state)
@@ -415,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_invalid_csr_encodings),
         cmocka_unit_test(test_bad_signature_comes_first),
         cmocka_unit_test(test_foreign_algorithm_csr),
+        cmocka_unit_test(test_ed25519_signature_fields),
         cmocka_unit_test(test_multi_valued_rdn),
         cmocka_unit_test(test_rsa_huge_exponent_csr),
         cmocka_unit_test(test_message_sanitized),
