@@ -276,7 +276,8 @@ static void generate(bench_tenant *t, tg_key_type type, const char *label)
     if (key == NULL || tg_nonce_generate(t->nonce) != 0 || (pub = tg_key_public_pem(key, NULL)) == NULL ||
         (csr = tg_csr_build(key, "cl-bench", NULL)) == NULL ||
         tg_nonce_sign(key, t->nonce, TG_NONCE_TEXT_LEN, &sig, &sig_len) != 0 ||
-        (doc = tg_tenant_to_json("cl-bench", pub, csr, sig, sig_len)) == NULL) {
+        (doc = tg_tenant_to_json("cl-bench", (const unsigned char *)pub, strlen(pub), csr, sig, sig_len)) ==
+            NULL) {
         fprintf(stderr, "tg-bench-pki: cannot generate the %s Tenant\n", label);
         exit(1);
     }

@@ -71,6 +71,15 @@ int cli_output_arg(const char *cmd, const char *usage, const char *output, int *
     return 0;
 }
 
+int cli_pubkey_format_arg(const char *cmd, const char *usage, const char *text, tg_pubkey_format *out)
+{
+    *out = TG_PUBKEY_RAW;
+    if (text != NULL && tg_pubkey_format_parse(text, out) != 0)
+        return cli_usage_error(cmd, usage, "--public-key-format: expected raw or pem, found \"%.32s\"",
+                               text);
+    return 0;
+}
+
 int cli_cluster_id_arg(const char *cmd, const char *usage, const char *flag, const char *id)
 {
     if (!tg_cluster_id_valid(id))

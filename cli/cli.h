@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <openssl/evp.h>
 
+#include "pki/keys.h"
+
 #define TG_CLI_NAME "kubectl-tenantgate"
 #ifndef TG_VERSION
 #define TG_VERSION "0.1.0"
@@ -39,6 +41,7 @@ int cmd_create(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_authenticate(int argc, char **argv);
 int cmd_unauthenticate(int argc, char **argv);
+int cmd_install(int argc, char **argv);     /* cmd_install.c: the cluster id ConfigMap */
 
 /* --- usage.c ---------------------------------------------------------- */
 
@@ -85,6 +88,10 @@ int cli_parse_options(const char *cmd, const char *usage, const char *shortopts,
 
 /* -o/--output: "yaml" or "json" into *as_json; else the exit code. */
 int cli_output_arg(const char *cmd, const char *usage, const char *output, int *as_json);
+
+/* --public-key-format: "raw" or "pem" into *out (NULL text: the default, raw);
+ * else the exit code after the message. */
+int cli_pubkey_format_arg(const char *cmd, const char *usage, const char *text, tg_pubkey_format *out);
 
 /* A cluster id given as flag (e.g. "--cluster-id") is a valid one (PROTOCOL.md
  * 3); 0, or the exit code after the message. */

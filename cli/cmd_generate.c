@@ -29,9 +29,10 @@ static const char usage[] =
 
 static const char tenant_usage[] =
     "Usage: " TG_CLI_NAME " generate tenant --offline --key FILE --cluster-id ID\n"
-    "           (--nonce NONCE | --nonce-file FILE) [-o yaml|json]\n"
+    "           (--nonce NONCE | --nonce-file FILE) [--public-key-format raw|pem]\n"
+    "           [-o yaml|json]\n"
     "\n"
-    "Print the Tenant for the provider's nonce: the public key (PEM), a CSR for\n"
+    "Print the Tenant for the provider's nonce: the public key, a CSR for\n"
     "CN=ID, O=liqo.io and the signature of the nonce, all made with the key.\n"
     "\n"
     "Options:\n"
@@ -41,13 +42,20 @@ static const char tenant_usage[] =
     "  --cluster-id ID     this (consumer) cluster's id\n"
     "  --nonce NONCE       the nonce the provider issued, 88 characters\n"
     "  --nonce-file FILE   read the nonce from FILE ('-' = standard input)\n"
+    "  --public-key-format raw|pem\n"
+    "                      how an Ed25519 public key is written: raw 32 bytes\n"
+    "                      (default; every Liqo provider reads it) or PEM (Liqo\n"
+    "                      1.0.2+). RSA and ECDSA keys are always PEM and need a\n"
+    "                      Liqo 1.0.3+ provider\n"
     "  -o, --output FMT    yaml (default) or json\n"
     "  -h, --help          show this help\n";
 
 /* Build the three proofs from key and wrap them in a Tenant. */
-static json_object *build_tenant(EVP_PKEY *key, const char *cluster_id, const char *nonce)
+static json_object *build_tenant(EVP_PKEY *key, const char *cluster_id, const char *nonce,
+                                 tg_pubkey_format format)
 {
-    char *pub = tg_key_public_pem(key, NULL);
+    size_t pub_len = 0;
+    unsigned char *pub = tg_key_public_spec(key, format, &pub_len);
     char *csr = tg_csr_build(key, cluster_id, NULL);
     unsigned char *sig = NULL;
     size_t sig_len = 0;
@@ -58,7 +66,7 @@ static json_object *build_tenant(EVP_PKEY *key, const char *cluster_id, const ch
     } else if (tg_nonce_sign(key, nonce, TG_NONCE_TEXT_LEN, &sig, &sig_len) != 0) {
         cli_error("generate tenant", "cannot sign the nonce");
     } else {
-        obj = tg_tenant_to_json(cluster_id, pub, csr, sig, sig_len);
+        obj = tg_tenant_to_json(cluster_id, pub, pub_len, csr, sig, sig_len);
         if (obj == NULL)
             cli_error("generate tenant", "out of memory");
     }
@@ -72,7 +80,7 @@ static int generate_tenant(int argc, char **argv)
 {
     const char *cmd = "generate tenant";
     const char *key_path = NULL, *cluster_id = NULL, *nonce_text = NULL, *nonce_file = NULL;
-    const char *output = "yaml";
+    const char *output = "yaml", *pubkey_format = NULL;
     int offline = 0;
     const cli_option options[] = {
         { "offline", no_argument, 'O', NULL, &offline },
@@ -81,9 +89,11 @@ static int generate_tenant(int argc, char **argv)
         { "nonce", required_argument, 'n', &nonce_text, NULL },
         { "nonce-file", required_argument, 'N', &nonce_file, NULL },
         { "output", required_argument, 'o', &output, NULL },
+        { "public-key-format", required_argument, 'P', &pubkey_format, NULL },
         { NULL, 0, 0, NULL, NULL },
     };
     char nonce[TG_NONCE_TEXT_LEN + 1];
+    tg_pubkey_format format;
     int as_json, rc;
     EVP_PKEY *key;
     json_object *obj;
@@ -96,7 +106,8 @@ static int generate_tenant(int argc, char **argv)
     rc = cli_parse_options(cmd, tenant_usage, "o:", options, argc, argv);
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
-    if ((rc = cli_output_arg(cmd, tenant_usage, output, &as_json)) != 0)
+    if ((rc = cli_output_arg(cmd, tenant_usage, output, &as_json)) != 0 ||
+        (rc = cli_pubkey_format_arg(cmd, tenant_usage, pubkey_format, &format)) != 0)
         return rc;
     if (key_path == NULL || cluster_id == NULL)
         return cli_usage_error(cmd, tenant_usage, "--key and --cluster-id are required");
@@ -108,7 +119,7 @@ static int generate_tenant(int argc, char **argv)
     key = cli_load_private_key(cmd, key_path);
     if (key == NULL)
         return TG_EXIT_USAGE;
-    obj = build_tenant(key, cluster_id, nonce);
+    obj = build_tenant(key, cluster_id, nonce, format);
     EVP_PKEY_free(key);
     OPENSSL_cleanse(nonce, sizeof(nonce));
     return cli_print_result(cmd, obj != NULL ? TG_EXIT_OK : TG_EXIT_USAGE, obj, as_json);

@@ -3,8 +3,10 @@
  * identity, authenticate, unauthenticate. Each is a short sequence of the
  * steps in flows.c; this file parses flags and orders the steps.
  *
- * Cluster ids are explicit: --cluster-id is the id of the cluster the
- * (local) kubeconfig points at, --remote-cluster-id the other one's. */
+ * --cluster-id is the id of the cluster the (local) kubeconfig points at,
+ * --remote-cluster-id the other one's. Where a command has a kubeconfig for
+ * a cluster whose id was not given, the id comes from that cluster's
+ * clusterid ConfigMap, as liqoctl finds it (clusterid.c); the flag wins. */
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/crypto.h>
@@ -30,13 +32,18 @@ enum {
     F_TIMEOUT = 1u << 7,
     F_WAIT = 1u << 8,
     F_REMOTE_TENANT_NS = 1u << 9,
+    F_PUBKEY_FORMAT = 1u << 10,  /* --public-key-format */
+    F_REMOTE_NS = 1u << 11,      /* --remote-namespace (the remote cluster's Liqo namespace) */
 };
 
 typedef struct online_opts {
     const char *kubeconfig, *context, *remote_kubeconfig, *remote_context;
     const char *install_ns, *cluster_id, *remote_id, *nonce, *nonce_file, *remote_tenant_ns;
+    const char *remote_ns;
     long timeout_ms;
     int as_json, wait;
+    tg_pubkey_format pubkey_format;
+    char cluster_id_buf[TG_CLUSTERID_MAX + 1], remote_id_buf[TG_CLUSTERID_MAX + 1];
 } online_opts;
 
 #define COMMON_HELP                                                                              \
@@ -47,6 +54,18 @@ typedef struct online_opts {
 #define REMOTE_HELP                                                                              \
     "  --remote-kubeconfig FILE kubeconfig of the other cluster (required)\n"                     \
     "  --remote-context NAME    its context (default: its current-context)\n"
+
+#define PUBKEY_HELP                                                                              \
+    "  --public-key-format raw|pem  how the Tenant carries an Ed25519 key: raw 32\n"             \
+    "                           bytes (default; every Liqo provider reads it) or PEM\n"          \
+    "                           (Liqo 1.0.2+). RSA and ECDSA keys are always PEM and\n"          \
+    "                           need a Liqo 1.0.3+ provider\n"
+
+#define IDS_HELP                                                                                 \
+    "  --cluster-id ID          the consumer (local) cluster's id (default: its\n"              \
+    "                           clusterid ConfigMap, see `install`)\n"                          \
+    "  --remote-cluster-id ID   the provider (remote) cluster's id (default: the\n"             \
+    "                           provider's clusterid ConfigMap)\n"
 
 #define EXIT_HELP                                                                                \
     "\nExit status: 0 done, 1 failed (refused, forbidden, missing CRD or object),\n"              \
@@ -65,7 +84,7 @@ static int check_id(const char *cmd, const char *usage, const char *flag, const 
 static int parse(const char *cmd, const char *usage, unsigned allowed, unsigned required,
                  int argc, char **argv, online_opts *o)
 {
-    const char *output = "yaml", *timeout = NULL;
+    const char *output = "yaml", *timeout = NULL, *pubkey_format = NULL;
     /* Where a flag of group g goes; NULL (refused) when the command lacks g. */
 #define TAKES(g, dest) ((allowed & (g)) ? (dest) : NULL)
     const cli_option options[] = {
@@ -84,6 +103,8 @@ static int parse(const char *cmd, const char *usage, unsigned allowed, unsigned 
         { "wait", no_argument, 'w', NULL, TAKES(F_WAIT, &o->wait) },
         { "remote-tenant-namespace", required_argument, 'T',
           TAKES(F_REMOTE_TENANT_NS, &o->remote_tenant_ns), NULL },
+        { "public-key-format", required_argument, 'P', TAKES(F_PUBKEY_FORMAT, &pubkey_format), NULL },
+        { "remote-namespace", required_argument, 'S', TAKES(F_REMOTE_NS, &o->remote_ns), NULL },
         { NULL, 0, 0, NULL, NULL },
     };
 #undef TAKES
@@ -91,20 +112,46 @@ static int parse(const char *cmd, const char *usage, unsigned allowed, unsigned 
 
     memset(o, 0, sizeof(*o));
     o->install_ns = CLI_DEFAULT_INSTALL_NS;
+    o->remote_ns = CLI_DEFAULT_INSTALL_NS;
     o->timeout_ms = CLI_DEFAULT_TIMEOUT_MS;
     if ((rc = cli_parse_options(cmd, usage, "n:o:", options, argc, argv)) != 0 ||
-        (rc = cli_output_arg(cmd, usage, output, &o->as_json)) != 0)
+        (rc = cli_output_arg(cmd, usage, output, &o->as_json)) != 0 ||
+        (rc = cli_pubkey_format_arg(cmd, usage, pubkey_format, &o->pubkey_format)) != 0)
         return rc;
     if (timeout != NULL && (o->timeout_ms = cli_parse_duration(timeout)) < 0)
         return cli_usage_error(cmd, usage, "--timeout: expected a duration such as 30s, 2m or "
                                "1h (at most 24h), found \"%.32s\"", timeout);
-    if ((required & F_CLUSTER_ID) && (rc = check_id(cmd, usage, "--cluster-id", o->cluster_id)))
+    /* An id not required here is found in its cluster when it is not given. */
+    if (((required & F_CLUSTER_ID) || o->cluster_id != NULL) &&
+        (rc = check_id(cmd, usage, "--cluster-id", o->cluster_id)))
         return rc;
-    if ((required & F_REMOTE_ID) &&
+    if (((required & F_REMOTE_ID) || o->remote_id != NULL) &&
         (rc = check_id(cmd, usage, "--remote-cluster-id", o->remote_id)))
         return rc;
     if ((required & F_REMOTE) && o->remote_kubeconfig == NULL)
         return cli_usage_error(cmd, usage, "--remote-kubeconfig is required");
+    return 0;
+}
+
+/* The ids the command needs but was not given: the local cluster's always,
+ * the remote one's when remote is not NULL, each from its cluster's clusterid
+ * ConfigMap (in --namespace / --remote-namespace). 0 or an exit code. */
+static int discover_ids(cli_flow *f, online_opts *o, cli_cluster *local, cli_cluster *remote)
+{
+    int rc;
+
+    if (o->cluster_id == NULL) {
+        if ((rc = cli_discover_cluster_id(f, local, o->install_ns, "--cluster-id",
+                                          o->cluster_id_buf)) != 0)
+            return rc;
+        o->cluster_id = o->cluster_id_buf;
+    }
+    if (remote != NULL && o->remote_id == NULL) {
+        if ((rc = cli_discover_cluster_id(f, remote, o->remote_ns, "--remote-cluster-id",
+                                          o->remote_id_buf)) != 0)
+            return rc;
+        o->remote_id = o->remote_id_buf;
+    }
     return 0;
 }
 
@@ -228,17 +275,18 @@ static int consumer_signature(cli_flow *f, cli_cluster *c, const char *ns, const
     return 0;
 }
 
-/* The Tenant of own_id: public key and CSR made with the cluster key, sig
- * the signer's signature of the nonce. NULL when a part cannot be built. */
+/* The Tenant of own_id: public key (in format) and CSR made with the cluster
+ * key, sig the signer's signature of the nonce. NULL when a part cannot be built. */
 static json_object *tenant_from_key(EVP_PKEY *key, const char *own_id, const unsigned char *sig,
-                                    size_t sig_len)
+                                    size_t sig_len, tg_pubkey_format format)
 {
-    char *pub = tg_key_public_pem(key, NULL);
+    size_t pub_len = 0;
+    unsigned char *pub = tg_key_public_spec(key, format, &pub_len);
     char *csr = tg_csr_build(key, own_id, NULL);
     json_object *tenant = NULL;
 
     if (pub != NULL && csr != NULL)
-        tenant = tg_tenant_to_json(own_id, pub, csr, sig, sig_len);
+        tenant = tg_tenant_to_json(own_id, pub, pub_len, csr, sig, sig_len);
     free(pub);
     free(csr);
     return tenant;
@@ -250,7 +298,7 @@ static json_object *tenant_from_key(EVP_PKEY *key, const char *own_id, const uns
  * c->scope. */
 static int consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns,
                            const char *own_id, const char *provider_id, const char *nonce,
-                           json_object **tenant)
+                           tg_pubkey_format format, json_object **tenant)
 {
     char ns[128];
     EVP_PKEY *key = NULL;
@@ -265,7 +313,7 @@ static int consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns,
         cli_flow_step(f, c->scope, "Tenant namespace correctly ensured");
         rc = consumer_signature(f, c, ns, provider_id, nonce, key, &sig, &sig_len);
     }
-    if (rc == 0 && (*tenant = tenant_from_key(key, own_id, sig, sig_len)) == NULL)
+    if (rc == 0 && (*tenant = tenant_from_key(key, own_id, sig, sig_len, format)) == NULL)
         rc = cli_flow_fail(f, c, TG_EXIT_USAGE, "cannot build the Tenant (public key or CSR)");
     if (rc == 0)
         cli_flow_step(f, c->scope, "Tenant correctly generated");
@@ -275,8 +323,8 @@ static int consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns,
 }
 
 static const char generate_tenant_usage[] =
-    "Usage: " TG_CLI_NAME " generate tenant --cluster-id CONSUMER_ID\n"
-    "           --remote-cluster-id PROVIDER_ID (--nonce NONCE | --nonce-file FILE) [OPTIONS]\n"
+    "Usage: " TG_CLI_NAME " generate tenant --remote-cluster-id PROVIDER_ID\n"
+    "           (--nonce NONCE | --nonce-file FILE) [--cluster-id CONSUMER_ID] [OPTIONS]\n"
     "       " TG_CLI_NAME " generate tenant --offline ...   (see --offline --help)\n"
     "\n"
     "On the consumer: ensure the tenant namespace liqo-tenant-PROVIDER_ID and the\n"
@@ -286,11 +334,14 @@ static const char generate_tenant_usage[] =
     "to apply on the provider. Progress goes to standard error.\n"
     "\n"
     "Options:\n"
-    "  --cluster-id ID          this (consumer) cluster's id\n"
+    "  --cluster-id ID          this (consumer) cluster's id (default: its clusterid\n"
+    "                           ConfigMap, see `install`)\n"
     "  --remote-cluster-id ID   the provider cluster's id\n"
     "  --nonce NONCE            the nonce the provider issued (88 characters)\n"
     "  --nonce-file FILE        read it from FILE ('-' = standard input)\n"
-    "  -n, --namespace NS       where authentication-keys lives (default liqo)\n"
+    "  -n, --namespace NS       Liqo's namespace: authentication-keys and the\n"
+    "                           clusterid ConfigMap (default liqo)\n"
+    PUBKEY_HELP
     COMMON_HELP
     "  --timeout DURATION       how long to wait for the signer (default 2m)\n"
     "  -o, --output FMT         yaml (default) or json\n"
@@ -307,15 +358,17 @@ int cli_generate_tenant_online(int argc, char **argv)
     cli_flow f;
     int rc = parse(cmd, generate_tenant_usage,
                    F_KUBECONFIG | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_NONCE | F_OUTPUT |
-                       F_TIMEOUT,
-                   F_CLUSTER_ID | F_REMOTE_ID, argc, argv, &o);
+                       F_TIMEOUT | F_PUBKEY_FORMAT,
+                   F_REMOTE_ID, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if ((rc = cli_nonce_arg(cmd, generate_tenant_usage, o.nonce, o.nonce_file, nonce)) != 0)
         return rc;
     if ((rc = open_one(cmd, &o, &c, &f)) == 0) {
-        rc = consumer_tenant(&f, &c, o.install_ns, o.cluster_id, o.remote_id, nonce, &tenant);
+        if ((rc = discover_ids(&f, &o, &c, NULL)) == 0)
+            rc = consumer_tenant(&f, &c, o.install_ns, o.cluster_id, o.remote_id, nonce,
+                                 o.pubkey_format, &tenant);
         cli_cluster_close(&c);
     }
     OPENSSL_cleanse(nonce, sizeof(nonce));
@@ -325,16 +378,19 @@ int cli_generate_tenant_online(int argc, char **argv)
 /* --- generate identity (provider) ----------------------------------------- */
 
 static const char generate_identity_usage[] =
-    "Usage: " TG_CLI_NAME " generate identity --cluster-id PROVIDER_ID\n"
-    "           --remote-cluster-id CONSUMER_ID [OPTIONS]\n"
+    "Usage: " TG_CLI_NAME " generate identity --remote-cluster-id CONSUMER_ID\n"
+    "           [--cluster-id PROVIDER_ID] [OPTIONS]\n"
     "\n"
     "On the provider: wait until tenantgate-signer has issued the consumer's\n"
     "certificate (Tenant status.authParams) and print the ControlPlane Identity\n"
     "controlplane-PROVIDER_ID to apply on the consumer.\n"
     "\n"
     "Options:\n"
-    "  --cluster-id ID          this (provider) cluster's id\n"
+    "  --cluster-id ID          this (provider) cluster's id (default: its clusterid\n"
+    "                           ConfigMap, see `install`)\n"
     "  --remote-cluster-id ID   the consumer cluster's id\n"
+    "  -n, --namespace NS       Liqo's namespace, for the clusterid ConfigMap\n"
+    "                           (default liqo)\n"
     "  --remote-tenant-namespace NS  the Identity's namespace on the consumer\n"
     "                           (default liqo-tenant-PROVIDER_ID)\n"
     COMMON_HELP
@@ -377,15 +433,16 @@ int cli_generate_identity(int argc, char **argv)
     cli_cluster c;
     cli_flow f;
     int rc = parse(cmd, generate_identity_usage,
-                   F_KUBECONFIG | F_CLUSTER_ID | F_REMOTE_ID | F_OUTPUT | F_TIMEOUT |
+                   F_KUBECONFIG | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_OUTPUT | F_TIMEOUT |
                        F_REMOTE_TENANT_NS,
-                   F_CLUSTER_ID | F_REMOTE_ID, argc, argv, &o);
+                   F_REMOTE_ID, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if ((rc = open_one(cmd, &o, &c, &f)) != 0)
         return rc;
-    if ((rc = cli_require_resources(&f, &c, "tenants")) == 0 &&
+    if ((rc = discover_ids(&f, &o, &c, NULL)) == 0 &&
+        (rc = cli_require_resources(&f, &c, "tenants")) == 0 &&
         (rc = cli_find_tenant_namespace(&f, &c, o.remote_id, 0, ns, sizeof(ns))) == 0)
         rc = provider_identity(&f, &c, ns, o.cluster_id, o.remote_id, o.remote_tenant_ns, 0,
                                &identity);
@@ -396,8 +453,8 @@ int cli_generate_identity(int argc, char **argv)
 /* --- authenticate / unauthenticate (both clusters) ------------------------ */
 
 static const char authenticate_usage[] =
-    "Usage: " TG_CLI_NAME " authenticate --cluster-id CONSUMER_ID\n"
-    "           --remote-kubeconfig FILE --remote-cluster-id PROVIDER_ID [OPTIONS]\n"
+    "Usage: " TG_CLI_NAME " authenticate --remote-kubeconfig FILE\n"
+    "           [--cluster-id CONSUMER_ID] [--remote-cluster-id PROVIDER_ID] [OPTIONS]\n"
     "\n"
     "From the consumer, with access to both clusters: the whole handshake. The\n"
     "(local) cluster is the consumer (--kubeconfig), the (remote) one the provider\n"
@@ -406,12 +463,14 @@ static const char authenticate_usage[] =
     "one progress line per step. tenantgate-signer must run on both clusters.\n"
     "\n"
     "Options:\n"
-    "  --cluster-id ID          the consumer (local) cluster's id\n"
-    "  --remote-cluster-id ID   the provider (remote) cluster's id\n"
+    IDS_HELP
     COMMON_HELP
     REMOTE_HELP
-    "  -n, --namespace NS       consumer's install namespace (authentication-keys;\n"
+    "  -n, --namespace NS       consumer's Liqo namespace (authentication-keys, the\n"
+    "                           clusterid ConfigMap; default liqo)\n"
+    "  --remote-namespace NS    provider's Liqo namespace (its clusterid ConfigMap;\n"
     "                           default liqo)\n"
+    PUBKEY_HELP
     "  --timeout DURATION       for the whole handshake (default 2m)\n"
     "  -h, --help               show this help\n"
     EXIT_HELP;
@@ -449,17 +508,25 @@ static int authenticate(int argc, char **argv)
     cli_cluster local, remote;
     cli_flow f;
     int rc = parse(cmd, authenticate_usage,
-                   F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT,
-                   F_CLUSTER_ID | F_REMOTE_ID | F_REMOTE, argc, argv, &o);
+                   F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
+                       F_PUBKEY_FORMAT | F_REMOTE_NS,
+                   F_REMOTE, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
-    if (strcmp(o.cluster_id, o.remote_id) == 0)
+    if (o.cluster_id != NULL && o.remote_id != NULL && strcmp(o.cluster_id, o.remote_id) == 0)
         return cli_usage_error(cmd, authenticate_usage,
                                "--cluster-id and --remote-cluster-id must differ");
     if ((rc = open_both(cmd, &o, &local, &remote, &f)) != 0)
         return rc;
     nonce[0] = '\0';
+    if ((rc = discover_ids(&f, &o, &local, &remote)) != 0)
+        goto out;
+    if (strcmp(o.cluster_id, o.remote_id) == 0) {
+        rc = cli_flow_fail(&f, NULL, TG_EXIT_REJECTED, "both clusters have the id %s: a cluster "
+                           "cannot peer with itself", o.cluster_id);
+        goto out;
+    }
     /* Fail before changing anything when either side lacks the CRDs. */
     if ((rc = cli_require_resources(&f, &local, "identities")) != 0 ||
         (rc = cli_require_resources(&f, &remote, "tenants")) != 0)
@@ -487,7 +554,8 @@ static int authenticate(int argc, char **argv)
         if ((rc = cli_cluster_key(&f, &local, o.install_ns, &key)) != 0)
             goto out;
         rc = consumer_signature(&f, &local, lns, o.remote_id, nonce, key, &sig, &sig_len);
-        if (rc == 0 && (tenant = tenant_from_key(key, o.cluster_id, sig, sig_len)) == NULL)
+        if (rc == 0 &&
+            (tenant = tenant_from_key(key, o.cluster_id, sig, sig_len, o.pubkey_format)) == NULL)
             rc = cli_flow_fail(&f, &local, TG_EXIT_USAGE, "cannot build the Tenant");
         free(sig);
         EVP_PKEY_free(key);
@@ -520,8 +588,8 @@ out:
 }
 
 static const char unauthenticate_usage[] =
-    "Usage: " TG_CLI_NAME " unauthenticate --cluster-id CONSUMER_ID\n"
-    "           --remote-kubeconfig FILE --remote-cluster-id PROVIDER_ID [OPTIONS]\n"
+    "Usage: " TG_CLI_NAME " unauthenticate --remote-kubeconfig FILE\n"
+    "           [--cluster-id CONSUMER_ID] [--remote-cluster-id PROVIDER_ID] [OPTIONS]\n"
     "\n"
     "Undo `authenticate`: delete the Identity controlplane-PROVIDER_ID on the\n"
     "consumer (local) and the Tenant CONSUMER_ID on the provider (remote), so the\n"
@@ -529,10 +597,11 @@ static const char unauthenticate_usage[] =
     "tenant namespace.\n"
     "\n"
     "Options:\n"
-    "  --cluster-id ID          the consumer (local) cluster's id\n"
-    "  --remote-cluster-id ID   the provider (remote) cluster's id\n"
+    IDS_HELP
     COMMON_HELP
     REMOTE_HELP
+    "  -n, --namespace NS       consumer's Liqo namespace (default liqo)\n"
+    "  --remote-namespace NS    provider's Liqo namespace (default liqo)\n"
     "  --wait                   wait until both objects are gone\n"
     "  --timeout DURATION       for --wait (default 2m)\n"
     "  -h, --help               show this help\n"
@@ -547,13 +616,16 @@ static int unauthenticate(int argc, char **argv)
     cli_cluster local, remote;
     cli_flow f;
     int rc = parse(cmd, unauthenticate_usage,
-                   F_KUBECONFIG | F_REMOTE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT | F_WAIT,
-                   F_CLUSTER_ID | F_REMOTE_ID | F_REMOTE, argc, argv, &o);
+                   F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
+                       F_WAIT | F_REMOTE_NS,
+                   F_REMOTE, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if ((rc = open_both(cmd, &o, &local, &remote, &f)) != 0)
         return rc;
+    if ((rc = discover_ids(&f, &o, &local, &remote)) != 0)
+        goto out;
     cli_identity_name(idname, sizeof(idname), o.remote_id);
     if ((rc = cli_require_resources(&f, &local, "identities")) != 0 ||
         (rc = cli_require_resources(&f, &remote, "tenants")) != 0 ||

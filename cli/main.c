@@ -20,6 +20,7 @@ static const tg_command commands[] = {
     { "authenticate", "the whole handshake, with access to both clusters", cmd_authenticate },
     { "unauthenticate", "undo authenticate: remove the Identity and the Tenant",
       cmd_unauthenticate },
+    { "install", "record this cluster's id where Liqo keeps it (no Liqo needed)", cmd_install },
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))

@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "kube/client.h"
+#include "kube/clusterid.h"
 #include "kube/kubeconfig.h"
 
 /* Exit codes beyond cli.h's 0/1/2, so scripts can tell failures apart. */
@@ -221,6 +222,19 @@ int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns
 
 /* The number of ResourceSlices in ns (0 when the CRD is absent). */
 int cli_count_resourceslices(cli_flow *f, cli_cluster *c, const char *ns, int *count);
+
+/* --- clusterid.c (the cluster id ConfigMap) ------------------------------ */
+
+/* This cluster's id from its clusterid ConfigMap in ns (liqoctl's lookup),
+ * for when flag (e.g. "--cluster-id") was not given. No ConfigMap is a usage
+ * error that names the flag and `install`; several, or a bad id, exit 1. */
+int cli_discover_cluster_id(cli_flow *f, cli_cluster *c, const char *ns, const char *flag,
+                            char id[TG_CLUSTERID_MAX + 1]);
+
+/* `install`: namespace ns and the clusterid ConfigMap holding id, unless it
+ * holds id already. Refuses to change a different id, to add a second
+ * ConfigMap, or to overwrite an unlabelled one of the same name. */
+int cli_install_cluster_id(cli_flow *f, cli_cluster *c, const char *ns, const char *id);
 
 /* Print obj as YAML (default) or JSON on stdout. */
 int cli_print_object(const char *cmd, json_object *obj, int as_json);

@@ -95,6 +95,14 @@ def consumer_kubeconfig(consumer, pid, tmp_path, name="remote.kubeconfig"):
     return path
 
 
+def cluster_public_key(cluster, namespace="liqo"):
+    """(raw 32 bytes, PEM text) of the cluster key in Secret authentication-keys."""
+    pem = base64.b64decode(cluster.get_json("secret", "authentication-keys", "-n", namespace)
+                           ["data"]["publicKey"]).decode()
+    der = base64.b64decode("".join(pem.strip().splitlines()[1:-1]))
+    return der[-32:], pem
+
+
 def resourceslice(name, ns):
     return {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "ResourceSlice",
             "metadata": {"name": name, "namespace": ns}, "spec": {"class": "default"}}
@@ -147,10 +155,15 @@ def test_manual_four_step_flow(cli, provider, consumer, provider_signer, consume
     assert base64.b64decode(signed["data"]["nonce"]).decode() == nonce
     assert tenant["spec"]["signature"] == signed["data"]["signedNonce"]
     assert "PRIVATE KEY" not in tenant_yaml + err
+    # Ed25519 keys go out raw by default (what Liqo 1.0.0/1.0.1 providers read)
+    raw, pem = cluster_public_key(consumer)
+    assert base64.b64decode(tenant["spec"]["publicKey"]) == raw
 
     # 3. provider: apply (through the webhook) and generate the Identity
     (tmp_path / "tenant.yaml").write_text(tenant_yaml)
     provider.kubectl("apply", "-f", tmp_path / "tenant.yaml")
+    assert provider.get_json("tenant", cid, "-n", f"liqo-tenant-{cid}")["spec"]["publicKey"] == \
+        tenant["spec"]["publicKey"]
     rc, identity_yaml, err = cli("generate", "identity", "--remote-cluster-id", cid,
                                  "--cluster-id", pid, "--kubeconfig", provider.kubeconfig)
     assert rc == 0, err
@@ -183,7 +196,10 @@ def test_authenticate_unauthenticate_and_again(cli, provider, consumer, provider
     assert out.splitlines() == SEED_AUTHENTICATE_LINES
     kc = consumer_kubeconfig(consumer, pid, tmp_path)
     assert_access(provider, kc, cid)
-    assert provider.get_json("tenant", cid, "-n", f"liqo-tenant-{cid}")["spec"]["clusterID"] == cid
+    stored = provider.get_json("tenant", cid, "-n", f"liqo-tenant-{cid}")
+    assert stored["spec"]["clusterID"] == cid
+    raw, pem = cluster_public_key(consumer)
+    assert base64.b64decode(stored["spec"]["publicKey"]) == raw       # raw by default
 
     # refused while a ResourceSlice remains
     pns = f"liqo-tenant-{cid}"
@@ -205,16 +221,129 @@ def test_authenticate_unauthenticate_and_again(cli, provider, consumer, provider
                          kubeconfig=kc, check=False)), timeout=20, what="access revoked")
     assert "forbidden" in r.stderr.lower()
 
-    # idempotent, then a second authenticate works again (new nonce, new certificate)
+    # idempotent, then a second authenticate works again (new nonce, new certificate), this
+    # time with the key as PEM
     rc, out, err = cli("unauthenticate", *both)
     assert rc == 0 and "Identity already absent" in out and "Tenant already absent" in out, err
-    rc, out, err = cli("authenticate", *both)
+    rc, out, err = cli("authenticate", *both, "--public-key-format", "pem")
     assert rc == 0, out + err
     assert out.splitlines() == SEED_AUTHENTICATE_LINES
+    stored = provider.get_json("tenant", cid, "-n", f"liqo-tenant-{cid}")
+    assert base64.b64decode(stored["spec"]["publicKey"]).decode() == pem
     kc2 = consumer_kubeconfig(consumer, pid, tmp_path, "again.kubeconfig")
     assert_access(provider, kc2, cid)
     rc, out, err = cli("unauthenticate", *both, "--wait")
     assert rc == 0, err
+
+
+CLUSTERID_SELECTOR = "app.kubernetes.io/name=clusterid-configmap"
+
+
+@pytest.fixture
+def recorded_ids(provider, consumer):
+    """Removes every clusterid ConfigMap the test recorded in namespace liqo (the bed's other
+    tests pass ids as flags and must not find one)."""
+    yield
+    for c in (provider, consumer):
+        c.kubectl("delete", "configmap", "-n", "liqo", "-l", CLUSTERID_SELECTOR,
+                  "--ignore-not-found", check=False)
+
+
+def test_install_and_cluster_id_discovery(cli, provider, consumer, provider_signer,
+                                          consumer_signer, ids, cleanup, recorded_ids, tmp_path):
+    """`install` records each cluster's id as Liqo does (idempotent, never changing it); then
+    authenticate, generate identity and unauthenticate run without any id flag, finding both ids
+    in the clusters' clusterid ConfigMaps, and a flag still wins."""
+    cid, pid = ids
+    rc, out, err = cli("install", "--cluster-id", cid, "--kubeconfig", consumer.kubeconfig)
+    assert rc == 0 and out == "", err
+    assert err.splitlines() == [" INFO  Cluster id ConfigMap created"]
+    cm = consumer.get_json("configmap", "liqo-clusterid-configmap", "-n", "liqo")
+    assert cm["data"] == {"CLUSTER_ID": cid}
+    assert cm["metadata"]["labels"]["app.kubernetes.io/name"] == "clusterid-configmap"
+    rc, out, err = cli("install", "--cluster-id", cid, "--kubeconfig", consumer.kubeconfig)
+    assert rc == 0 and err.splitlines() == [" INFO  Cluster id already recorded"], err
+    rc, out, err = cli("install", "--cluster-id", "someone-else", "--kubeconfig",
+                       consumer.kubeconfig)
+    assert rc == EXIT_REJECTED, err
+    assert f"this cluster's id is already {cid}" in err and "refusing to change it" in err
+    assert consumer.get_json("configmap", "liqo-clusterid-configmap", "-n", "liqo")["data"] == \
+        {"CLUSTER_ID": cid}
+    rc, out, err = cli("install", "--cluster-id", pid, "--kubeconfig", provider.kubeconfig)
+    assert rc == 0, err
+
+    # both ids found in the clusters
+    both = ("--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig", provider.kubeconfig)
+    rc, out, err = cli("authenticate", *both)
+    assert rc == 0, out + err
+    assert out.splitlines() == SEED_AUTHENTICATE_LINES
+    assert provider.get_json("tenant", cid, "-n", f"liqo-tenant-{cid}")["spec"]["clusterID"] == cid
+    assert consumer.exists("identity", f"controlplane-{pid}", "-n", f"liqo-tenant-{pid}")
+    assert_access(provider, consumer_kubeconfig(consumer, pid, tmp_path), cid)
+    rc, out, err = cli("generate", "identity", "--remote-cluster-id", cid, "--kubeconfig",
+                       provider.kubeconfig, "-o", "json")
+    assert rc == 0, err
+    assert yaml.safe_load(out)["spec"]["clusterID"] == pid
+    rc, out, err = cli("generate", "identity", "--remote-cluster-id", cid, "--cluster-id",
+                       "flag-wins", "--kubeconfig", provider.kubeconfig, "-o", "json")
+    assert rc == 0 and yaml.safe_load(out)["spec"]["clusterID"] == "flag-wins", err
+
+    # the provider's Liqo namespace elsewhere: its id is looked for there, and not found
+    rc, out, err = cli("unauthenticate", *both, "--remote-namespace", "no-such-ns")
+    assert rc == EXIT_USAGE, out + err
+    assert ("(remote) no cluster id: --remote-cluster-id was not given and there is no ConfigMap "
+            "labelled app.kubernetes.io/name=clusterid-configmap in namespace no-such-ns") in err
+    rc, out, err = cli("unauthenticate", *both, "--wait")
+    assert rc == 0, out + err
+    assert out.splitlines() == [" INFO   (local) Identity deleted", " INFO   (remote) Tenant deleted"]
+
+    # neither the flag nor the ConfigMap: a clear usage error, nothing changed
+    consumer.kubectl("delete", "configmap", "liqo-clusterid-configmap", "-n", "liqo")
+    rc, out, err = cli("generate", "tenant", "--remote-cluster-id", pid, "--nonce", "A" * 86 + "==",
+                       "--kubeconfig", consumer.kubeconfig)
+    assert rc == EXIT_USAGE and out == "", err
+    assert "no cluster id: --cluster-id was not given" in err and "install --cluster-id" in err
+    rc, out, err = cli("authenticate", *both)
+    assert rc == EXIT_USAGE and "(local) no cluster id" in err, out + err
+
+
+def test_install_edge_cases(cli, provider, consumer, ids, tmp_path):
+    """A namespace of its own is created; an unlabelled ConfigMap of Liqo's name is not
+    overwritten; two labelled ConfigMaps make the id ambiguous, which install and discovery
+    refuse."""
+    cid, _ = ids
+    ns = f"tg-install-{cid}"
+    try:
+        rc, out, err = cli("install", "--cluster-id", cid, "-n", ns, "--kubeconfig",
+                           provider.kubeconfig)
+        assert rc == 0, err
+        assert err.splitlines() == [" INFO  Namespace created", " INFO  Cluster id ConfigMap created"]
+        provider.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "second", "namespace": ns,
+                                     "labels": {"app.kubernetes.io/name": "clusterid-configmap"}},
+                        "data": {"CLUSTER_ID": "other"}})
+        rc, out, err = cli("install", "--cluster-id", cid, "-n", ns, "--kubeconfig",
+                           provider.kubeconfig)
+        assert rc == EXIT_REJECTED and "2 ConfigMaps labelled" in err, err
+        rc, out, err = cli("generate", "identity", "--remote-cluster-id", "c-x", "-n", ns,
+                           "--kubeconfig", provider.kubeconfig, "--timeout", "2s")
+        assert rc == EXIT_REJECTED and "2 ConfigMaps labelled" in err, err
+        provider.kubectl("delete", "configmap", "--all", "-n", ns)
+        provider.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "liqo-clusterid-configmap", "namespace": ns},
+                        "data": {"CLUSTER_ID": "unlabelled"}})
+        rc, out, err = cli("install", "--cluster-id", cid, "-n", ns, "--kubeconfig",
+                           provider.kubeconfig)
+        assert rc == EXIT_REJECTED and "exists without the label" in err, err
+        assert provider.get_json("configmap", "liqo-clusterid-configmap", "-n", ns)["data"] == \
+            {"CLUSTER_ID": "unlabelled"}
+        rc, out, err = cli("install", "--cluster-id", "Bad_ID", "--kubeconfig", provider.kubeconfig)
+        assert rc == EXIT_USAGE and "--cluster-id" in err
+        rc, out, err = cli("install", "--kubeconfig", provider.kubeconfig)
+        assert rc == EXIT_USAGE and "--cluster-id is required" in err
+    finally:
+        provider.kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found",
+                         check=False)
 
 
 def test_kubeconfig_search_and_context(cli, provider, consumer, provider_signer, ids, cleanup,
@@ -423,7 +552,7 @@ def test_timeout_names_the_step(cli, provider, ids, cleanup):
 def test_usage_and_help(cli):
     for args in (("create", "--help"), ("create", "nonce", "--help"), ("get", "nonce", "--help"),
                  ("generate", "tenant", "--help"), ("generate", "identity", "--help"),
-                 ("authenticate", "--help"), ("unauthenticate", "--help")):
+                 ("authenticate", "--help"), ("unauthenticate", "--help"), ("install", "--help")):
         rc, out, err = cli(*args)
         assert rc == 0 and out.startswith("Usage:"), args
     rc, out, err = cli("authenticate", "--cluster-id", "c1", "--remote-cluster-id", "p1")

@@ -4,6 +4,7 @@ add_library(tg_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/backoff.c
   ${CMAKE_CURRENT_LIST_DIR}/cache.c
   ${CMAKE_CURRENT_LIST_DIR}/client.c
+  ${CMAKE_CURRENT_LIST_DIR}/clusterid.c
   ${CMAKE_CURRENT_LIST_DIR}/informer.c
   ${CMAKE_CURRENT_LIST_DIR}/kubeconfig.c
   ${CMAKE_CURRENT_LIST_DIR}/watch.c
@@ -17,6 +18,7 @@ tg_add_unit_test(test_kube_watch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_watch.c 
 tg_add_unit_test(test_kube_kubeconfig SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_kubeconfig.c LIBS tg_kube)
 tg_add_unit_test(test_kube_cache SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cache.c LIBS tg_kube)
 tg_add_unit_test(test_kube_backoff SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_backoff.c LIBS tg_kube)
+tg_add_unit_test(test_kube_clusterid SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_clusterid.c LIBS tg_kube)
 tg_add_unit_test(test_kube_client SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_client.c LIBS tg_kube)
 
 # The probe the e2e test drives against a real API server (not installed).

@@ -279,14 +279,14 @@ static int add_object(json_object *obj, const char *key, json_object **out)
     return 0;
 }
 
-json_object *tg_tenant_to_json(const char *cluster_id, const char *pubkey_pem, const char *csr_pem,
-                               const unsigned char *sig, size_t sig_len)
+json_object *tg_tenant_to_json(const char *cluster_id, const unsigned char *pubkey, size_t pubkey_len,
+                               const char *csr_pem, const unsigned char *sig, size_t sig_len)
 {
     json_object *obj = json_object_new_object();
     json_object *meta, *labels, *spec;
     char ns[sizeof(TG_TENANT_NAMESPACE_PREFIX) + TG_TENANT_MAX_STRING];
 
-    if (obj == NULL || cluster_id == NULL || pubkey_pem == NULL || csr_pem == NULL ||
+    if (obj == NULL || cluster_id == NULL || pubkey == NULL || pubkey_len == 0 || csr_pem == NULL ||
         sig == NULL || strlen(cluster_id) > TG_TENANT_MAX_STRING)
         goto fail;
     snprintf(ns, sizeof(ns), "%s%s", TG_TENANT_NAMESPACE_PREFIX, cluster_id);
@@ -298,7 +298,7 @@ json_object *tg_tenant_to_json(const char *cluster_id, const char *pubkey_pem, c
         add_string(meta, "name", cluster_id) != 0 || add_string(meta, "namespace", ns) != 0 ||
         add_object(obj, "spec", &spec) != 0 || add_string(spec, "clusterID", cluster_id) != 0 ||
         add_base64(spec, "csr", (const unsigned char *)csr_pem, strlen(csr_pem)) != 0 ||
-        add_base64(spec, "publicKey", (const unsigned char *)pubkey_pem, strlen(pubkey_pem)) != 0 ||
+        add_base64(spec, "publicKey", pubkey, pubkey_len) != 0 ||
         add_base64(spec, "signature", sig, sig_len) != 0)
         goto fail;
     return obj;

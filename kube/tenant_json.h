@@ -34,9 +34,10 @@ int tg_tenant_from_json(json_object *obj, tg_tenant *out, tg_verdict *v);
 
 /* The Tenant a consumer hands to its provider (PROTOCOL.md 3): name = cluster_id,
  * namespace liqo-tenant-<cluster_id>, label liqo.io/remote-cluster-id, spec
- * clusterID and the base64 of publicKey (PEM text), csr (PEM text) and the raw
- * signature. A new reference, or NULL on allocation failure. */
-json_object *tg_tenant_to_json(const char *cluster_id, const char *pubkey_pem, const char *csr_pem,
-                               const unsigned char *sig, size_t sig_len);
+ * clusterID and the base64 of publicKey (either form of PROTOCOL.md 4, see
+ * tg_key_public_spec), csr (PEM text) and the raw signature. A new reference,
+ * or NULL on allocation failure. */
+json_object *tg_tenant_to_json(const char *cluster_id, const unsigned char *pubkey, size_t pubkey_len,
+                               const char *csr_pem, const unsigned char *sig, size_t sig_len);
 
 #endif

@@ -298,7 +298,8 @@ static void test_to_json_round_trip(void **state)
     const char *pub = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n";
     const char *csr = "-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n";
     const unsigned char sig[] = { 0x00, 0xff, 0x10, 0x20, 0x30 };
-    json_object *obj = tg_tenant_to_json("cl-consumer", pub, csr, sig, sizeof(sig));
+    json_object *obj = tg_tenant_to_json("cl-consumer", (const unsigned char *)pub, strlen(pub), csr, sig,
+                                         sizeof(sig));
     tg_tenant t;
     tg_verdict v;
     char *yaml;

@@ -95,6 +95,39 @@ char *tg_key_public_pem(EVP_PKEY *key, size_t *len)
     return pem;
 }
 
+int tg_pubkey_format_parse(const char *name, tg_pubkey_format *out)
+{
+    if (name != NULL && strcmp(name, "raw") == 0)
+        *out = TG_PUBKEY_RAW;
+    else if (name != NULL && strcmp(name, "pem") == 0)
+        *out = TG_PUBKEY_PEM;
+    else
+        return -1;
+    return 0;
+}
+
+unsigned char *tg_key_public_spec(EVP_PKEY *key, tg_pubkey_format format, size_t *len)
+{
+    unsigned char *raw;
+    size_t n = ED25519_RAW_LEN;
+
+    if (key == NULL)
+        return NULL;
+    if (format == TG_PUBKEY_PEM || EVP_PKEY_get_id(key) != EVP_PKEY_ED25519)
+        return (unsigned char *)tg_key_public_pem(key, len);
+    if ((raw = malloc(ED25519_RAW_LEN + 1)) == NULL)
+        return NULL;
+    if (EVP_PKEY_get_raw_public_key(key, raw, &n) != 1 || n != ED25519_RAW_LEN) {
+        ERR_clear_error();
+        free(raw);
+        return NULL;
+    }
+    raw[n] = '\0';
+    if (len != NULL)
+        *len = n;
+    return raw;
+}
+
 /* Never prompt on a terminal for a passphrase: an encrypted key is an error. */
 static int no_passphrase(char *buf, int size, int rwflag, void *u)
 {

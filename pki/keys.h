@@ -25,6 +25,20 @@ EVP_PKEY *tg_key_generate(tg_key_type type);
 char *tg_key_private_pem(EVP_PKEY *key, size_t *len);   /* PKCS#8 "PRIVATE KEY" */
 char *tg_key_public_pem(EVP_PKEY *key, size_t *len);    /* PKIX "PUBLIC KEY" */
 
+/* The form a Tenant's spec.publicKey is written in (PROTOCOL.md 4). */
+typedef enum tg_pubkey_format {
+    TG_PUBKEY_RAW = 0,    /* default: 32 raw bytes for Ed25519, which every Liqo provider reads */
+    TG_PUBKEY_PEM,        /* PEM PKIX "PUBLIC KEY", read by Liqo 1.0.2 and later */
+} tg_pubkey_format;
+
+/* "raw" | "pem" -> format; -1 when unknown. */
+int tg_pubkey_format_parse(const char *name, tg_pubkey_format *out);
+
+/* spec.publicKey of key: the raw 32 bytes of an Ed25519 key when format is
+ * TG_PUBKEY_RAW, else PEM PKIX text. RSA and ECDSA keys have no raw form and
+ * are always PEM. malloc'd (NUL-terminated, *len excludes the NUL); NULL on error. */
+unsigned char *tg_key_public_spec(EVP_PKEY *key, tg_pubkey_format format, size_t *len);
+
 /* Parse PEM PKCS#8 (also accepts traditional RSA/EC PEM). NULL on error. */
 EVP_PKEY *tg_key_private_from_pem(const char *pem, size_t len);
 

@@ -145,6 +145,51 @@ static void test_raw_public_key(void **state)
     EVP_PKEY_free(key);
 }
 
+/* The form a Tenant gets: raw 32 bytes only for Ed25519 asked raw; every
+ * result parses back to the same key. */
+static void test_public_key_spec_forms(void **state)
+{
+    static const struct {
+        tg_key_type type;
+        tg_pubkey_format format;
+        int raw;
+    } cases[] = {
+        {TG_KEY_ED25519, TG_PUBKEY_RAW, 1},   {TG_KEY_ED25519, TG_PUBKEY_PEM, 0},
+        {TG_KEY_ECDSA_P256, TG_PUBKEY_RAW, 0}, {TG_KEY_ECDSA_P256, TG_PUBKEY_PEM, 0},
+        {TG_KEY_RSA2048, TG_PUBKEY_RAW, 0},   {TG_KEY_RSA2048, TG_PUBKEY_PEM, 0},
+    };
+    tg_pubkey_format f;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        EVP_PKEY *key = tg_key_generate(cases[i].type), *back;
+        size_t len = 0;
+        unsigned char *spec = tg_key_public_spec(key, cases[i].format, &len);
+        int was_raw = -1;
+        tg_verdict v;
+
+        assert_non_null(spec);
+        if (cases[i].raw)
+            assert_int_equal(len, 32);
+        else
+            assert_memory_equal(spec, "-----BEGIN PUBLIC KEY-----", 26);
+        tg_verdict_init(&v);
+        back = tg_public_key_parse(spec, len, &was_raw, &v);
+        assert_non_null(back);
+        assert_int_equal(was_raw, cases[i].raw);
+        assert_int_equal(EVP_PKEY_eq(key, back), 1);
+        EVP_PKEY_free(back);
+        free(spec);
+        EVP_PKEY_free(key);
+    }
+    assert_null(tg_key_public_spec(NULL, TG_PUBKEY_RAW, NULL));
+    assert_int_equal(tg_pubkey_format_parse("raw", &f), 0);
+    assert_int_equal(f, TG_PUBKEY_RAW);
+    assert_int_equal(tg_pubkey_format_parse("pem", &f), 0);
+    assert_int_equal(f, TG_PUBKEY_PEM);
+    assert_int_equal(tg_pubkey_format_parse("PEM", &f), -1);
+    assert_int_equal(tg_pubkey_format_parse(NULL, &f), -1);
+}
+
 /* spec.publicKey PEM of a key produced by OpenSSL. */
 static char *pubkey_pem(EVP_PKEY *key, size_t *len)
 {
@@ -411,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_private_pem_garbage),
         cmocka_unit_test(test_private_pem_encrypted),
         cmocka_unit_test(test_raw_public_key),
+        cmocka_unit_test(test_public_key_spec_forms),
         cmocka_unit_test(test_public_key_policy),
         cmocka_unit_test(test_public_key_explicit_curve),
         cmocka_unit_test(test_public_key_malformed),

@@ -216,7 +216,7 @@ class Vectors(Base):
 class OfflineFlow(Base):
     """keygen -> nonce -> generate tenant --offline -> check, per key type."""
 
-    def make(self, key_type, cluster="cl-consumer-1", output="json"):
+    def make(self, key_type, cluster="cl-consumer-1", output="json", extra=("--public-key-format", "pem")):
         keydir = os.path.join(self.tmp, key_type)
         rc, out, err = run("keygen", "--type", key_type, "--out", keydir)
         self.assertEqual(rc, 0, err)
@@ -228,9 +228,41 @@ class OfflineFlow(Base):
         self.assertEqual(len(base64.b64decode(nonce, validate=True)), 64)
         key = os.path.join(keydir, "privateKey.pem")
         rc, out, err = run("generate", "tenant", "--offline", "--key", key, "--cluster-id",
-                           cluster, "--nonce", nonce, "-o", output)
+                           cluster, "--nonce", nonce, "-o", output, *extra)
         self.assertEqual(rc, 0, err)
         return keydir, key, nonce, out
+
+    def test_public_key_format(self):
+        """Ed25519: raw 32 bytes by default (what Liqo 1.0.0/1.0.1 providers read), PEM on
+        request; RSA and ECDSA: PEM whatever is asked. Every form passes the check."""
+        for key_type in KEY_TYPES:
+            keydir, key, nonce, _ = self.make(key_type, "cl-fmt")
+            for extra, want_raw in (((), key_type == "ed25519"),
+                                    (("--public-key-format", "raw"), key_type == "ed25519"),
+                                    (("--public-key-format", "pem"), False)):
+                with self.subTest(key_type=key_type, flags=extra):
+                    rc, out, err = run("generate", "tenant", "--offline", "--key", key,
+                                       "--cluster-id", "cl-fmt", "--nonce", nonce, "-o", "json",
+                                       *extra)
+                    self.assertEqual(rc, 0, err)
+                    tenant = json.loads(out)
+                    sent = base64.b64decode(tenant["spec"]["publicKey"])
+                    with open(os.path.join(keydir, "publicKey.pem")) as f:
+                        pem = f.read()
+                    if want_raw:
+                        self.assertEqual(len(sent), 32)
+                        # the raw key is the last 32 bytes of the PKIX DER
+                        self.assertEqual(sent, pem_body(pem)[1][-32:])
+                    else:
+                        self.assertEqual(sent.decode(), pem, "publicKey must be the PEM text")
+                    rc, out2, err = self.check(tenant, nonce)
+                    self.assertEqual(rc, 0, err)
+        for bad in ("PEM", "der", ""):
+            with self.subTest(bad=bad):
+                rc, out, err = run("generate", "tenant", "--offline", "--key", key, "--cluster-id",
+                                   "cl-fmt", "--nonce", nonce, "--public-key-format", bad)
+                self.assert_usage_error(rc, out, err)
+                self.assertIn("--public-key-format: expected raw or pem", err)
 
     def check(self, tenant, nonce):
         return run("check", "-f", self.write("tenant.json", json.dumps(tenant)), "--nonce", nonce)
@@ -339,7 +371,7 @@ class OfflineFlow(Base):
                 self.assert_rejected(*self.check(swapped, nonce), "CSRSubjectMismatch")
 
     def test_yaml_output_checks(self):
-        _, key, nonce, out = self.make("ed25519", "cl-yaml", output="yaml")
+        _, key, nonce, out = self.make("ed25519", "cl-yaml", output="yaml", extra=())
         self.assertTrue(out.startswith("apiVersion: authentication.liqo.io/v1beta1\nkind: Tenant\n"))
         self.assertNotIn("{", out)
         nonce_file = self.write("nonce", nonce + "\n")
