@@ -1,7 +1,8 @@
 /* cmd_check.c - `check`: the webhook's decision on a Tenant file, offline
  * (PROTOCOL.md 5: steps 1, 3, 4 and 6-10 with a given nonce; placement and the
  * nonce lookup need a cluster). Exit 0 accepted, 1 rejected with exactly one
- * line "REASON: message" on stderr, 2 usage or I/O error. */
+ * line "REASON: message" on stderr, 2 usage or I/O error. What of step 2 can
+ * be seen in the file (the cluster label, the name) is a warning. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,18 @@ static void print_warnings(const tg_verdict *v, const tg_tenant *t)
             fputc('"', stderr);
         }
         fputs(", expected spec.clusterID; the webhook will refuse it (LabelMismatch)\n", stderr);
+    }
+    /* Likewise the name: Liqo names a Tenant after the consumer. */
+    if (t->name == NULL || strcmp(t->name, t->cluster_id) != 0) {
+        fputs("Warning: metadata.name is ", stderr);
+        if (t->name == NULL) {
+            fputs("missing", stderr);
+        } else {
+            fputc('"', stderr);
+            print_safe(stderr, t->name);
+            fputc('"', stderr);
+        }
+        fputs(", expected spec.clusterID; the webhook will refuse it (NameMismatch)\n", stderr);
     }
 }
 

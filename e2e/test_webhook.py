@@ -7,6 +7,7 @@ The reason codes are PROTOCOL.md section 5's.  Bad input straight at the port is
 webhook/test_server.py; only what needs a cluster is here.
 """
 
+import base64
 import copy
 import os
 import re
@@ -95,12 +96,13 @@ def stored(provider, namespace, name):
 
 
 def apiserver_secret_lists(provider):
-    """Cluster-wide LISTs of Secrets the API server has served: the webhook's informer lists
-    once at start, so growth while it runs is its live nonce read (PROTOCOL.md 5 step 5)."""
+    """Namespaced LISTs of Secrets the API server has served: the webhook's informer lists
+    cluster-wide, so growth while it runs is its live nonce read (PROTOCOL.md 5 step 5), a list of
+    liqo-nonce in the Tenant's namespace."""
     total = 0
     for line in provider.kubectl("get", "--raw", "/metrics").stdout.splitlines():
         if line.startswith("apiserver_request_total{") and 'resource="secrets"' in line \
-                and 'verb="LIST"' in line and 'scope="cluster"' in line:
+                and 'verb="LIST"' in line and 'scope="namespace"' in line:
             total += float(line.rsplit(" ", 1)[1])
     return total
 
@@ -138,7 +140,9 @@ def test_no_nonce_secret_is_nonce_not_found_after_a_live_read(provider, vectors_
     tenant, _ = vector_in(vectors_dir, CL01, ns)
     lists = apiserver_secret_lists(provider)
     message = expect_denied(provider.apply(tenant, check=False), "NonceNotFound")
-    assert "cl01" in message, message
+    # It says which Secret it looked for, and what it found.
+    assert f"expected Secret {ns}/liqo-nonce labelled liqo.io/nonce=true and " \
+        "liqo.io/remote-cluster-id=cl01" in message and message.endswith("found none"), message
     assert not stored(provider, ns, "cl01")
     # Denied only after asking the API server, not from the cache alone.
     assert apiserver_secret_lists(provider) > lists
@@ -198,6 +202,74 @@ def test_nonce_missed_by_a_stale_cache_is_read_live(provider, vectors_dir, tenan
         webhook.restart()
 
 
+# --- the nonce is the Tenant's namespace's liqo-nonce, nothing else -------------------------
+
+@pytest.fixture
+def rogue_secret(provider):
+    """factory(namespace, cluster_id, nonce) -> name: a Secret carrying the nonce labels for
+    cluster_id, made by someone who may only create Secrets there; deleted after the test."""
+    made = []
+
+    def make(namespace, cluster_id, nonce):
+        name = f"rogue-nonce-{uuid.uuid4().hex[:6]}"
+        secret = nonce_secret_manifest(cluster_id, nonce, namespace)
+        secret["metadata"]["name"] = name
+        provider.apply(secret)
+        made.append((namespace, name))
+        return name
+
+    yield make
+    for namespace, name in made:
+        provider.kubectl("delete", "secret", name, "-n", namespace, "--wait=true", check=False)
+
+
+def test_rogue_nonce_in_default_does_not_admit_a_tenant_signed_over_it(
+        provider, vectors_dir, tenant_ns, rogue_secret):
+    """The attacker picks a nonce, signs it (here: the seed vector's, signed over its own
+    nonce) and puts it in `default` with the nonce labels for the cluster.  The tenant
+    namespace has no nonce yet: only a nonce the provider issued there may count."""
+    ns = tenant_ns("cl01")
+    tenant, nonce = vector_in(vectors_dir, CL01, ns)
+    rogue_secret("default", "cl01", nonce)
+    message = expect_denied(provider.apply(tenant, check=False), "NonceNotFound")
+    assert f"{ns}/liqo-nonce" in message and message.endswith("found none"), message
+    assert "default" not in message, message
+    assert not stored(provider, ns, "cl01")
+
+
+def test_rogue_labelled_secret_does_not_hide_the_real_nonce(provider, vectors_dir, tenant_ns,
+                                                            rogue_secret, namespace):
+    """More Secrets with the nonce labels for the cluster, in `default` and in an ordinary
+    namespace: the Tenant signed over the provider's nonce is still admitted, and a later
+    proof change is judged on its signature (both used to be NonceNotFound: a denial of
+    service by whoever may create a Secret anywhere)."""
+    _, nonce = load_vector(vectors_dir, CL01)
+    other = base64.b64encode(os.urandom(64)).decode()
+    rogue_secret("default", "cl01", other)
+    rogue_secret(namespace(provider, "plain"), "cl01", other)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    expect_accepted(provider.apply(tenant, check=False))
+    # A proof-changing UPDATE reads the nonce again: refused for its signature, not for
+    # the nonce (a NonceNotFound here was the denial of service).
+    flipped, _ = load_vector(vectors_dir, "seed-cl01-flipped-signature")
+    patch = '{"spec":{"signature":"%s"}}' % flipped["spec"]["signature"]
+    expect_denied(provider.kubectl("patch", "tenant", "cl01", "-n", ns, "--type=merge", "-p", patch,
+                                   check=False), "SignatureVerificationFailed")
+
+
+def test_nonce_secret_labelled_for_another_cluster_is_named_in_the_denial(
+        provider, vectors_dir, tenant_ns):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01")
+    secret = nonce_secret_manifest("cl02", nonce, ns)
+    provider.apply(secret)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    message = expect_denied(provider.apply(tenant, check=False), "NonceNotFound")
+    assert f"{ns}/liqo-nonce" in message and message.endswith(
+        "found it labelled for another cluster"), message
+
+
 # --- placement (PROTOCOL.md 5 step 2) ---------------------------------------------------------------
 
 def test_unlabelled_namespace_is_wrong_namespace(provider, vectors_dir, namespace):
@@ -238,16 +310,50 @@ def test_second_tenant_in_a_namespace_is_duplicate(provider, vectors_dir, tenant
 
 
 def test_same_name_in_another_tenant_namespace_is_duplicate(provider, vectors_dir, tenant_ns):
+    """A second tenant namespace labelled for the same cluster, with its own nonce: the
+    Tenant under its own name (the only name NameMismatch lets through) is a Duplicate."""
     _, nonce = load_vector(vectors_dir, CL01)
     ns = tenant_ns("cl01", nonce)
     tenant, _ = vector_in(vectors_dir, CL01, ns)
     expect_accepted(provider.apply(tenant, check=False))
-    other = tenant_ns("cl02")
-    twin = copy.deepcopy(tenant)
-    twin["metadata"] = {"name": "cl01", "namespace": other, "labels": {LABEL_CLUSTER_ID: "cl02"}}
-    twin["spec"]["clusterID"] = "cl02"
+    other = tenant_ns("cl01", nonce)
+    twin, _ = vector_in(vectors_dir, CL01, other)
     message = expect_denied(provider.apply(twin, check=False), "Duplicate", "Forbidden")
-    assert "cl01" in message, message
+    assert message == "expected no other Tenant named cl01 in any namespace, found one", message
+    assert not stored(provider, other, "cl01")
+
+
+def test_renamed_copy_in_a_second_namespace_is_name_mismatch(provider, vectors_dir, tenant_ns):
+    """A valid Tenant admitted, then the same Tenant under another name in a second
+    namespace labelled for the same cluster (with the same nonce): every other check
+    passes there, only the name (PROTOCOL.md 3: the consumer's id) tells it is a copy."""
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    expect_accepted(provider.apply(tenant, check=False))
+    second = tenant_ns("cl01", nonce)
+    copy_ = copy.deepcopy(tenant)
+    copy_["metadata"]["name"] = "cl01-copy"
+    copy_["metadata"]["namespace"] = second
+    message = expect_denied(provider.apply(copy_, check=False), "NameMismatch", "BadRequest")
+    assert message == 'expected metadata.name to equal spec.clusterID "cl01", found "cl01-copy"', \
+        message
+    assert not stored(provider, second, "cl01-copy")
+    # In the first namespace too: the name is judged before the duplicate.
+    copy_["metadata"]["namespace"] = ns
+    expect_denied(provider.apply(copy_, check=False), "NameMismatch", "BadRequest")
+
+
+def test_generate_name_is_name_mismatch(provider, vectors_dir, tenant_ns):
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    del tenant["metadata"]["name"]
+    tenant["metadata"]["generateName"] = "cl01-"
+    message = expect_denied(provider.create(tenant, check=False), "NameMismatch", "BadRequest")
+    assert message.startswith('expected metadata.name to equal spec.clusterID "cl01", found '), \
+        message
+    assert provider.get_json("tenants", "-n", ns)["items"] == []
 
 
 # --- mutation and updates --------------------------------------------------------------------

@@ -20,6 +20,7 @@ static const char *const reason_names[TG_REASON_COUNT] = {
     [TG_CSR_FORBIDDEN_CONTENT] = "CSRForbiddenContent",
     [TG_CSR_SUBJECT_MISMATCH] = "CSRSubjectMismatch",
     [TG_CSR_PUBLIC_KEY_MISMATCH] = "CSRPublicKeyMismatch",
+    [TG_NAME_MISMATCH] = "NameMismatch",
 };
 
 const char *tg_reason_name(tg_reason r)

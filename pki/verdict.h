@@ -20,6 +20,7 @@ typedef enum tg_reason {
     TG_CSR_FORBIDDEN_CONTENT,           /* 8 */
     TG_CSR_SUBJECT_MISMATCH,            /* 9 */
     TG_CSR_PUBLIC_KEY_MISMATCH,         /* 10 */
+    TG_NAME_MISMATCH,                   /* 2  metadata.name is not spec.clusterID (webhook only) */
     TG_REASON_COUNT
 } tg_reason;
 

@@ -8,6 +8,7 @@
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "pki/tenant.h"
+#include "webhook/nonce_secret.h"
 
 #include <openssl/crypto.h>
 
@@ -75,6 +76,43 @@ static int intercepted(const tg_review_request *req)
 /* Names in messages: bounded, so a hostile value cannot push the reason out. */
 #define SHOWN 63
 
+/* An UPDATE whose proof is what was already admitted (PROTOCOL.md 5): compare the
+ * base64 text of publicKey, csr and signature in oldObject and object. */
+static int proof_unchanged(const tg_review_request *req)
+{
+    static const char *const fields[] = {"publicKey", "csr", "signature"};
+
+    if (req->op != TG_OP_UPDATE || !req->old_object || !req->object)
+        return 0;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *a = tg_json_path_string(req->object, "spec", fields[i], NULL);
+        const char *b = tg_json_path_string(req->old_object, "spec", fields[i], NULL);
+        if (!a || !b || strcmp(a, b) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Liqo names a Tenant after the consumer (PROTOCOL.md 3): a copy under another
+ * name, in a second namespace labelled for the same cluster, would otherwise
+ * pass every other check. generateName gives a name that is never the id
+ * (the API server fills it in before validation, or leaves it empty). */
+static int check_name(const tg_review_request *req, const tg_tenant *t, tg_verdict *v)
+{
+    const char *name = req->name[0] ? req->name : (t->name ? t->name : "");
+
+    /* An invalid or missing id is step 3's (or 1's) to report. */
+    if (!tg_cluster_id_valid(t->cluster_id) || strcmp(name, t->cluster_id) == 0)
+        return 0;
+    if (!name[0])
+        return tg_verdict_deny(v, TG_NAME_MISMATCH,
+                               "expected metadata.name to equal spec.clusterID \"%s\", found none "
+                               "(generateName is not supported)",
+                               t->cluster_id);
+    return tg_verdict_deny(v, TG_NAME_MISMATCH, "expected metadata.name to equal spec.clusterID \"%s\", found \"%.*s\"",
+                           t->cluster_id, SHOWN, name);
+}
+
 /* Step 2. The namespace is the request's (an object may omit it on CREATE). */
 static int check_placement(const tg_review_request *req, const tg_tenant *t, const char *ns,
                            const tg_lookup *lk, tg_verdict *v)
@@ -114,6 +152,11 @@ static int check_placement(const tg_review_request *req, const tg_tenant *t, con
                                     rc == TG_LOOKUP_FOUND ? value : "no such label",
                                     rc == TG_LOOKUP_FOUND ? "\"" : "");
 
+    /* The name cannot change after CREATE: an UPDATE that keeps the proof of
+     * a Tenant admitted before this rule existed is let through. */
+    if ((req->op == TG_OP_CREATE || !proof_unchanged(req)) && check_name(req, t, v) != 0)
+        return -1;
+
     if (req->op == TG_OP_CREATE) {
         size_t n = lk->ops->tenants_in_namespace(lk, ns);
         if (n > 0)
@@ -128,21 +171,16 @@ static int check_placement(const tg_review_request *req, const tg_tenant *t, con
     return 0;
 }
 
-/* An UPDATE whose proof is what was already admitted (PROTOCOL.md 5): compare the
- * base64 text of publicKey, csr and signature in oldObject and object. */
-static int proof_unchanged(const tg_review_request *req)
+/* Step 5's denial says which Secret was looked at and what was there. */
+static void deny_nonce(const tg_tenant *t, const char *ns, tg_nonce_state st, tg_verdict *v)
 {
-    static const char *const fields[] = {"publicKey", "csr", "signature"};
+    unsigned warnings = v->warnings;
 
-    if (req->op != TG_OP_UPDATE || !req->old_object || !req->object)
-        return 0;
-    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-        const char *a = tg_json_path_string(req->object, "spec", fields[i], NULL);
-        const char *b = tg_json_path_string(req->old_object, "spec", fields[i], NULL);
-        if (!a || !b || strcmp(a, b) != 0)
-            return 0;
-    }
-    return 1;
+    tg_verdict_deny(v, TG_NONCE_NOT_FOUND,
+                    "expected Secret %.*s/%s labelled %s=true and %s=%.*s with a non-empty data.%s, %s", SHOWN, ns,
+                    TG_NONCE_SECRET_NAME, TG_LABEL_NONCE, TG_LABEL_REMOTE_CLUSTER_ID, SHOWN, t->cluster_id,
+                    TG_NONCE_DATA_KEY, tg_nonce_state_found(st));
+    v->warnings = warnings;
 }
 
 void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
@@ -154,6 +192,7 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
     char nonce[TG_LOOKUP_NONCE_MAX];
     const char *nonce_text = NULL;
     size_t nonce_len = 0;
+    tg_nonce_state nonce_state = TG_NONCE_ABSENT;
 
     decision_init(d);
     if (!intercepted(req)) {
@@ -169,10 +208,13 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
     }
     if (tg_tenant_from_json(req->object, &t, &d->verdict) != 0)
         goto out;
-    /* Only a valid id may reach the live read's label selector. */
-    if (tg_cluster_id_valid(t.cluster_id))
-        snprintf(d->cluster_id, sizeof(d->cluster_id), "%s", t.cluster_id);
     ns = req->namespace_[0] ? req->namespace_ : (t.namespace_ ? t.namespace_ : "");
+    /* Only valid names may reach the live read's URL (a namespace name is a
+     * DNS label: the cluster id's pattern). */
+    if (tg_cluster_id_valid(t.cluster_id) && tg_cluster_id_valid(ns)) {
+        snprintf(d->cluster_id, sizeof(d->cluster_id), "%s", t.cluster_id);
+        snprintf(d->nonce_namespace, sizeof(d->nonce_namespace), "%s", ns);
+    }
 
     /* Everything past here reads the caches: without them we cannot tell, and
      * an error (not a denial reason) lets failurePolicy decide. */
@@ -200,20 +242,26 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
         goto out;
     }
 
-    /* 5: the nonce, from the cache, else from the caller's live read. */
+    /* 5: the nonce of this namespace, from the cache, else from the caller's
+     * live read. */
     if (t.authz_policy == TG_POLICY_KEYS_EXCHANGE) {
         if (opts && opts->live_nonce_done) {
             nonce_text = opts->live_nonce;
             nonce_len = opts->live_nonce ? opts->live_nonce_len : 0;
-        } else if (lk->ops->nonce_for_cluster(lk, t.cluster_id, nonce, &nonce_len) == TG_LOOKUP_FOUND) {
+            nonce_state = opts->live_nonce ? TG_NONCE_FOUND : opts->live_nonce_state;
+        } else if (t.cluster_id &&
+                   (nonce_state = lk->ops->nonce_secret(lk, ns, t.cluster_id, nonce, &nonce_len)) == TG_NONCE_FOUND) {
             nonce_text = nonce;
         }
     }
 
     /* 3, 4, 6-10. */
     tg_tenant_check(&t, nonce_text, nonce_len, &check_opts, &d->verdict);
-    if (d->verdict.reason == TG_NONCE_NOT_FOUND && !(opts && opts->live_nonce_done) && d->cluster_id[0])
-        d->need_live_nonce = 1;
+    if (d->verdict.reason == TG_NONCE_NOT_FOUND) {
+        deny_nonce(&t, ns, nonce_state == TG_NONCE_FOUND ? TG_NONCE_EMPTY : nonce_state, &d->verdict);
+        if (!(opts && opts->live_nonce_done) && d->cluster_id[0])
+            d->need_live_nonce = 1;
+    }
 
 out:
     /* The nonce is a secret: do not leave it on the stack. */

@@ -2,8 +2,10 @@
  * the cluster facts (lookup.h) in, the answer out. No I/O, no clock.
  *
  * Validation order (PROTOCOL.md 5): 1 decode (MalformedTenant), 2 placement
- * (WrongNamespace, LabelMismatch, Duplicate), then tg_tenant_check() for 3, 4
- * and 6-10 with the nonce of step 5 looked up in between. */
+ * (WrongNamespace, LabelMismatch, NameMismatch on CREATE and on an UPDATE
+ * that changes the proof, Duplicate), then tg_tenant_check() for 3, 4 and
+ * 6-10 with the nonce of step 5 looked up in between: the Secret liqo-nonce
+ * of the Tenant's own namespace (nonce_secret.h), nothing else. */
 #ifndef TG_WEBHOOK_DECIDE_H
 #define TG_WEBHOOK_DECIDE_H
 
@@ -25,10 +27,12 @@
 typedef struct tg_decide_opts {
     int allow_no_handshake;        /* --allow-no-handshake */
     /* Second pass after the caller's live read of the nonce (need_live_nonce):
-     * live_nonce_done = 1 and live_nonce the text found, or NULL. */
+     * live_nonce_done = 1 and live_nonce the text found, or NULL; then
+     * live_nonce_state says what the read found instead (for the message). */
     int live_nonce_done;
     const char *live_nonce;
     size_t live_nonce_len;
+    tg_nonce_state live_nonce_state;
 } tg_decide_opts;
 
 #define TG_DECISION_TEXT_MAX (TG_VERDICT_MESSAGE_MAX + 64)
@@ -41,18 +45,24 @@ typedef struct tg_decision {
     tg_verdict verdict;
     tg_review_response response;   /* points into this struct */
     char message[TG_DECISION_TEXT_MAX];
-    char cluster_id[TG_LABEL_VALUE_MAX];   /* for the live read; "" when unknown */
+    /* For the live read of Secret <nonce_namespace>/liqo-nonce: both "" when
+     * not valid DNS labels (then no read). */
+    char cluster_id[TG_LABEL_VALUE_MAX];
+    char nonce_namespace[TG_LABEL_VALUE_MAX];
     char *patch;                   /* owned JSONPatch text (mutate) */
 } tg_decision;
 
 /* /validate/tenants. Fills d; d->response is the answer unless
- * d->need_live_nonce, in which case the caller fetches the nonce for
- * d->cluster_id and calls again with opts->live_nonce_done set. */
+ * d->need_live_nonce, in which case the caller reads Secret
+ * d->nonce_namespace/liqo-nonce for d->cluster_id live and calls again with
+ * opts->live_nonce_done set. */
 void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
                         const tg_decide_opts *opts, tg_decision *d);
 
 /* /mutate/tenants: adds metadata.labels["liqo.io/remote-cluster-id"] =
- * spec.clusterID when missing. Never denies: validation judges. */
+ * spec.clusterID when missing. Never denies: validation judges. It does not
+ * name a Tenant either: one created with generateName is refused by
+ * validation (NameMismatch) rather than silently renamed. */
 void tg_decide_mutate(const tg_review_request *req, tg_decision *d);
 
 /* A denial that is not a Tenant verdict (a review we could not read: code

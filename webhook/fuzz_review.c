@@ -37,11 +37,12 @@ static int f_label(const tg_lookup *lk, const char *ns, const char *key, char va
 static size_t f_count(const tg_lookup *lk, const char *ns) { return 0; }
 static int f_exists(const tg_lookup *lk, const char *name) { return 0; }
 
-static int f_nonce(const tg_lookup *lk, const char *id, char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
+static int f_nonce(const tg_lookup *lk, const char *ns, const char *id, char nonce[TG_LOOKUP_NONCE_MAX],
+                   size_t *len)
 {
     memcpy(nonce, seed_nonce, sizeof(seed_nonce));
     *len = sizeof(seed_nonce) - 1;
-    return TG_LOOKUP_FOUND;
+    return TG_NONCE_FOUND;
 }
 
 static const tg_lookup_ops ops = {f_synced, f_label, f_count, f_exists, f_nonce, NULL};

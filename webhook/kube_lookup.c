@@ -12,15 +12,17 @@
 #include "kube/informer.h"
 #include "kube/json.h"
 #include "kube/kubeconfig.h"
+#include "webhook/nonce_secret.h"
 
 #define NAMESPACES_PATH "/api/v1/namespaces"
 #define TENANTS_PATH "/apis/authentication.liqo.io/v1beta1/tenants"
 #define SECRETS_PATH "/api/v1/secrets"
 #define NONCE_SELECTOR TG_LABEL_NONCE "=true"
+/* The live read: a list in one namespace, by name (the RBAC grants list, not
+ * get), so that a Secret without the labels is seen and named in the denial. */
+#define LIVE_PATH_FMT "/api/v1/namespaces/%s/secrets?fieldSelector=metadata.name%%3D" TG_NONCE_SECRET_NAME
 /* Under kube-apiserver's 10 s default webhook timeout, with room to answer. */
 #define LIVE_TIMEOUT_MS 4000
-/* base64 of the longest nonce text we accept */
-#define NONCE_B64_MAX (((TG_LOOKUP_NONCE_MAX - 1) / 3 + 1) * 4 + 1)
 
 struct tg_kube_lookup {
     uv_loop_t *loop;
@@ -28,7 +30,7 @@ struct tg_kube_lookup {
     tg_kube_client *client;        /* main loop: the informers */
     tg_informer *namespaces;       /* labelled liqo.io/tenant-namespace=true */
     tg_informer *tenants;
-    tg_informer *nonces;           /* Secrets labelled liqo.io/nonce=true, indexed by cluster id */
+    tg_informer *nonces;           /* Secrets labelled liqo.io/nonce=true, read by (namespace, name) */
     tg_lookup lookup;
     tg_live_nonce live;
     int nworkers;
@@ -111,60 +113,30 @@ static int kl_tenant_name_exists(const tg_lookup *lk, const char *name)
 }
 
 typedef struct nonce_visit {
-    size_t matches;                /* Secrets for this cluster */
-    char b64[NONCE_B64_MAX];
-    int usable;                    /* the last one had a non-empty, bounded data.nonce */
+    const char *ns;
+    const char *cluster_id;
+    char *nonce;
+    size_t *len;
+    tg_nonce_state state;
 } nonce_visit;
 
 static void visit_nonce(json_object *obj, void *data)
 {
     nonce_visit *nv = data;
-    json_object *d = tg_json_path(obj, "data", NULL);
-    const char *v = d ? tg_json_string(d, TG_NONCE_DATA_KEY) : NULL;
-    const char *flag = labels_get(obj, TG_LABEL_NONCE);
 
-    if (!flag || strcmp(flag, "true") != 0)
-        return;
-    nv->matches++;
-    nv->usable = v && v[0] && strlen(v) < sizeof(nv->b64);
-    if (nv->usable)
-        memcpy(nv->b64, v, strlen(v) + 1);
+    nv->state = tg_nonce_secret_read(obj, nv->ns, nv->cluster_id, nv->nonce, nv->len);
 }
 
-/* One usable Secret -> its nonce text. The rules of lookup.h. */
-static int nonce_from_visit(nonce_visit *nv, char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
-{
-    unsigned char *raw;
-    size_t n = 0;
-    int rc = TG_LOOKUP_NOT_FOUND;
-    char derr[128];
-
-    if (nv->matches != 1 || !nv->usable)
-        goto out;
-    raw = tg_base64_decode(nv->b64, strlen(nv->b64), &n, derr, sizeof(derr));
-    if (raw && n > 0 && n < TG_LOOKUP_NONCE_MAX && !memchr(raw, '\0', n)) {
-        memcpy(nonce, raw, n);
-        nonce[n] = '\0';
-        *len = n;
-        rc = TG_LOOKUP_FOUND;
-    }
-    if (raw) {
-        OPENSSL_cleanse(raw, n);
-        free(raw);
-    }
-out:
-    OPENSSL_cleanse(nv->b64, sizeof(nv->b64));
-    return rc;
-}
-
-static int kl_nonce_for_cluster(const tg_lookup *lk, const char *cluster_id, char nonce[TG_LOOKUP_NONCE_MAX],
-                                size_t *len)
+/* By (namespace, name) only: the informer lists every Secret labelled
+ * liqo.io/nonce=true, but one outside the Tenant's namespace never counts. */
+static int kl_nonce_secret(const tg_lookup *lk, const char *ns, const char *cluster_id, char nonce[TG_LOOKUP_NONCE_MAX],
+                           size_t *len)
 {
     tg_kube_lookup *kl = lk->data;
-    nonce_visit nv = {0};
+    nonce_visit nv = {.ns = ns, .cluster_id = cluster_id, .nonce = nonce, .len = len, .state = TG_NONCE_ABSENT};
 
-    tg_cache_get_by_index(tg_informer_cache(kl->nonces), cluster_id, visit_nonce, &nv);
-    return nonce_from_visit(&nv, nonce, len);
+    tg_cache_get(tg_informer_cache(kl->nonces), ns, TG_NONCE_SECRET_NAME, visit_nonce, &nv);
+    return nv.state;
 }
 
 static void kl_cache_sizes(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets)
@@ -181,7 +153,7 @@ static const tg_lookup_ops kube_ops = {
     .namespace_label = kl_namespace_label,
     .tenants_in_namespace = kl_tenants_in_namespace,
     .tenant_name_exists = kl_tenant_name_exists,
-    .nonce_for_cluster = kl_nonce_for_cluster,
+    .nonce_secret = kl_nonce_secret,
     .cache_sizes = kl_cache_sizes,
 };
 
@@ -190,6 +162,7 @@ static const tg_lookup_ops kube_ops = {
 typedef struct live_req {
     tg_live_nonce_done done;
     void *cbdata;
+    char ns[TG_LABEL_VALUE_MAX];
     char cluster_id[TG_LABEL_VALUE_MAX];
 } live_req;
 
@@ -197,60 +170,58 @@ static void on_live_response(tg_kube_request *r, const tg_kube_response *resp, v
 {
     live_req *lr = data;
     json_object *list = NULL, *items;
-    nonce_visit nv = {0};
     char nonce[TG_LOOKUP_NONCE_MAX];
     size_t len = 0;
+    tg_nonce_state st = TG_NONCE_ABSENT;
 
     if (resp->status != 200 || !(list = tg_json_parse(resp->body, resp->body_len, NULL, 0)) ||
         !(items = tg_json_path(list, "items", NULL)) || !json_object_is_type(items, json_type_array)) {
-        tg_log(TG_LOG_WARN, "live read of the nonce Secret failed", TG_LOG_STR("cluster_id", lr->cluster_id),
-               TG_LOG_INT("status", resp->status), TG_LOG_STR("error", resp->error));
+        tg_log(TG_LOG_WARN, "live read of the nonce Secret failed", TG_LOG_STR("namespace", lr->ns),
+               TG_LOG_STR("cluster_id", lr->cluster_id), TG_LOG_INT("status", resp->status),
+               TG_LOG_STR("error", resp->error));
         if (list)
             json_object_put(list);
         lr->done(lr->cbdata, NULL, 0, -1);
         free(lr);
         return;
     }
-    for (size_t i = 0; i < json_object_array_length(items); i++) {
-        json_object *item = json_object_array_get_idx(items, i);
-        const char *id = labels_get(item, "liqo.io/remote-cluster-id");
-        if (id && strcmp(id, lr->cluster_id) == 0)
-            visit_nonce(item, &nv);
-    }
+    /* At most one Secret has that name in that namespace; the rule is checked
+     * here again, whatever the API server sent. */
+    for (size_t i = 0; i < json_object_array_length(items) && st == TG_NONCE_ABSENT; i++)
+        st = tg_nonce_secret_read(json_object_array_get_idx(items, i), lr->ns, lr->cluster_id, nonce, &len);
     json_object_put(list);
-    if (nonce_from_visit(&nv, nonce, &len) == TG_LOOKUP_FOUND)
-        lr->done(lr->cbdata, nonce, len, 0);
+    if (st == TG_NONCE_FOUND)
+        lr->done(lr->cbdata, nonce, len, TG_NONCE_FOUND);
     else
-        lr->done(lr->cbdata, NULL, 0, 0);
+        lr->done(lr->cbdata, NULL, 0, (int)st);
     OPENSSL_cleanse(nonce, sizeof(nonce));
     free(lr);
 }
 
-static int live_fetch(void *self, uv_loop_t *loop, int worker, const char *cluster_id, tg_live_nonce_done done,
-                      void *cbdata)
+static int live_fetch(void *self, uv_loop_t *loop, int worker, const char *ns, const char *cluster_id,
+                      tg_live_nonce_done done, void *cbdata)
 {
     tg_kube_lookup *kl = self;
     tg_kube_client **cp;
     live_req *lr;
-    char selector[192], *escaped, path[512], err[256];
+    char path[256], err[256];
     tg_kube_request_opts opts = {.timeout_ms = LIVE_TIMEOUT_MS, .max_body = (size_t)4 << 20};
 
-    if (worker < 0 || worker >= kl->nworkers || strlen(cluster_id) >= TG_LABEL_VALUE_MAX)
+    /* Both are DNS labels (the decision checked): nothing to escape. */
+    if (worker < 0 || worker >= kl->nworkers || strlen(cluster_id) >= TG_LABEL_VALUE_MAX ||
+        strlen(ns) >= TG_LABEL_VALUE_MAX)
         return -1;
     cp = &kl->worker_clients[worker];
     if (!*cp && !(*cp = tg_kube_client_new(loop, &kl->config, err, sizeof(err)))) {
         tg_log(TG_LOG_WARN, "cannot create the worker's API client", TG_LOG_STR("error", err));
         return -1;
     }
-    snprintf(selector, sizeof(selector), NONCE_SELECTOR ",liqo.io/remote-cluster-id=%s", cluster_id);
-    if (!(escaped = tg_kube_escape(selector)))
-        return -1;
-    snprintf(path, sizeof(path), SECRETS_PATH "?labelSelector=%s", escaped);
-    free(escaped);
+    snprintf(path, sizeof(path), LIVE_PATH_FMT, ns);
     if (!(lr = calloc(1, sizeof(*lr))))
         return -1;
     lr->done = done;
     lr->cbdata = cbdata;
+    snprintf(lr->ns, sizeof(lr->ns), "%s", ns);
     snprintf(lr->cluster_id, sizeof(lr->cluster_id), "%s", cluster_id);
     opts.path = path;
     if (!tg_kube_request_start(*cp, &opts, on_live_response, lr, err, sizeof(err))) {
@@ -305,8 +276,7 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
     if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", NULL, err,
                                           err_len)) ||
         !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, NULL, err, err_len)) ||
-        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, "liqo.io/remote-cluster-id", err,
-                                      err_len)))
+        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, NULL, err, err_len)))
         goto fail;
     kl->lookup.ops = &kube_ops;
     kl->lookup.data = kl;

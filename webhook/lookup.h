@@ -28,6 +28,15 @@
 /* Room for a nonce text and its NUL: ours are TG_NONCE_TEXT_LEN (88). */
 #define TG_LOOKUP_NONCE_MAX 256
 
+/* What a nonce lookup found, for the decision and its denial message. */
+typedef enum tg_nonce_state {
+    TG_NONCE_ABSENT = 0,           /* no Secret liqo-nonce in the namespace */
+    TG_NONCE_FOUND,                /* the nonce text */
+    TG_NONCE_UNLABELLED,           /* the Secret lacks liqo.io/nonce=true */
+    TG_NONCE_OTHER_CLUSTER,        /* its liqo.io/remote-cluster-id is not the Tenant's cluster */
+    TG_NONCE_EMPTY,                /* no usable data.nonce: missing, empty, not base64, too long */
+} tg_nonce_state;
+
 typedef struct tg_lookup tg_lookup;
 
 typedef struct tg_lookup_ops {
@@ -46,13 +55,12 @@ typedef struct tg_lookup_ops {
     /* 1 when a Tenant called name exists in any namespace. */
     int (*tenant_name_exists)(const tg_lookup *lk, const char *name);
 
-    /* The nonce text for consumer cluster_id: the one Secret labelled
-     * liqo.io/nonce=true and liqo.io/remote-cluster-id=<cluster_id>, data key
-     * "nonce" (base64-decoded). More than one such Secret, or an empty value,
-     * is TG_LOOKUP_NOT_FOUND. The text is copied into nonce, NUL-terminated;
-     * a value that does not fit is NOT_FOUND too (ours are 88 characters). */
-    int (*nonce_for_cluster)(const tg_lookup *lk, const char *cluster_id,
-                             char nonce[TG_LOOKUP_NONCE_MAX], size_t *len);
+    /* The nonce for a Tenant of consumer cluster_id in namespace ns: Secret
+     * ns/liqo-nonce (nonce_secret.h says what makes it count), nothing else.
+     * Returns a tg_nonce_state; on TG_NONCE_FOUND the text is copied into
+     * nonce, NUL-terminated, and *len set. */
+    int (*nonce_secret)(const tg_lookup *lk, const char *ns, const char *cluster_id,
+                        char nonce[TG_LOOKUP_NONCE_MAX], size_t *len);
 
     /* Optional (may be NULL), for metrics only: objects in each cache. */
     void (*cache_sizes)(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets);

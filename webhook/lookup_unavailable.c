@@ -23,9 +23,10 @@ static int no_tenant(const tg_lookup *lk, const char *name)
     return 0;
 }
 
-static int no_nonce(const tg_lookup *lk, const char *cluster_id, char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
+static int no_nonce(const tg_lookup *lk, const char *ns, const char *cluster_id, char nonce[TG_LOOKUP_NONCE_MAX],
+                    size_t *len)
 {
-    return TG_LOOKUP_ERROR;
+    return TG_NONCE_ABSENT;        /* never asked: not synced */
 }
 
 static const tg_lookup_ops unavailable_ops = {
@@ -33,7 +34,7 @@ static const tg_lookup_ops unavailable_ops = {
     .namespace_label = no_label,
     .tenants_in_namespace = no_tenants,
     .tenant_name_exists = no_tenant,
-    .nonce_for_cluster = no_nonce,
+    .nonce_secret = no_nonce,
     .cache_sizes = NULL,
 };
 

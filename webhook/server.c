@@ -231,6 +231,7 @@ static void on_live_nonce(void *cbdata, const char *nonce, size_t len, int statu
         .live_nonce_done = 1,
         .live_nonce = nonce,
         .live_nonce_len = nonce ? len : 0,
+        .live_nonce_state = status > 0 ? (tg_nonce_state)status : TG_NONCE_ABSENT,
     };
     tg_decision d;
 
@@ -284,8 +285,8 @@ static int handle_admission(tg_server *s, worker *w, h2o_req_t *req, const char 
                 g->a = a;
                 lw->a = a;
                 lw->guard = g;
-                if (s->cfg.live->fetch(s->cfg.live->self, &w->loop, w->index, d.cluster_id, on_live_nonce, lw) ==
-                    0) {
+                if (s->cfg.live->fetch(s->cfg.live->self, &w->loop, w->index, d.nonce_namespace, d.cluster_id,
+                                       on_live_nonce, lw) == 0) {
                     tg_decision_clear(&d);
                     return 0;      /* answered from on_live_nonce */
                 }

@@ -18,15 +18,16 @@
 /* The body limit (PROTOCOL.md 9): 413 above it. */
 #define TG_WEBHOOK_MAX_BODY ((size_t)3 << 20)
 
-/* Asynchronous live read of a nonce Secret, on the calling worker's loop:
- * called when the cache has none, before denying NonceNotFound. done() must
- * be called exactly once, on that loop, with the nonce text or NULL when
- * none was found; status < 0 when the API could not be asked. Returns 0 when
- * started, -1 when it could not start (done is then not called). */
+/* Asynchronous live read of the nonce Secret ns/liqo-nonce for cluster_id,
+ * on the calling worker's loop: called when the cache has none, before
+ * denying NonceNotFound. done() must be called exactly once, on that loop,
+ * with the nonce text or NULL when none was found; status < 0 when the API
+ * could not be asked, else the tg_nonce_state found (lookup.h). Returns 0
+ * when started, -1 when it could not start (done is then not called). */
 typedef void (*tg_live_nonce_done)(void *cbdata, const char *nonce, size_t len, int status);
 typedef struct tg_live_nonce {
-    int (*fetch)(void *self, uv_loop_t *loop, int worker, const char *cluster_id, tg_live_nonce_done done,
-                 void *cbdata);
+    int (*fetch)(void *self, uv_loop_t *loop, int worker, const char *ns, const char *cluster_id,
+                 tg_live_nonce_done done, void *cbdata);
     /* On the worker's thread when it stops: release what fetch created on
      * that loop (its handles must be closing when this returns). */
     void (*worker_stop)(void *self, int worker);

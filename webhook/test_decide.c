@@ -36,6 +36,7 @@ typedef struct fake_cluster {
     const char *tenant_names[3];
     int no_nonce;                    /* no nonce Secret at all */
     const char *nonce_cluster;       /* id the nonce was issued for; NULL = "cl01" */
+    const char *nonce_ns;            /* namespace of the liqo-nonce Secret; NULL = the Tenant's */
 } fake_cluster;
 
 static char seed_nonce[TG_LOOKUP_NONCE_MAX];
@@ -85,17 +86,20 @@ static int fake_tenant_name_exists(const tg_lookup *lk, const char *name)
     return 0;
 }
 
-static int fake_nonce_for_cluster(const tg_lookup *lk, const char *cluster_id,
-                                  char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
+/* One Secret liqo-nonce, in nonce_ns, issued for nonce_cluster. */
+static int fake_nonce_secret(const tg_lookup *lk, const char *ns, const char *cluster_id,
+                             char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
 {
     const fake_cluster *c = lk->data;
     const char *issued_for = c->nonce_cluster ? c->nonce_cluster : "cl01";
 
-    if (c->no_nonce || strcmp(issued_for, cluster_id) != 0)
-        return TG_LOOKUP_NOT_FOUND;
+    if (c->no_nonce || (c->nonce_ns && strcmp(c->nonce_ns, ns) != 0))
+        return TG_NONCE_ABSENT;
+    if (strcmp(issued_for, cluster_id) != 0)
+        return TG_NONCE_OTHER_CLUSTER;
     snprintf(nonce, TG_LOOKUP_NONCE_MAX, "%s", seed_nonce);
     *len = strlen(seed_nonce);
-    return TG_LOOKUP_FOUND;
+    return TG_NONCE_FOUND;
 }
 
 static const tg_lookup_ops fake_ops = {
@@ -103,7 +107,7 @@ static const tg_lookup_ops fake_ops = {
     .namespace_label = fake_namespace_label,
     .tenants_in_namespace = fake_tenants_in_namespace,
     .tenant_name_exists = fake_tenant_name_exists,
-    .nonce_for_cluster = fake_nonce_for_cluster,
+    .nonce_secret = fake_nonce_secret,
 };
 
 /* The cluster every seed Tenant for cl01 belongs in. */
@@ -218,6 +222,30 @@ static void tweak_drop_object(json_object *r)
     json_object_object_del(tg_json_path(r, "request", NULL), "object");
 }
 
+/* A copy of the Tenant under another name (request and object agree). */
+static void tweak_renamed(json_object *r)
+{
+    json_object_object_add(tg_json_path(r, "request", NULL), "name", json_object_new_string("cl01-copy"));
+    json_object_object_add(tg_json_path(r, "request", "object", "metadata", NULL), "name",
+                           json_object_new_string("cl01-copy"));
+}
+
+static void tweak_renamed_no_handshake(json_object *r)
+{
+    tweak_renamed(r);
+    tweak_no_handshake(r);
+}
+
+/* CREATE with generateName, as a validating webhook may see it: no name yet. */
+static void tweak_generate_name(json_object *r)
+{
+    json_object *meta = tg_json_path(r, "request", "object", "metadata", NULL);
+
+    json_object_object_del(tg_json_path(r, "request", NULL), "name");
+    json_object_object_del(meta, "name");
+    json_object_object_add(meta, "generateName", json_object_new_string("cl01-"));
+}
+
 static void tweak_request_namespace_other(json_object *r)
 {
     json_object_object_add(tg_json_path(r, "request", NULL), "namespace",
@@ -226,7 +254,7 @@ static void tweak_request_namespace_other(json_object *r)
 
 /* ---- the table ---- */
 
-enum live { LIVE_NONE = 0, LIVE_FOUND, LIVE_MISSING };
+enum live { LIVE_NONE = 0, LIVE_FOUND, LIVE_MISSING, LIVE_OTHER_CLUSTER };
 
 typedef struct decide_case {
     const char *what;
@@ -242,84 +270,109 @@ typedef struct decide_case {
     int warning;
     int need_live;
     int crypto_skipped;
+    const char *message;         /* a part of the denial message, or NULL */
 } decide_case;
 
 #define PEM "review-v1-create-seed-cl01-pemkey.json"
 
 static const decide_case cases[] = {
     /* the seed vectors (raw-key ones are warned about even when denied) */
-    {"pem key accepted", PEM, NULL, {.ns = {GOOD_NS}}, 0, 0, 1, "Accepted", 0, 0, 0, 0},
+    {"pem key accepted", PEM, NULL, {.ns = {GOOD_NS}}, 0, 0, 1, "Accepted", 0, 0, 0, 0, NULL},
     {"v1beta1 accepted", "review-v1beta1-create-seed-cl01-pemkey.json", NULL, {.ns = {GOOD_NS}}, 0, 0, 1,
-     "Accepted", 0, 0, 0, 0},
+     "Accepted", 0, 0, 0, 0, NULL},
     {"raw key accepted with a warning", "review-v1-create-seed-cl01-rawkey.json", NULL, {.ns = {GOOD_NS}}, 0, 0,
-     1, "Accepted", 0, 1, 0, 0},
+     1, "Accepted", 0, 1, 0, 0, NULL},
     {"seed as printed", "review-v1-create-seed-doc-as-printed.json", NULL,
-     {.ns = {CONSUMER_NS}, .nonce_cluster = "cl-consumer"}, 0, 0, 0, "CSRSubjectMismatch", 400, 1, 0, 0},
+     {.ns = {CONSUMER_NS}, .nonce_cluster = "cl-consumer"}, 0, 0, 0, "CSRSubjectMismatch", 400, 1, 0, 0, NULL},
     {"flipped signature", "review-v1-create-seed-cl01-flipped-signature.json", NULL, {.ns = {GOOD_NS}}, 0, 0, 0,
-     "SignatureVerificationFailed", 400, 1, 0, 0},
+     "SignatureVerificationFailed", 400, 1, 0, 0, NULL},
 
     /* 1 */
-    {"bad base64", PEM, tweak_bad_base64, {.ns = {GOOD_NS}}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0},
-    {"no object", PEM, tweak_drop_object, {.ns = {GOOD_NS}}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0},
+    {"bad base64", PEM, tweak_bad_base64, {.ns = {GOOD_NS}}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0, NULL},
+    {"no object", PEM, tweak_drop_object, {.ns = {GOOD_NS}}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0, NULL},
     /* 2 */
     {"namespace unknown", PEM, NULL, {.ns = {{"other", "true", "cl01", 0}}}, 0, 0, 0, "WrongNamespace", 400, 0,
-     0, 0},
+     0, 0, NULL},
     {"namespace not a tenant namespace", PEM, NULL, {.ns = {{"liqo-tenant-cl01", NULL, "cl01", 0}}}, 0, 0, 0,
-     "WrongNamespace", 400, 0, 0, 0},
+     "WrongNamespace", 400, 0, 0, 0, NULL},
     {"tenant-namespace label false", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "false", "cl01", 0}}}, 0, 0, 0,
-     "WrongNamespace", 400, 0, 0, 0},
+     "WrongNamespace", 400, 0, 0, 0, NULL},
     {"request namespace wins over the object's", PEM, tweak_request_namespace_other,
-     {.ns = {GOOD_NS, {"default", NULL, NULL, 0}}}, 0, 0, 0, "WrongNamespace", 400, 0, 0, 0},
+     {.ns = {GOOD_NS, {"default", NULL, NULL, 0}}}, 0, 0, 0, "WrongNamespace", 400, 0, 0, 0, NULL},
     {"tenant without the label", "review-v1-create-no-labels.json", NULL, {.ns = {GOOD_NS}}, 0, 0, 0,
-     "LabelMismatch", 400, 0, 0, 0},
+     "LabelMismatch", 400, 0, 0, 0, NULL},
     {"namespace of another cluster", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", "cl02", 0}}}, 0, 0, 0,
-     "LabelMismatch", 403, 0, 0, 0},
+     "LabelMismatch", 403, 0, 0, 0, NULL},
     {"namespace without cluster label", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", NULL, 0}}}, 0, 0, 0,
-     "LabelMismatch", 403, 0, 0, 0},
+     "LabelMismatch", 403, 0, 0, 0, NULL},
     {"second tenant in the namespace", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}}, 0, 0, 0,
-     "Duplicate", 403, 0, 0, 0},
+     "Duplicate", 403, 0, 0, 0, NULL},
     {"same name elsewhere", PEM, NULL, {.ns = {GOOD_NS}, .tenant_names = {"cl01"}}, 0, 0, 0, "Duplicate", 403,
-     0, 0, 0},
+     0, 0, 0, NULL},
+    /* 2: the name is the cluster id */
+    {"renamed copy", PEM, tweak_renamed, {.ns = {GOOD_NS}}, 0, 0, 0, "NameMismatch", 400, 0, 0, 0,
+     "expected metadata.name to equal spec.clusterID \"cl01\", found \"cl01-copy\""},
+    {"generateName", PEM, tweak_generate_name, {.ns = {GOOD_NS}}, 0, 0, 0, "NameMismatch", 400, 0, 0, 0,
+     "found none (generateName is not supported)"},
+    {"renamed copy, second in its namespace", PEM, tweak_renamed, {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}},
+     0, 0, 0, "NameMismatch", 400, 0, 0, 0, NULL},
+    {"renamed copy in a namespace of another cluster", PEM, tweak_renamed,
+     {.ns = {{"liqo-tenant-cl01", "true", "cl02", 0}}}, 0, 0, 0, "LabelMismatch", 403, 0, 0, 0, NULL},
+    {"renamed copy without handshake", PEM, tweak_renamed_no_handshake, {.ns = {GOOD_NS}}, 1, 0, 0, "NameMismatch",
+     400, 0, 0, 0, NULL},
     /* 3, 4 */
     {"invalid cluster id", PEM, tweak_cluster_id_upper, {.ns = {{"liqo-tenant-cl01", "true", "CL_01", 0}}}, 0,
-     0, 0, "InvalidClusterID", 400, 0, 0, 0},
-    {"unparsable key", PEM, tweak_public_key_junk, {.ns = {GOOD_NS}}, 0, 0, 0, "InvalidPublicKey", 400, 0, 0, 0},
-    {"RSA-1024", PEM, tweak_weak_rsa, {.ns = {GOOD_NS}}, 0, 0, 0, "WeakKey", 400, 0, 0, 0},
+     0, 0, "InvalidClusterID", 400, 0, 0, 0, NULL},
+    {"unparsable key", PEM, tweak_public_key_junk, {.ns = {GOOD_NS}}, 0, 0, 0, "InvalidPublicKey", 400, 0, 0, 0, NULL},
+    {"RSA-1024", PEM, tweak_weak_rsa, {.ns = {GOOD_NS}}, 0, 0, 0, "WeakKey", 400, 0, 0, 0, NULL},
     /* 5: cache miss asks for a live read; the live answer decides */
     {"nonce not cached", PEM, NULL, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, LIVE_NONE, 0, "NonceNotFound", 400, 0, 1,
-     0},
-    {"nonce read live", PEM, NULL, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, LIVE_FOUND, 1, "Accepted", 0, 0, 0, 0},
+     0, NULL},
+    {"nonce read live", PEM, NULL, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, LIVE_FOUND, 1, "Accepted", 0, 0, 0, 0, NULL},
     {"nonce absent live too", PEM, NULL, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, LIVE_MISSING, 0, "NonceNotFound",
-     400, 0, 0, 0},
+     400, 0, 0, 0, NULL},
     {"nonce of another cluster", PEM, NULL, {.ns = {GOOD_NS}, .nonce_cluster = "cl02"}, 0, 0, 0, "NonceNotFound",
-     400, 0, 1, 0},
+     400, 0, 1, 0, "expected Secret liqo-tenant-cl01/liqo-nonce labelled liqo.io/nonce=true and "
+                   "liqo.io/remote-cluster-id=cl01 with a non-empty data.nonce, found it labelled for another cluster"},
+    /* only the Tenant's own namespace counts: a nonce elsewhere is not used */
+    {"nonce only in default", PEM, NULL, {.ns = {GOOD_NS}, .nonce_ns = "default"}, 0, 0, 0, "NonceNotFound", 400, 0,
+     1, 0, "expected Secret liqo-tenant-cl01/liqo-nonce labelled"},
+    {"nonce only in default, live too", PEM, NULL, {.ns = {GOOD_NS}, .nonce_ns = "default"}, 0, LIVE_MISSING, 0,
+     "NonceNotFound", 400, 0, 0, 0, "liqo-tenant-cl01/liqo-nonce labelled liqo.io/nonce=true and "
+                                    "liqo.io/remote-cluster-id=cl01 with a non-empty data.nonce, found none"},
+    {"live read found another cluster's", PEM, NULL, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, LIVE_OTHER_CLUSTER, 0,
+     "NonceNotFound", 400, 0, 0, 0, "found it labelled for another cluster"},
     /* 7-10 */
-    {"CSR garbage", PEM, tweak_csr_garbage, {.ns = {GOOD_NS}}, 0, 0, 0, "InvalidCSR", 400, 0, 0, 0},
-    {"CSR with OU", PEM, tweak_csr_with_ou, {.ns = {GOOD_NS}}, 0, 0, 0, "CSRForbiddenContent", 400, 0, 0, 0},
+    {"CSR garbage", PEM, tweak_csr_garbage, {.ns = {GOOD_NS}}, 0, 0, 0, "InvalidCSR", 400, 0, 0, 0, NULL},
+    {"CSR with OU", PEM, tweak_csr_with_ou, {.ns = {GOOD_NS}}, 0, 0, 0, "CSRForbiddenContent", 400, 0, 0, 0, NULL},
     {"CSR for another key", PEM, tweak_csr_other_key, {.ns = {GOOD_NS}}, 0, 0, 0, "CSRPublicKeyMismatch", 400,
-     0, 0, 0},
+     0, 0, 0, NULL},
     /* authzPolicy */
     {"no handshake refused by default", PEM, tweak_no_handshake, {.ns = {GOOD_NS}, .no_nonce = 1}, 0, 0, 0,
-     "MalformedTenant", 400, 0, 0, 0},
+     "MalformedTenant", 400, 0, 0, 0, NULL},
     {"no handshake when allowed", PEM, tweak_no_handshake, {.ns = {GOOD_NS}, .no_nonce = 1}, 1, 0, 1,
-     "Accepted", 0, 0, 0, 0},
+     "Accepted", 0, 0, 0, 0, NULL},
     /* UPDATE */
     {"update keeping the proof skips crypto", "review-v1-update-unchanged-proof.json", NULL,
      {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}, .tenant_names = {"cl01"}, .no_nonce = 1}, 0, 0, 1,
-     "Accepted", 0, 1, 0, 1},
+     "Accepted", 0, 1, 0, 1, NULL},
     {"update with a new signature is checked", "review-v1-update-new-signature.json", NULL,
      {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}, .tenant_names = {"cl01"}}, 0, 0, 0,
-     "SignatureVerificationFailed", 400, 1, 0, 0},
+     "SignatureVerificationFailed", 400, 1, 0, 0, NULL},
+    {"update keeping the proof of a misnamed Tenant", "review-v1-update-unchanged-proof.json", tweak_renamed,
+     {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}, .no_nonce = 1}, 0, 0, 1, "Accepted", 0, 1, 0, 1, NULL},
+    {"update with a new proof of a misnamed Tenant", "review-v1-update-new-signature.json", tweak_renamed,
+     {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}}, 0, 0, 0, "NameMismatch", 400, 0, 0, 0, NULL},
     {"update still placed", "review-v1-update-unchanged-proof.json", NULL,
-     {.ns = {{"liqo-tenant-cl01", NULL, "cl01", 1}}}, 0, 0, 0, "WrongNamespace", 400, 0, 0, 0},
+     {.ns = {{"liqo-tenant-cl01", NULL, "cl01", 1}}}, 0, 0, 0, "WrongNamespace", 400, 0, 0, 0, NULL},
     /* not ours */
-    {"delete", "review-v1-delete.json", NULL, {.unsynced = 1}, 0, 0, 1, TG_REASON_NOT_INTERCEPTED, 0, 0, 0, 0},
+    {"delete", "review-v1-delete.json", NULL, {.unsynced = 1}, 0, 0, 1, TG_REASON_NOT_INTERCEPTED, 0, 0, 0, 0, NULL},
     {"status subresource", "review-v1-status-update.json", NULL, {.unsynced = 1}, 0, 0, 1,
-     TG_REASON_NOT_INTERCEPTED, 0, 0, 0, 0},
+     TG_REASON_NOT_INTERCEPTED, 0, 0, 0, 0, NULL},
     /* caches not ready: an error, so failurePolicy Fail holds */
     {"caches not synced", PEM, NULL, {.ns = {GOOD_NS}, .unsynced = 1}, 0, 0, 0, TG_REASON_NOT_SYNCED, 500, 0, 0,
-     0},
-    {"malformed before sync", PEM, tweak_bad_base64, {.unsynced = 1}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0},
+     0, NULL},
+    {"malformed before sync", PEM, tweak_bad_base64, {.unsynced = 1}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0, NULL},
 };
 
 static int load_review(const char *fixture, void (*tweak)(json_object *), tg_review_request *req)
@@ -364,9 +417,11 @@ static void test_decide_table(void **state)
             /* the server's second pass after its live GET */
             assert_true(d.need_live_nonce);
             assert_string_equal(d.cluster_id, "cl01");
+            assert_string_equal(d.nonce_namespace, "liqo-tenant-cl01");
             opts.live_nonce_done = 1;
             opts.live_nonce = c->live == LIVE_FOUND ? seed_nonce : NULL;
             opts.live_nonce_len = c->live == LIVE_FOUND ? strlen(seed_nonce) : 0;
+            opts.live_nonce_state = c->live == LIVE_OTHER_CLUSTER ? TG_NONCE_OTHER_CLUSTER : TG_NONCE_ABSENT;
             tg_decision_clear(&d);
             tg_decide_validate(&req, &lk, &opts, &d);
         }
@@ -384,6 +439,8 @@ static void test_decide_table(void **state)
             if (strncmp(d.response.message, prefix, strlen(prefix)) != 0)
                 fail_msg("case \"%s\": message \"%s\"", c->what, d.response.message);
             assert_null(strchr(d.response.message, '\n'));
+            if (c->message && !strstr(d.response.message, c->message))
+                fail_msg("case \"%s\": message \"%s\" lacks \"%s\"", c->what, d.response.message, c->message);
             /* never the nonce */
             assert_null(strstr(d.response.message, seed_nonce));
         }

@@ -211,6 +211,23 @@ class Vectors(Base):
         self.assert_accepted(rc, out, err, "cl01?[31m", "cl01")
         self.assertIn('is "other", expected spec.clusterID; the webhook will refuse it '
                       "(LabelMismatch)", err)
+        self.assertIn('Warning: metadata.name is "cl01?[31m", expected spec.clusterID; the webhook '
+                      "will refuse it (NameMismatch)", err)
+
+    def test_name_unlike_cluster_id_warns(self):
+        doc, nonce = self.load("seed-cl01-pemkey")
+        rc, out, err = run("check", "-f", self.write("t.json", json.dumps(doc)), "--nonce", nonce)
+        self.assert_accepted(rc, out, err, "cl01", "cl01")
+        self.assertNotIn("NameMismatch", err)
+        doc["metadata"]["name"] = "cl01-copy"
+        rc, out, err = run("check", "-f", self.write("t.json", json.dumps(doc)), "--nonce", nonce)
+        self.assert_accepted(rc, out, err, "cl01-copy", "cl01")
+        self.assertIn('Warning: metadata.name is "cl01-copy", expected spec.clusterID; the webhook '
+                      "will refuse it (NameMismatch)", err)
+        del doc["metadata"]["name"]
+        rc, out, err = run("check", "-f", self.write("t.json", json.dumps(doc)), "--nonce", nonce)
+        self.assert_accepted(rc, out, err, "(unnamed)", "cl01")
+        self.assertIn("Warning: metadata.name is missing", err)
 
 
 class OfflineFlow(Base):

@@ -1,0 +1,34 @@
+/* nonce_secret.h - which Secret holds the nonce a Tenant is checked against,
+ * and reading it (PROTOCOL.md 3 and 5, step 5). Pure: a Secret object in, the
+ * nonce text out; no I/O.
+ *
+ * The nonce for a Tenant of consumer C in namespace N is the Secret N/liqo-nonce
+ * (the name Liqo and `kubectl tenantgate create nonce` give it), labelled
+ * liqo.io/nonce=true and liqo.io/remote-cluster-id=C, data key "nonce".
+ * Nothing else counts: a Secret with those labels in any other namespace, or
+ * under another name, is neither used nor in the way. Whoever may create a
+ * Secret somewhere must not be able to choose the nonce a Tenant is signed
+ * over, nor hide the real one. */
+#ifndef TG_WEBHOOK_NONCE_SECRET_H
+#define TG_WEBHOOK_NONCE_SECRET_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "webhook/lookup.h"
+
+#define TG_NONCE_SECRET_NAME "liqo-nonce"
+
+/* Judge secret (a Secret object, NULL when there is none) as the nonce for
+ * (ns, cluster_id). A Secret of another namespace or name is TG_NONCE_ABSENT.
+ * On TG_NONCE_FOUND the base64-decoded data.nonce is copied into nonce,
+ * NUL-terminated, with its length in *len; it must be non-empty, shorter than
+ * TG_LOOKUP_NONCE_MAX and free of NUL bytes. */
+tg_nonce_state tg_nonce_secret_read(json_object *secret, const char *ns, const char *cluster_id,
+                                    char nonce[TG_LOOKUP_NONCE_MAX], size_t *len);
+
+/* What was found, as the end of a denial message: "found none", "found it
+ * without label liqo.io/nonce=true", ... */
+const char *tg_nonce_state_found(tg_nonce_state s);
+
+#endif
