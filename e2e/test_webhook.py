@@ -311,7 +311,8 @@ def test_second_tenant_in_a_namespace_is_duplicate(provider, vectors_dir, tenant
 
 def test_same_name_in_another_tenant_namespace_is_duplicate(provider, vectors_dir, tenant_ns):
     """A second tenant namespace labelled for the same cluster, with its own nonce: the
-    Tenant under its own name (the only name NameMismatch lets through) is a Duplicate."""
+    Tenant under its own name (the only name NameMismatch would let through) is a
+    Duplicate."""
     _, nonce = load_vector(vectors_dir, CL01)
     ns = tenant_ns("cl01", nonce)
     tenant, _ = vector_in(vectors_dir, CL01, ns)
@@ -339,9 +340,9 @@ def test_renamed_copy_in_a_second_namespace_is_name_mismatch(provider, vectors_d
     assert message == 'expected metadata.name to equal spec.clusterID "cl01", found "cl01-copy"', \
         message
     assert not stored(provider, second, "cl01-copy")
-    # In the first namespace too: the name is judged before the duplicate.
+    # In the first namespace it is a Duplicate (checked first).
     copy_["metadata"]["namespace"] = ns
-    expect_denied(provider.apply(copy_, check=False), "NameMismatch", "BadRequest")
+    expect_denied(provider.apply(copy_, check=False), "Duplicate", "Forbidden")
 
 
 def test_generate_name_is_name_mismatch(provider, vectors_dir, tenant_ns):

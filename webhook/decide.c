@@ -152,11 +152,6 @@ static int check_placement(const tg_review_request *req, const tg_tenant *t, con
                                     rc == TG_LOOKUP_FOUND ? value : "no such label",
                                     rc == TG_LOOKUP_FOUND ? "\"" : "");
 
-    /* The name cannot change after CREATE: an UPDATE that keeps the proof of
-     * a Tenant admitted before this rule existed is let through. */
-    if ((req->op == TG_OP_CREATE || !proof_unchanged(req)) && check_name(req, t, v) != 0)
-        return -1;
-
     if (req->op == TG_OP_CREATE) {
         size_t n = lk->ops->tenants_in_namespace(lk, ns);
         if (n > 0)
@@ -168,6 +163,11 @@ static int check_placement(const tg_review_request *req, const tg_tenant *t, con
                                         "expected no other Tenant named %.*s in any namespace, found one",
                                         SHOWN, name);
     }
+    /* After the duplicates, so that both stay reachable. The name cannot
+     * change after CREATE: an UPDATE that keeps the proof of a Tenant admitted
+     * before this rule existed is let through. */
+    if ((req->op == TG_OP_CREATE || !proof_unchanged(req)) && check_name(req, t, v) != 0)
+        return -1;
     return 0;
 }
 

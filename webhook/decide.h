@@ -2,8 +2,8 @@
  * the cluster facts (lookup.h) in, the answer out. No I/O, no clock.
  *
  * Validation order (PROTOCOL.md 5): 1 decode (MalformedTenant), 2 placement
- * (WrongNamespace, LabelMismatch, NameMismatch on CREATE and on an UPDATE
- * that changes the proof, Duplicate), then tg_tenant_check() for 3, 4 and
+ * (WrongNamespace, LabelMismatch, Duplicate, NameMismatch on CREATE and on an
+ * UPDATE that changes the proof), then tg_tenant_check() for 3, 4 and
  * 6-10 with the nonce of step 5 looked up in between: the Secret liqo-nonce
  * of the Tenant's own namespace (nonce_secret.h), nothing else. */
 #ifndef TG_WEBHOOK_DECIDE_H

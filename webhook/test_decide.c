@@ -315,7 +315,7 @@ static const decide_case cases[] = {
     {"generateName", PEM, tweak_generate_name, {.ns = {GOOD_NS}}, 0, 0, 0, "NameMismatch", 400, 0, 0, 0,
      "found none (generateName is not supported)"},
     {"renamed copy, second in its namespace", PEM, tweak_renamed, {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}},
-     0, 0, 0, "NameMismatch", 400, 0, 0, 0, NULL},
+     0, 0, 0, "Duplicate", 403, 0, 0, 0, NULL},
     {"renamed copy in a namespace of another cluster", PEM, tweak_renamed,
      {.ns = {{"liqo-tenant-cl01", "true", "cl02", 0}}}, 0, 0, 0, "LabelMismatch", 403, 0, 0, 0, NULL},
     {"renamed copy without handshake", PEM, tweak_renamed_no_handshake, {.ns = {GOOD_NS}}, 1, 0, 0, "NameMismatch",
