@@ -44,36 +44,33 @@ static void print_safe(FILE *out, const char *s)
         fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
 }
 
+/* "Warning: FIELD is "VALUE" (or missing), expected spec.clusterID; ..." when
+ * value is not the cluster id. */
+static void warn_unlike_cluster_id(const tg_tenant *t, const char *field, const char *value, const char *reason)
+{
+    if (value != NULL && strcmp(value, t->cluster_id) == 0)
+        return;
+    fprintf(stderr, "Warning: %s is ", field);
+    if (value == NULL) {
+        fputs("missing", stderr);
+    } else {
+        fputc('"', stderr);
+        print_safe(stderr, value);
+        fputc('"', stderr);
+    }
+    fprintf(stderr, ", expected spec.clusterID; the webhook will refuse it (%s)\n", reason);
+}
+
 static void print_warnings(const tg_verdict *v, const tg_tenant *t)
 {
     if (v->warnings & TG_WARN_RAW_PUBLIC_KEY)
         fprintf(stderr, "Warning: spec.publicKey is a raw 32-byte Ed25519 key (Liqo < 1.0.2); "
                         "newer Liqo sends PEM PKIX\n");
-    /* Placement (step 2) needs the cluster, but this part of it can be seen
-     * here: the webhook refuses the Tenant with LabelMismatch. */
-    if (t->label_cluster_id == NULL || strcmp(t->label_cluster_id, t->cluster_id) != 0) {
-        fputs("Warning: metadata.labels[" TG_LABEL_REMOTE_CLUSTER_ID "] is ", stderr);
-        if (t->label_cluster_id == NULL) {
-            fputs("missing", stderr);
-        } else {
-            fputc('"', stderr);
-            print_safe(stderr, t->label_cluster_id);
-            fputc('"', stderr);
-        }
-        fputs(", expected spec.clusterID; the webhook will refuse it (LabelMismatch)\n", stderr);
-    }
-    /* Likewise the name: Liqo names a Tenant after the consumer. */
-    if (t->name == NULL || strcmp(t->name, t->cluster_id) != 0) {
-        fputs("Warning: metadata.name is ", stderr);
-        if (t->name == NULL) {
-            fputs("missing", stderr);
-        } else {
-            fputc('"', stderr);
-            print_safe(stderr, t->name);
-            fputc('"', stderr);
-        }
-        fputs(", expected spec.clusterID; the webhook will refuse it (NameMismatch)\n", stderr);
-    }
+    /* Placement (step 2) needs the cluster, but these parts of it can be seen
+     * here: the label and the name (Liqo names a Tenant after its consumer). */
+    warn_unlike_cluster_id(t, "metadata.labels[" TG_LABEL_REMOTE_CLUSTER_ID "]", t->label_cluster_id,
+                           "LabelMismatch");
+    warn_unlike_cluster_id(t, "metadata.name", t->name, "NameMismatch");
 }
 
 /* Decode and decide. Returns the exit code. */

@@ -8,12 +8,16 @@
 (d) a ValidatingWebhookConfiguration pointing at a test HTTPS responder is called on
     `kubectl apply`, and its denial reaches kubectl's stderr
 (e) `e2e/cluster down` leaves no process and no listening port behind
+(f) `e2e/cluster up` reports a daemon that exits at startup (exit status, log tail with its
+    stderr) and starts again on fresh ports when one was taken
 """
 
 import base64
 import datetime
 import http.server
 import json
+import os
+import re
 import socket
 import ssl
 import threading
@@ -441,6 +445,55 @@ def test_down_leaves_no_process_or_port(k8s_bin):
     assert cluster_tool("status", name, check=False).returncode != 0
     # down is idempotent
     assert cluster_tool("down", name, check=False).returncode == 0
+
+
+# --- (f) a failed start says why; a port taken at startup is retried --------------------------
+
+def _fake_etcd(tmp_path, body):
+    """An etcd stand-in for TG_E2E_ETCD: a shell script with body."""
+    path = tmp_path / "etcd-stand-in"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+def test_daemon_exiting_at_startup_is_reported_with_status_and_log(k8s_bin, tmp_path):
+    name = f"{RUN_TAG}-dies"
+    etcd = _fake_etcd(tmp_path, "echo 'stand-in: refusing to start on purpose' >&2\nexit 7\n")
+    env = dict(os.environ, TG_E2E_ETCD=str(etcd))
+    try:
+        proc = cluster_tool("up", name, check=False, env=env)
+    finally:
+        cluster_tool("down", name, check=False)
+    assert proc.returncode != 0
+    assert re.search(r"etcd exited during startup \(pid \d+ exited with status 7\)", proc.stderr), \
+        proc.stderr
+    # its stderr, from the log's tail
+    assert "stand-in: refusing to start on purpose" in proc.stderr, proc.stderr
+
+
+def test_port_taken_at_startup_starts_again_on_fresh_ports(k8s_bin, tmp_path):
+    """The first etcd finds its port taken (as a daemon does when another process bound it
+    between the pick and the daemon's bind); `up` starts everything again on other ports."""
+    name = f"{RUN_TAG}-retry"
+    mark = tmp_path / "first-start-done"
+    etcd = _fake_etcd(tmp_path, f"""if [ ! -e {mark} ]; then
+  : > {mark}
+  echo "listen tcp 127.0.0.1:1: bind: address already in use" >&2
+  exit 1
+fi
+exec {k8s_bin / "etcd"} "$@"
+""")
+    env = dict(os.environ, TG_E2E_ETCD=str(etcd))
+    try:
+        proc = cluster_tool("up", name, check=False, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "starting again on fresh ports" in proc.stderr, proc.stderr
+        assert cluster_tool("status", name, check=False).returncode == 0
+        cluster = Cluster(name)
+        assert cluster.kubectl("get", "--raw", "/readyz").stdout == "ok"
+    finally:
+        cluster_tool("down", name, check=False)
 
 
 # --- the host_process fixture other test files rely on -------------------------------------
