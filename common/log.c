@@ -1,9 +1,10 @@
-/* log.c - JSON-lines logger: one line, one write(2). */
+/* log.c - JSON-lines logger: one line, one write(2); batched lines through a writer thread. */
 #include "log.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -283,8 +284,124 @@ static void write_all(const char *buf, size_t len)
     }
 }
 
-/* The calling thread's batch (see log.h). PIPE_BUF: a larger write to a
- * pipe may interleave with other threads' lines. */
+/* Batched lines are written by one writer thread (see log.h): a write(2)
+ * that blocks - a pipe to a slow container runtime, a disk in writeback -
+ * then stalls that thread instead of the event loop that serves requests (a
+ * one-thread webhook otherwise holds every request behind it). The queue is
+ * a bounded ring: when it is full the flushing thread waits, as a blocking
+ * write would have made it. Without the thread (it could not start), the
+ * flushing thread writes itself. */
+#define QUEUE_BYTES (256 * 1024)
+
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t mu;
+    pthread_cond_t more;           /* queued bytes for the writer */
+    pthread_cond_t room;           /* bytes written: room for producers, progress for tg_log_sync */
+    int running;
+    size_t head, len;              /* next byte to write; bytes queued (incl. the write in flight) */
+    char ring[QUEUE_BYTES];
+} queue = {.once = PTHREAD_ONCE_INIT, .mu = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER,
+           .room = PTHREAD_COND_INITIALIZER};
+
+/* Copy n queued bytes from offset at into out (the ring wraps). */
+static void ring_copy_out(size_t at, char *out, size_t n)
+{
+    size_t first = QUEUE_BYTES - at < n ? QUEUE_BYTES - at : n;
+
+    memcpy(out, queue.ring + at, first);
+    memcpy(out + first, queue.ring, n - first);
+}
+
+/* How much of buf[0..n) to write at once: whole lines, at most PIPE_BUF
+ * bytes so a pipe keeps them atomic; a single longer line goes whole. */
+static size_t whole_lines(const char *buf, size_t n)
+{
+    size_t cut = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != '\n')
+            continue;
+        if (i + 1 > PIPE_BUF && cut > 0)
+            break;
+        cut = i + 1;
+        if (cut >= PIPE_BUF)
+            break;
+    }
+    return cut > 0 ? cut : n;
+}
+
+static void *writer_main(void *arg)
+{
+    static char out[TG_LOG_LINE_MAX];
+
+    (void)arg;
+    pthread_mutex_lock(&queue.mu);
+    for (;;) {
+        size_t n;
+
+        while (queue.len == 0)
+            pthread_cond_wait(&queue.more, &queue.mu);
+        n = queue.len < sizeof(out) ? queue.len : sizeof(out);
+        ring_copy_out(queue.head, out, n);
+        n = whole_lines(out, n);
+        pthread_mutex_unlock(&queue.mu);
+        write_all(out, n);
+        pthread_mutex_lock(&queue.mu);
+        queue.head = (queue.head + n) % QUEUE_BYTES;
+        queue.len -= n;
+        pthread_cond_broadcast(&queue.room);
+    }
+    return NULL;
+}
+
+static void start_writer(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+
+    if (pthread_attr_init(&attr) != 0)
+        return;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    queue.running = pthread_create(&t, &attr, writer_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+}
+
+/* Queue whole lines for the writer thread (or write them, without one). */
+static void enqueue(const char *buf, size_t len)
+{
+    pthread_once(&queue.once, start_writer);
+    if (!queue.running || len > QUEUE_BYTES) {
+        write_all(buf, len);
+        return;
+    }
+    pthread_mutex_lock(&queue.mu);
+    while (QUEUE_BYTES - queue.len < len)
+        pthread_cond_wait(&queue.room, &queue.mu);
+    for (size_t off = 0; off < len;) {
+        size_t at = (queue.head + queue.len) % QUEUE_BYTES;
+        size_t n = QUEUE_BYTES - at < len - off ? QUEUE_BYTES - at : len - off;
+        memcpy(queue.ring + at, buf + off, n);
+        queue.len += n;
+        off += n;
+    }
+    pthread_cond_signal(&queue.more);
+    pthread_mutex_unlock(&queue.mu);
+}
+
+void tg_log_sync(void)
+{
+    if (!queue.running)
+        return;
+    pthread_mutex_lock(&queue.mu);
+    while (queue.len > 0)
+        pthread_cond_wait(&queue.room, &queue.mu);
+    pthread_mutex_unlock(&queue.mu);
+}
+
+/* The calling thread's batch (see log.h). PIPE_BUF: one write(2) of it
+ * stays atomic on a pipe. */
 static __thread struct {
     int on;
     size_t len;
@@ -299,7 +416,7 @@ void tg_log_batch_begin(void)
 void tg_log_flush(void)
 {
     if (batch.len > 0) {
-        write_all(batch.buf, batch.len);
+        enqueue(batch.buf, batch.len);
         batch.len = 0;
     }
 }
@@ -307,6 +424,7 @@ void tg_log_flush(void)
 void tg_log_batch_end(void)
 {
     tg_log_flush();
+    tg_log_sync();
     batch.on = 0;
 }
 
@@ -330,11 +448,13 @@ void tg_log_fields(tg_log_level level, const char *msg, const tg_log_field *fiel
     if (batch.len + len > sizeof(batch.buf))
         tg_log_flush();
     if (len > sizeof(batch.buf)) {
-        write_all(buf, len);
-        return;
+        enqueue(buf, len);          /* after the batch, in order */
+    } else {
+        memcpy(batch.buf + batch.len, buf, len);
+        batch.len += len;
     }
-    memcpy(batch.buf + batch.len, buf, len);
-    batch.len += len;
-    if (level >= TG_LOG_ERROR)
-        tg_log_flush();             /* the process may be about to go */
+    if (level >= TG_LOG_ERROR) {
+        tg_log_flush();             /* the process may be about to go: */
+        tg_log_sync();              /* written before the call returns */
+    }
 }

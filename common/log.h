@@ -61,10 +61,17 @@ size_t tg_log_format(char *buf, int64_t ts_ms, tg_log_level level, const char *m
  * lines only and stays atomic on a pipe), by tg_log_flush(), and at once for
  * an error line. The loop must call tg_log_flush() before it blocks (a
  * uv_prepare_t), so a line waits at most for the rest of one loop turn.
- * tg_log_batch_end() flushes and returns the thread to one write per line. */
+ * tg_log_batch_end() flushes and returns the thread to one write per line.
+ *
+ * A flushed batch is written by a writer thread, not by the flushing one, so
+ * an event loop never waits on a slow log pipe or disk; the queue is bounded
+ * (256 KB: the flushing thread waits when it is full). An error line, and
+ * tg_log_batch_end(), return only once everything queued is written.
+ * tg_log_sync() waits for that from any thread. */
 void tg_log_batch_begin(void);
 void tg_log_flush(void);
 void tg_log_batch_end(void);
+void tg_log_sync(void);
 
 /* Write one line if level is enabled. */
 void tg_log_fields(tg_log_level level, const char *msg, const tg_log_field *fields, size_t nfields);

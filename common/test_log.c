@@ -212,6 +212,7 @@ static void test_batching(void **state)
     tg_log(TG_LOG_WARN, "two", TG_LOG_INT("i", 2));
     assert_int_equal(file_size(f), 0);
     tg_log_flush();
+    tg_log_sync();                                /* written by the writer thread */
     assert_true(file_size(f) > 0);
     last = file_size(f);
     tg_log(TG_LOG_ERROR, "three", TG_LOG_INT("i", 3));
@@ -220,6 +221,7 @@ static void test_batching(void **state)
     for (int i = 0; i < 100; i++) {
         tg_log(TG_LOG_INFO, "many", TG_LOG_INT("i", i),
                TG_LOG_STR("pad", "0123456789012345678901234567890123456789"));
+        tg_log_sync();
         if (file_size(f) != last) {
             flushed_early = 1;
             assert_true(file_size(f) - last <= PIPE_BUF);
@@ -239,6 +241,55 @@ static void test_batching(void **state)
     assert_int_equal(lines, 104);
     free(line);
     fclose(f);
+}
+
+/* The event loop's flush never waits on the log's reader: with a pipe that
+ * nobody reads yet, 100 KB of batched lines (more than the pipe holds) are
+ * handed over without blocking, then arrive whole and in order. */
+static void test_flush_does_not_wait_for_the_reader(void **state)
+{
+    int fds[2];
+    const int n = 800;
+    char *all = malloc(1 << 20), *p, *nl;
+    size_t got = 0;
+    int seen = 0;
+
+    (void)state;
+    assert_non_null(all);
+    assert_int_equal(pipe(fds), 0);
+    tg_log_set_fd(fds[1]);
+    tg_log_batch_begin();
+    for (int i = 0; i < n; i++) {
+        tg_log(TG_LOG_INFO, "queued", TG_LOG_INT("i", i),
+               TG_LOG_STR("pad", "0123456789012345678901234567890123456789012345678901234567890123456789"));
+        if (i % 3 == 2)
+            tg_log_flush();
+    }
+    tg_log_flush();
+    /* Only now does anyone read. */
+    while (seen < n) {
+        ssize_t r = read(fds[0], all + got, (1 << 20) - 1 - got);
+        assert_true(r > 0);
+        got += (size_t)r;
+        all[got] = '\0';
+        seen = 0;
+        for (p = all; (nl = strchr(p, '\n')) != NULL; p = nl + 1)
+            seen++;
+    }
+    tg_log_batch_end();
+    tg_log_set_fd(2);
+    seen = 0;
+    for (p = all; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+        json_object *o = parse_line(p, (size_t)(nl - p + 1)), *v;
+        assert_true(json_object_object_get_ex(o, "i", &v));
+        assert_int_equal(json_object_get_int(v), seen);
+        json_object_put(o);
+        seen++;
+    }
+    assert_int_equal(seen, n);
+    close(fds[0]);
+    close(fds[1]);
+    free(all);
 }
 
 static void test_levels(void **state)
@@ -270,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_truncation_keeps_json_valid),
         cmocka_unit_test(test_threads_never_interleave),
         cmocka_unit_test(test_batching),
+        cmocka_unit_test(test_flush_does_not_wait_for_the_reader),
         cmocka_unit_test(test_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
