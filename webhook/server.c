@@ -17,6 +17,7 @@
 #include <h2o.h>
 #include <h2o/socket/uv-binding.h>
 
+#include "common/file_pages.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/probe_server.h"
@@ -646,6 +647,7 @@ static void on_trim_tick(uv_timer_t *t)
     }
     if (s->trim_pending || conns < s->trim_conns_peak) {
         malloc_trim(0);
+        tg_file_pages_release();   /* start-up-only library pages (common/file_pages.h) */
         s->trim_pending = 0;
         s->trim_conns_peak = conns;
     }
