@@ -244,10 +244,17 @@ static void live_worker_stop(void *self, int worker)
 
 /* ---------- life cycle ---------- */
 
+/* What the lookups read, and nothing else is kept (metadata, minus
+ * managedFields, always is): a Namespace's and a Tenant's metadata, a nonce
+ * Secret's data.nonce. managedFields alone is most of a small object's tree. */
+static const char *const keep_metadata[] = {NULL};
+static const char *const keep_nonce[] = {"data." TG_NONCE_DATA_KEY, NULL};
+
 static tg_informer *start_informer(tg_kube_lookup *kl, const char *path, const char *selector,
-                                   const char *index_label, char *err, size_t err_len)
+                                   const char *index_label, const char *const *keep, char *err, size_t err_len)
 {
-    tg_informer_opts opts = {.path = path, .label_selector = selector, .index_label = index_label};
+    tg_informer_opts opts = {.path = path, .label_selector = selector, .index_label = index_label,
+                             .keep_fields = keep};
     tg_informer *inf = tg_informer_new(kl->client, &opts, err, err_len);
 
     if (inf && tg_informer_start(inf, err, err_len) != 0) {
@@ -273,10 +280,10 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
         goto fail;
     if (!(kl->client = tg_kube_client_new(loop, &kl->config, err, err_len)))
         goto fail;
-    if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", NULL, err,
-                                          err_len)) ||
-        !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, NULL, err, err_len)) ||
-        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, NULL, err, err_len)))
+    if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", NULL,
+                                          keep_metadata, err, err_len)) ||
+        !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, NULL, keep_metadata, err, err_len)) ||
+        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, NULL, keep_nonce, err, err_len)))
         goto fail;
     kl->lookup.ops = &kube_ops;
     kl->lookup.data = kl;
