@@ -1,0 +1,3 @@
+module tenantgate.local/bench/peer-go
+
+go 1.26
