@@ -219,6 +219,13 @@ SSL_CTX *tg_tls_server_ctx(tg_tls_store *s, int enable_h2)
      * write record buffers (~32 KB each); the API server keeps many open.
      * Measured: 1,000 idle connections 45 -> 29 MB. */
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    /* Close without sending close_notify. h2o 2.2 sends it through a write
+     * that never completes when the client has reset the connection (a
+     * kept-alive connection dropped by a restarting API server, or a load
+     * tool that stops): it then kept that connection's fd and ~44 KB
+     * forever. HTTP/1.1 and HTTP/2 frame their messages, so a missing
+     * close_notify truncates nothing (test_server.py: reset connections). */
+    SSL_CTX_set_quiet_shutdown(ctx, 1);
     SSL_CTX_set_cert_cb(ctx, on_certificate, s);
     h2o_ssl_register_alpn_protocols(ctx, enable_h2 ? alpn_h2_h1 : alpn_h1);
     return ctx;
