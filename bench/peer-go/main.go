@@ -273,6 +273,10 @@ func (s *server) check(t *tenant, op string, old *tenant) *denial {
 		bytes.Equal(old.Spec.CSR, t.Spec.CSR) && bytes.Equal(old.Spec.Signature, t.Spec.Signature) {
 		return nil
 	}
+	if t.Metadata.Name != t.Spec.ClusterID {
+		return deny("NameMismatch", "metadata.name: expected %s (spec.clusterID), found %q", t.Spec.ClusterID,
+			t.Metadata.Name)
+	}
 	if len(t.Spec.PublicKey) == 0 || len(t.Spec.CSR) == 0 || len(t.Spec.Signature) == 0 {
 		return deny("MalformedTenant", "expected spec.publicKey, spec.csr and spec.signature")
 	}
