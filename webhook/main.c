@@ -32,8 +32,12 @@ static void usage(FILE *out)
             "  --threads N               worker threads (default: number of cores)\n"
             "  --allow-no-handshake      accept authzPolicy TolerateNoHandshake (off by default)\n"
             "  --shutdown-grace SECONDS  on SIGTERM, wait this long for in-flight requests (default 10)\n"
+            "  --request-timeout SECONDS  bound on a TLS handshake, a request's arrival, an idle or\n"
+            "                            stalled HTTP/2 connection (default 10)\n"
+            "  --max-connections N       open HTTPS connections; past it new ones are closed (default 1000)\n"
             "  --cert-check-interval SECONDS  periodic check of the cert files (default 10)\n"
-            "  --no-http2                offer only http/1.1 by ALPN\n"
+            "  --http2                   also offer h2 by ALPN (off by default: see README, Security)\n"
+            "  --no-http2                offer only http/1.1 (the default; kept for old manifests)\n"
             "  --log-level LEVEL         debug, info, warn, error (default info)\n"
             "  -h, --help\n");
 }
@@ -55,7 +59,7 @@ int main(int argc, char **argv)
 {
     enum {
         OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_GRACE,
-        OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL,
+        OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_MAX_CONNS,
     };
     static const struct option opts[] = {
         {"cert", required_argument, NULL, OPT_CERT},
@@ -69,6 +73,9 @@ int main(int argc, char **argv)
         {"cert-check-interval", required_argument, NULL, OPT_CHECK},
         {"no-http2", no_argument, NULL, OPT_NO_H2},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"http2", no_argument, NULL, OPT_H2},
+        {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
+        {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -82,7 +89,9 @@ int main(int argc, char **argv)
         .threads = 0,
         .cert_check_ms = 10000,
         .shutdown_grace_ms = 10000,
-        .enable_h2 = 1,
+        .request_timeout_ms = 10000,
+        .max_connections = 1000,
+        .enable_h2 = 0,
     };
     tg_kube_lookup *kl = NULL;
     uv_loop_t *loop = uv_default_loop();
@@ -121,6 +130,15 @@ int main(int argc, char **argv)
                 goto bad;
             break;
         case OPT_NO_H2: cfg.enable_h2 = 0; break;
+        case OPT_H2: cfg.enable_h2 = 1; break;
+        case OPT_REQ_TIMEOUT:
+            if (parse_seconds(optarg, &cfg.request_timeout_ms) != 0 || cfg.request_timeout_ms < 100)
+                goto bad;
+            break;
+        case OPT_MAX_CONNS:
+            if (tg_flag_long(optarg, 1, 1000000, &cfg.max_connections) != 0)
+                goto bad;
+            break;
         case OPT_LOG_LEVEL:
             if (tg_log_set_level_named(optarg) != 0)
                 goto bad;
@@ -141,6 +159,11 @@ int main(int argc, char **argv)
      * is enough; the main loop (informers, metrics) shares. Measured with
      * --threads 1: 2 MB less RSS after load and with 1,000 connections. */
     mallopt(M_ARENA_MAX, cfg.threads);
+    /* Fixed, so glibc does not raise it: after freeing a large mapped chunk it
+     * would, and the next 3 MB bodies would come from the arenas and stay
+     * there (fragmented) after the burst. Above it a buffer is its own
+     * mapping, returned to the OS when freed. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     /* A peer that resets mid-write must not kill the process. */
     signal(SIGPIPE, SIG_IGN);
 

@@ -22,33 +22,25 @@
 #include "common/metrics.h"
 #include "common/probe_server.h"
 #include "webhook/certwatch.h"
+#include "webhook/conns.h"
 #include "webhook/decide.h"
+#include "webhook/h1_framing.h"
 #include "webhook/review.h"
 #include "webhook/tls.h"
 
 #define PATH_VALIDATE "/validate/tenants"
 #define PATH_MUTATE "/mutate/tenants"
 
-/* kube-apiserver waits at most 30 s for a webhook: a request that has not
- * arrived whole within 10 s, or a handshake that slow, is someone else. */
-#define REQ_TIMEOUT_MS 10000
-#define HANDSHAKE_TIMEOUT_MS 10000
 #define DRAIN_POLL_MS 50
+/* HTTP/2 requests of one connection handled at once (h2o refuses streams
+ * past its fixed 100; the rest of those wait their turn). */
+#define H2_MAX_CONCURRENT_REQUESTS 16
 /* How often the main loop looks for a quiet moment to give freed memory back
  * to the OS (see on_trim_tick). */
-#define TRIM_CHECK_MS 1000
+#define TRIM_CHECK_MS 500
+#define TRIM_ROUNDS 4
 
 enum worker_phase { PHASE_RUN = 0, PHASE_DRAIN, PHASE_STOP };
-
-/* A connection we accepted: h2o owns the protocol, we keep the list so a
- * drain can find the idle ones (h2o 2.2 leaves idle HTTP/1.1 keep-alive
- * connections open on shutdown until their timeout). */
-typedef struct conn {
-    uv_tcp_t tcp;                  /* first: the close callback gets &tcp */
-    h2o_socket_t *sock;
-    h2o_linklist_t link;
-    int shut;
-} conn;
 
 typedef struct worker {
     tg_server *server;
@@ -60,11 +52,9 @@ typedef struct worker {
     h2o_accept_ctx_t accept_ctx;
     uv_tcp_t listener;
     uv_async_t wake;               /* phase changes from the main thread */
-    uv_timer_t reaper;             /* while draining: closes idle connections */
     uv_prepare_t log_flush;        /* writes the turn's batched log lines before blocking */
-    h2o_linklist_t conn_list;      /* loop thread only */
+    tg_conns conns;                /* accepted connections (loop thread) */
     atomic_int phase;
-    atomic_long conns;             /* open TCP connections */
     atomic_long in_flight;         /* requests inside our handlers */
     atomic_long served;            /* admissions started, ever */
 } worker;
@@ -88,18 +78,19 @@ struct tg_server {
     uint64_t drain_deadline;
     uv_timer_t trim_timer;
     long trim_served;              /* requests seen at the last tick */
-    long trim_conns_peak;          /* most connections since the last trim */
-    int trim_pending;              /* requests or connections came and went */
-    int trim_synced;               /* trimmed once after the first cache sync */
+    long trim_conns_last;          /* connections at the last tick */
+    int trim_rounds;               /* trims still to do once things are quiet */
+    int trim_synced;               /* trimmed after the first cache sync */
     atomic_int draining;
     int stopped;
     worker *workers;
     int nworkers;
     int port, metrics_port;
+    atomic_long open_conns;        /* in all workers, against cfg.max_connections */
     /* telemetry */
     tg_metrics *metrics;
     tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_cert_expiry, *m_reloads,
-        *m_ready;
+        *m_ready, *m_conns, *m_conns_rejected, *m_conns_closed, *m_h2_resets;
 };
 
 /* ---------- small helpers ---------- */
@@ -209,6 +200,7 @@ static void admission_free(admission *a)
  * request (answered, or the connection closed) it clears the back pointer. */
 typedef struct admission_guard {
     admission *a;
+    void *conn;                    /* tg_conns_request_pending's handle */
 } admission_guard;
 
 static void on_request_disposed(void *p)
@@ -216,6 +208,7 @@ static void on_request_disposed(void *p)
     admission_guard *g = p;
     if (g->a)
         g->a->req = NULL;
+    tg_conns_request_done(g->conn);
 }
 
 typedef struct live_wait {
@@ -282,8 +275,10 @@ static int handle_admission(tg_server *s, worker *w, h2o_req_t *req, const char 
         if (d.need_live_nonce && s->cfg.live) {
             live_wait *lw = malloc(sizeof(*lw));
             admission_guard *g = h2o_mem_alloc_shared(&req->pool, sizeof(*g), on_request_disposed);
+            g->conn = NULL;
             if (lw) {
                 g->a = a;
+                g->conn = tg_conns_request_pending(req);
                 lw->a = a;
                 lw->guard = g;
                 if (s->cfg.live->fetch(s->cfg.live->self, &w->loop, w->index, d.nonce_namespace, d.cluster_id,
@@ -306,13 +301,43 @@ static int handle_admission(tg_server *s, worker *w, h2o_req_t *req, const char 
     return 0;
 }
 
+/* HTTP/1.x with a body: is its length ambiguous (h1_framing.h)? h2o has
+ * dropped Content-Length and Transfer-Encoding from req->headers, but the raw
+ * head is still at the start of the connection's input buffer, right before
+ * the body (h2o consumes a request only after answering it). */
+static int h1_framing_verdict(h2o_req_t *req)
+{
+    h2o_socket_t *sock;
+    const char *start;
+
+    if (req->version >= 0x200 || req->entity.base == NULL)
+        return TG_H1_FRAMING_OK;
+    sock = req->conn->callbacks->get_socket(req->conn);
+    if (!sock || !sock->input)
+        return TG_H1_FRAMING_OK;
+    start = sock->input->bytes;
+    if (req->entity.base < start || req->entity.base > start + sock->input->size)
+        return TG_H1_FRAMING_OK;
+    return tg_h1_framing_check(start, (size_t)(req->entity.base - start));
+}
+
 static int on_https_request(h2o_handler_t *self, h2o_req_t *req)
 {
     tg_server *s = ((app_handler *)self)->server;
     worker *w = H2O_STRUCT_FROM_MEMBER(worker, ctx, req->conn->ctx);
     uint64_t started = now_us();
     const char *path;
+    int framing;
 
+    if ((framing = h1_framing_verdict(req)) != TG_H1_FRAMING_OK) {
+        /* 400, and the connection closes: what follows the body is not
+         * trusted to be the next request. */
+        count_request(s, "other", "rejected", "AmbiguousLength", 0);
+        req->http1_is_persistent = 0;
+        send_text(req, 400, "Bad Request", "text/plain; charset=utf-8", tg_h1_framing_message(framing),
+                  strlen(tg_h1_framing_message(framing)));
+        return 0;
+    }
     if (iov_is(req->path_normalized, PATH_VALIDATE)) {
         path = PATH_VALIDATE;
     } else if (iov_is(req->path_normalized, PATH_MUTATE)) {
@@ -352,7 +377,7 @@ static long total(tg_server *s, int in_flight)
 {
     long n = 0;
     for (int i = 0; i < s->nworkers; i++)
-        n += atomic_load(in_flight ? &s->workers[i].in_flight : &s->workers[i].conns);
+        n += in_flight ? atomic_load(&s->workers[i].in_flight) : tg_conns_open(&s->workers[i].conns);
     return n;
 }
 
@@ -374,6 +399,7 @@ static void refresh_gauges(tg_server *s)
     const tg_lookup *lk = s->cfg.lookup;
 
     tg_gauge_set(tg_metric_series_get(s->m_in_flight, NULL), (double)total(s, 1));
+    tg_gauge_set(tg_metric_series_get(s->m_conns, NULL), (double)total(s, 0));
     if (tg_tls_store_loaded(&s->tls, &not_after))
         tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, NULL), (double)not_after);
     if (lk->ops->cache_sizes) {
@@ -397,62 +423,7 @@ static void probe_before_metrics(void *data)
     refresh_gauges(data);
 }
 
-/* ---------- accepting ---------- */
-
-static void on_conn_closed(uv_handle_t *h)
-{
-    worker *w = h->loop->data;
-    conn *c = (conn *)h;
-
-    h2o_linklist_unlink(&c->link);
-    atomic_fetch_sub(&w->conns, 1);
-    free(c);
-}
-
-static void on_accept(uv_stream_t *listener, int status)
-{
-    worker *w = listener->loop->data;
-    conn *c;
-
-    if (status != 0)
-        return;
-    c = h2o_mem_alloc(sizeof(*c));
-    memset(c, 0, sizeof(*c));
-    uv_tcp_init(listener->loop, &c->tcp);
-    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0) {
-        uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
-        return;
-    }
-    uv_tcp_nodelay(&c->tcp, 1);
-    atomic_fetch_add(&w->conns, 1);
-    h2o_linklist_insert(&w->conn_list, &c->link);
-    c->sock = h2o_uv_socket_create((uv_stream_t *)&c->tcp, on_conn_closed);
-    h2o_accept(&w->accept_ctx, c->sock);
-}
-
-/* While draining: a connection that waits for its next request (reading,
- * nothing buffered, nothing being written) gets its read side shut. h2o
- * then sees end-of-stream and closes it through its own path, so no state
- * is pulled from under it. Clients (Go's net/http in kube-apiserver) retry a
- * request on a kept-alive connection the server closed before answering. */
-static void on_reap(uv_timer_t *t)
-{
-    worker *w = t->data;
-    h2o_linklist_t *node;
-
-    if (atomic_load(&w->in_flight) != 0)
-        return;                    /* an asynchronous answer is pending */
-    for (node = w->conn_list.next; node != &w->conn_list; node = node->next) {
-        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
-        uv_os_fd_t fd;
-
-        if (c->shut || !h2o_socket_is_reading(c->sock) || h2o_socket_is_writing(c->sock) ||
-            c->sock->input->size != 0)
-            continue;
-        if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 && shutdown(fd, SHUT_RD) == 0)
-            c->shut = 1;
-    }
-}
+/* ---------- listening ---------- */
 
 /* A bound, listening TCP socket; SO_REUSEPORT so every worker has its own. */
 static int bind_socket(const char *host, int port, int reuseport, int *bound_port, char *err, size_t err_len)
@@ -508,9 +479,10 @@ static void on_wake(uv_async_t *a)
 
     if (phase >= PHASE_DRAIN && !uv_is_closing((uv_handle_t *)&w->listener)) {
         uv_close((uv_handle_t *)&w->listener, NULL);
-        /* HTTP/2: GOAWAY. HTTP/1.1: nothing in h2o 2.2, hence the reaper. */
+        /* HTTP/2: GOAWAY. HTTP/1.1: nothing in h2o 2.2, hence the drain
+         * closing idle connections itself. */
         h2o_context_request_shutdown(&w->ctx);
-        uv_timer_start(&w->reaper, on_reap, 0, DRAIN_POLL_MS);
+        tg_conns_drain(&w->conns);
     }
     if (phase == PHASE_STOP) {
         const tg_live_nonce *live = w->server->cfg.live;
@@ -536,6 +508,22 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+static void worker_conns_init(tg_server *s, worker *w)
+{
+    tg_conns_config cc = {
+        .accept_ctx = &w->accept_ctx,
+        .open_total = &s->open_conns,
+        .max_open = s->cfg.max_connections,
+        .timeout_ms = s->cfg.request_timeout_ms,
+        .rejected = tg_metric_series_get(s->m_conns_rejected, NULL),
+        .closed_stalled = tg_metric_series_get(s->m_conns_closed, (const char *[]){"stalled_stream"}),
+        .closed_resets = tg_metric_series_get(s->m_conns_closed, (const char *[]){"stream_resets"}),
+        .closed_dead = tg_metric_series_get(s->m_conns_closed, (const char *[]){"dead_peer"}),
+        .resets = tg_metric_series_get(s->m_h2_resets, NULL),
+    };
+    tg_conns_init(&w->conns, &w->loop, &cc);
+}
+
 static int worker_init(tg_server *s, worker *w, int index, int fd, char *err, size_t err_len)
 {
     int rc;
@@ -548,21 +536,19 @@ static int worker_init(tg_server *s, worker *w, int index, int fd, char *err, si
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = s->conf.hosts;
     w->accept_ctx.ssl_ctx = s->ssl_ctx;
+    worker_conns_init(s, w);
     uv_tcp_init(&w->loop, &w->listener);
-    w->listener.data = w;
+    w->listener.data = &w->conns;
     if ((rc = uv_tcp_open(&w->listener, fd)) != 0 ||
-        (rc = uv_listen((uv_stream_t *)&w->listener, 1024, on_accept)) != 0) {
+        (rc = uv_listen((uv_stream_t *)&w->listener, 1024, tg_conns_on_accept)) != 0) {
         snprintf(err, err_len, "worker %d cannot listen: %s", index, uv_strerror(rc));
         return -1;
     }
     uv_async_init(&w->loop, &w->wake, on_wake);
     w->wake.data = w;
-    uv_timer_init(&w->loop, &w->reaper);
-    w->reaper.data = w;
     uv_prepare_init(&w->loop, &w->log_flush);
     uv_prepare_start(&w->log_flush, on_log_flush);
     uv_unref((uv_handle_t *)&w->log_flush);
-    h2o_linklist_init_anchor(&w->conn_list);
     return 0;
 }
 
@@ -610,46 +596,89 @@ static void on_drain_tick(uv_timer_t *t)
     }
 }
 
+/* The drain gives up a little before the grace period ends, so that closing
+ * and tearing down still fit in it: a quarter of it, at most a second. */
+static uint64_t drain_budget_ms(uint64_t grace_ms)
+{
+    uint64_t margin = grace_ms / 4 < 1000 ? grace_ms / 4 : 1000;
+    return grace_ms - margin;
+}
+
+static void *exit_backstop_main(void *arg)
+{
+    uint64_t ms = (uint64_t)(uintptr_t)arg;
+    struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    tg_log_msg(TG_LOG_WARN, "shutdown did not finish within the grace period, exiting");
+    tg_log_flush();
+    _exit(0);
+    return NULL;
+}
+
+/* Whatever the teardown waits for (an informer's connection, a stuck
+ * handler), the process is gone before the grace period ends: kubelet's
+ * SIGKILL would otherwise come first, and a caller's bound is a bound. */
+static void start_exit_backstop(uint64_t grace_ms)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    uint64_t at = grace_ms > 100 ? grace_ms - 50 : grace_ms;
+
+    if (pthread_attr_init(&attr) != 0)
+        return;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, exit_backstop_main, (void *)(uintptr_t)at) != 0)
+        tg_log_msg(TG_LOG_WARN, "cannot start the shutdown backstop");
+    pthread_attr_destroy(&attr);
+}
+
 void tg_server_shutdown(tg_server *s)
 {
     if (atomic_exchange(&s->draining, 1))
         return;
+    start_exit_backstop(s->cfg.shutdown_grace_ms);
     tg_log(TG_LOG_INFO, "shutting down", TG_LOG_INT("grace_ms", (int64_t)s->cfg.shutdown_grace_ms),
            TG_LOG_INT("connections", total(s, 0)), TG_LOG_INT("in_flight", total(s, 1)));
     set_phase(s, PHASE_DRAIN);
-    s->drain_deadline = uv_now(s->main_loop) + s->cfg.shutdown_grace_ms;
+    s->drain_deadline = uv_now(s->main_loop) + drain_budget_ms(s->cfg.shutdown_grace_ms);
     uv_timer_start(&s->drain_timer, on_drain_tick, DRAIN_POLL_MS, DRAIN_POLL_MS);
 }
 
 /* glibc keeps freed memory in its arenas: after a burst (a thousand
  * connections, a load peak, the parsing of the initial cache lists) the RSS
- * would stay at its peak. Once the burst is over - fewer connections than at the peak, or no request for a whole tick
- * after some - hand the free pages back. Cheap when there is nothing to trim,
- * and never while requests keep coming. */
+ * would stay at its peak. Once the burst is over - fewer connections than at
+ * the last tick, or no request for a whole tick after some - hand the free
+ * pages back, a few ticks in a row: connections close (and workers release
+ * their spare buffers) a little after their last request. Cheap when there is
+ * nothing to trim, and never while requests keep coming at a steady number of
+ * connections. */
 static void on_trim_tick(uv_timer_t *t)
 {
     tg_server *s = t->data;
     long conns = total(s, 0), served = 0;
+    int quiet, shrinking;
 
     for (int i = 0; i < s->nworkers; i++)
         served += atomic_load_explicit(&s->workers[i].served, memory_order_relaxed);
-    if (conns > s->trim_conns_peak)
-        s->trim_conns_peak = conns;
+    quiet = served == s->trim_served;
+    shrinking = conns < s->trim_conns_last;
     if (!s->trim_synced && s->cfg.lookup->ops->synced(s->cfg.lookup)) {
         s->trim_synced = 1;
-        s->trim_pending = 1;       /* the initial lists' parse garbage */
+        s->trim_rounds = TRIM_ROUNDS;  /* the initial lists' parse garbage */
     }
-    if (served != s->trim_served) {
-        s->trim_served = served;
-        s->trim_pending = 1;
-        if (conns >= s->trim_conns_peak)
-            return;                /* busy and not shrinking: later */
-    }
-    if (s->trim_pending || conns < s->trim_conns_peak) {
+    if (!quiet || conns != s->trim_conns_last)
+        s->trim_rounds = TRIM_ROUNDS;
+    s->trim_served = served;
+    s->trim_conns_last = conns;
+    if (s->trim_rounds > 0 && (quiet || shrinking)) {
         malloc_trim(0);
-        tg_file_pages_release();   /* start-up-only library pages (common/file_pages.h) */
-        s->trim_pending = 0;
-        s->trim_conns_peak = conns;
+        /* start-up-only library pages (common/file_pages.h); not while
+         * requests run: their code would fault back in */
+        if (quiet)
+            tg_file_pages_release();
+        s->trim_rounds--;
     }
 }
 
@@ -700,6 +729,17 @@ static void register_metrics(tg_server *s)
                                       "Serving certificate reload attempts by result.", 1,
                                       (const char *[]){"result"});
     s->m_ready = tg_metrics_gauge(m, "tenantgate_webhook_ready", "1 when /readyz answers 200.", 0, NULL);
+    s->m_conns = tg_metrics_gauge(m, "tenantgate_webhook_connections", "Open HTTPS connections.", 0, NULL);
+    s->m_conns_rejected = tg_metrics_counter(m, "tenantgate_webhook_connections_rejected_total",
+                                             "Connections closed at accept because --max-connections were open.",
+                                             0, NULL);
+    s->m_conns_closed = tg_metrics_counter(m, "tenantgate_webhook_connections_closed_total",
+                                           "Connections the server closed: stalled_stream (an HTTP/2 stream older "
+                                           "than --request-timeout), stream_resets (a burst of HTTP/2 stream "
+                                           "resets), dead_peer (a reset peer whose close h2o could not finish).",
+                                           1, (const char *[]){"reason"});
+    s->m_h2_resets = tg_metrics_counter(m, "tenantgate_webhook_http2_stream_resets_total",
+                                        "RST_STREAM frames received from HTTP/2 clients.", 0, NULL);
 }
 
 static void globalconf_init(h2o_globalconf_t *conf, tg_server *s, int (*on_req)(h2o_handler_t *, h2o_req_t *))
@@ -711,8 +751,13 @@ static void globalconf_init(h2o_globalconf_t *conf, tg_server *s, int (*on_req)(
     h2o_config_init(conf);
     conf->server_name = h2o_iovec_init(H2O_STRLIT("tenantgate"));
     conf->max_request_entity_size = TG_WEBHOOK_MAX_BODY;
-    conf->http1.req_timeout = REQ_TIMEOUT_MS;
-    conf->handshake_timeout = HANDSHAKE_TIMEOUT_MS;
+    /* kube-apiserver waits at most 30 s for a webhook: a request that has not
+     * arrived whole within the request timeout is someone else. The same
+     * bound closes an HTTP/2 connection idle that long (the handshake and
+     * stalled streams: conns.c). */
+    conf->http1.req_timeout = s->cfg.request_timeout_ms;
+    conf->http2.idle_timeout = s->cfg.request_timeout_ms;
+    conf->http2.max_concurrent_requests_per_connection = H2_MAX_CONCURRENT_REQUESTS;
     host = h2o_config_register_host(conf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     path = h2o_config_register_path(host, "/", 0);
     h = (app_handler *)h2o_create_handler(path, sizeof(*h));
@@ -830,7 +875,7 @@ int tg_server_free(tg_server *s)
      * torn down; after the grace period some are still open inside h2o, and
      * the process is about to exit anyway: leave them. */
     for (int i = 0; i < s->nworkers; i++)
-        if (atomic_load(&s->workers[i].conns) != 0)
+        if (tg_conns_open(&s->workers[i].conns) != 0)
             clean = 0;
     if (s->probe && tg_probe_server_connections(s->probe) != 0)
         clean = 0;

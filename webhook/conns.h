@@ -1,0 +1,86 @@
+/* conns.h - one worker's TLS connections: accepted under a server-wide limit,
+ * listed so that a drain can close the idle ones, and watched for what h2o
+ * 2.2.5 leaves unbounded:
+ *
+ *  - A write that never completes. h2o's libuv binding ignores uv_write()'s
+ *    result; after a peer resets the connection libuv refuses writes, so the
+ *    TLS close_notify of the closing connection waits forever and the socket,
+ *    its TLS state and buffers stay (one per client that resets). The watch
+ *    completes such a write with an error, and h2o closes the socket.
+ *  - A TLS handshake that does not finish within the timeout (h2o_accept's
+ *    own timer is not used: accepting here is what lets the HTTP/2 frames be
+ *    counted below).
+ *  - An HTTP/2 stream that makes no progress. h2o arms its HTTP/2 idle timer
+ *    only while no request is open, so a client that never sends the rest of
+ *    a body (or never opens its flow-control window for the answer) holds the
+ *    connection forever. The watch closes a connection once one of its
+ *    streams is older than the request timeout.
+ *  - HTTP/2 clients that reset streams in bursts ("rapid reset"): each reset
+ *    stream frees its slot at once, so the per-connection stream limit does
+ *    not bound the work. RST_STREAM frames are counted; a burst closes the
+ *    connection.
+ *
+ * Everything here runs on the worker's loop thread except the counters,
+ * which are read by the metrics port. */
+#ifndef TG_WEBHOOK_CONNS_H
+#define TG_WEBHOOK_CONNS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include <h2o.h>
+
+#include "common/metrics.h"
+
+/* A client that resets more than this many HTTP/2 streams within
+ * TG_CONNS_RESET_WINDOW_MS loses its connection. kube-apiserver resets a
+ * stream only when its own webhook timeout expires. */
+#define TG_CONNS_RESET_BURST 100
+#define TG_CONNS_RESET_WINDOW_MS 10000
+
+typedef struct tg_conns_config {
+    h2o_accept_ctx_t *accept_ctx;  /* the worker's context, hosts and SSL_CTX */
+    atomic_long *open_total;       /* connections open in all workers */
+    long max_open;                 /* past it, new connections are closed at accept */
+    uint64_t timeout_ms;           /* handshake, and HTTP/2 stream age */
+    /* metrics (any may be NULL) */
+    tg_metric_series *rejected;    /* closed at accept: over max_open */
+    tg_metric_series *closed_stalled, *closed_resets, *closed_dead;
+    tg_metric_series *resets;      /* RST_STREAM frames received */
+} tg_conns_config;
+
+typedef struct tg_conns {
+    tg_conns_config cfg;
+    uv_loop_t *loop;
+    h2o_linklist_t list;           /* of the private conn records */
+    uv_timer_t watch;
+    int draining;
+    long open_peak;                /* most open since spare buffers were released */
+    atomic_long open;              /* this worker's open connections */
+} tg_conns;
+
+/* On the worker's loop, before it runs. */
+void tg_conns_init(tg_conns *cs, uv_loop_t *loop, const tg_conns_config *cfg);
+
+/* The uv_listen callback: the listener's data points at the tg_conns. Does
+ * the TLS handshake, then hands the socket to h2o by ALPN. */
+void tg_conns_on_accept(uv_stream_t *listener, int status);
+
+/* Drain: from now on, close every connection that waits for its next
+ * request, as soon as it does (checked every few tens of ms). Requests being
+ * answered finish first. */
+void tg_conns_drain(tg_conns *cs);
+
+/* Close the timers (when the worker stops). */
+void tg_conns_stop(tg_conns *cs);
+
+/* The request's connection is answering asynchronously: neither a drain nor
+ * the stall watch closes it until tg_conns_request_done() with the handle
+ * returned (the connection outlives its requests). */
+void *tg_conns_request_pending(h2o_req_t *req);
+void tg_conns_request_done(void *handle);
+
+long tg_conns_open(tg_conns *cs);
+
+#endif
