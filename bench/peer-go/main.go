@@ -317,17 +317,28 @@ func (s *server) admit(path string, body []byte) ([]byte, error) {
 				old = nil
 			}
 		}
-		if d := s.check(&t, r.Operation, old); d != nil {
-			resp.Allowed, reason = false, d.reason
-			resp.Status = &status{Code: d.code, Reason: d.reason, Message: d.reason + ": " + d.msg}
-		} else if path == mutatePath && t.Metadata.Labels[labelCluster] == "" {
-			op := `[{"op":"add","path":"/metadata/labels","value":{"` + labelCluster + `":"` + t.Spec.ClusterID + `"}}]`
-			if t.Metadata.Labels != nil {
-				op = `[{"op":"add","path":"/metadata/labels/liqo.io~1remote-cluster-id","value":"` +
-					t.Spec.ClusterID + `"}]`
+		if path == mutatePath {
+			// As tenantgate: the mutating webhook only adds the label, validation judges.
+			reason = "Unchanged"
+			if t.Metadata.Labels[labelCluster] == "" && t.Spec.ClusterID != "" {
+				reason = "LabelAdded"
+				op := `[{"op":"add","path":"/metadata/labels","value":{"` + labelCluster + `":"` +
+					t.Spec.ClusterID + `"}}]`
+				if t.Metadata.Labels != nil {
+					op = `[{"op":"add","path":"/metadata/labels/liqo.io~1remote-cluster-id","value":"` +
+						t.Spec.ClusterID + `"}]`
+				}
+				resp.PatchType, resp.Patch = "JSONPatch", []byte(op)
 			}
-			resp.PatchType, resp.Patch = "JSONPatch", []byte(op)
+		} else if d := s.check(&t, r.Operation, old); d != nil {
+			resp.Allowed, reason = false, d.reason
+			httpReason := "BadRequest"
+			if d.code == 403 {
+				httpReason = "Forbidden"
+			}
+			resp.Status = &status{Code: d.code, Reason: httpReason, Message: d.reason + ": " + d.msg}
 		}
+
 	default:
 		reason = "NotIntercepted"
 	}
