@@ -84,7 +84,7 @@ def nonce_secret_manifest(cluster_id, nonce, namespace=None):
             "stringData": {"nonce": nonce}}
 
 
-def read_index(vectors_dir, scopes=("cluster",)):
+def read_index(vectors_dir, scopes=("cluster", "webhook")):
     """[(name, verdict, reason)] from the vectors' index.tsv, the rows whose scope is one of
     scopes (docs/PROTOCOL.md 10; a row without a scope counts as "cluster")."""
     rows = []

@@ -13,6 +13,8 @@ scope says which layers can see the vector:
 
     cluster   every layer: the pure decision, `kubectl tenantgate check`, and the webhook
               behind a real API server with tenantgate's CRDs
+    webhook   a placement rule (step 2) only the webhook in a cluster applies: the decision
+              and `check` accept the Tenant (`check` warns), the webhook refuses it
     decision  the decision and `check`; the CRDs' own schema refuses it before the webhook
     document  only where the whole document is decoded (`check`, the webhook's decoder):
               not a decodable Tenant, and refused by the API server's schema first
@@ -350,6 +352,19 @@ def bad_csrs(v):
                              (NameOID.COMMON_NAME, cid("csr-two-organizations")))))
 
 
+def bad_placement(v):
+    e = ed25519_key("a")
+
+    def rename(doc):
+        doc["metadata"]["name"] = "tv-someone-else"
+
+    def relabel(doc):
+        doc["metadata"]["labels"][LABEL] = "tv-someone-else"
+
+    made(v, "name-mismatch", e, "reject", "NameMismatch", scope="webhook", doc_edit=rename)
+    made(v, "label-mismatch", e, "reject", "LabelMismatch", scope="webhook", doc_edit=relabel)
+
+
 def bad_documents(v):
     e = ed25519_key("a")
 
@@ -408,6 +423,7 @@ def main():
     bad_keys(v)
     bad_signatures(v)
     bad_csrs(v)
+    bad_placement(v)
     bad_documents(v)
     v.write(out)
     print(f"{len(v.rows)} vectors in {out}")
