@@ -17,10 +17,12 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git ca-certificates
 
 # Only `make images` needs these (make test does not).
 IMAGE_PACKAGES := buildah
+# And these only `make test-node`: the test bed's node (runc, CNI plugins, ip, nsenter).
+NODE_PACKAGES := $(IMAGE_PACKAGES) runc containernetworking-plugins iproute2 util-linux curl
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps image-deps images build build-asan build-fuzz test unit unit-asan fuzz k8s-bin e2e demo demo-down bench clean
+.PHONY: all deps image-deps node-deps images node-bin test-node build build-asan build-fuzz test unit unit-asan fuzz k8s-bin e2e demo demo-down bench clean
 
 all: build
 
@@ -30,6 +32,9 @@ deps:
 
 image-deps:
 	@$(call install_debs,$(IMAGE_PACKAGES))
+
+node-deps:
+	@$(call install_debs,$(NODE_PACKAGES))
 
 define install_debs
 	missing=""; for p in $(1); do \
@@ -77,7 +82,7 @@ k8s-bin: deps
 
 # Real control planes on 127.0.0.1 (e2e/cluster), tests in e2e/test_*.py (pytest).
 e2e: build k8s-bin
-	cd $(BUILD) && ctest --output-on-failure -L e2e
+	cd $(BUILD) && ctest --output-on-failure -L '^e2e$$'
 
 # A provider and a consumer cluster left running; demo/env says how to reach them.
 demo: build k8s-bin
@@ -93,6 +98,15 @@ test: unit unit-asan fuzz e2e
 images: build image-deps
 	images/build --build $(BUILD)
 	images/check $(BUILD)/images/*-$(VERSION).oci.tar
+
+# kubelet, kube-scheduler, containerd and the pause image for e2e/cluster up NAME --node,
+# built once into ~/.cache/tenantgate (e2e/node-bin).
+node-bin: node-deps k8s-bin
+	@e2e/node-bin >/dev/null
+
+# The shipped manifests, from the images, on a real node (e2e/test_deploy.py).
+test-node: images node-bin
+	cd $(BUILD) && ctest --output-on-failure -L '^e2e-node$$'
 
 bench: build
 	@for b in bench/*; do [ -x "$$b" ] && [ -f "$$b" ] && "$$b" $(BUILD); done

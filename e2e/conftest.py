@@ -14,6 +14,11 @@ k8s_bin    -> pathlib.Path   dir with the pinned kube-apiserver, kube-controller
 provider   -> Cluster        a real control plane, started on first use, once per run
 consumer   -> Cluster        a second, independent one (own CA, etcd, ports)
 crds       -> None           manifests/crds applied to provider and consumer, established
+node_provider -> Cluster     a third control plane with a real node (e2e/cluster up NAME --node:
+                             kube-scheduler, containerd, kubelet, pods in the bed's own network
+                             namespace); its apiserver is at https://10.250.N.1:443.  Only the
+                             tests marked `node` use it (make test-node, ctest -L e2e-node):
+                             it needs e2e/node-bin and root.
 
 Both clusters are torn down at the end of the run, whatever happens (failure, Ctrl-C,
 SIGTERM); clusters left by a run that was SIGKILLed are reaped at the start of the next one.
@@ -46,6 +51,8 @@ Cluster (see testbed.py)
 .wait_csr_certificate(csr_name, timeout=30) -> PEM bytes once the CSR is issued
 .log_tail(component="kube-apiserver", lines=40) -> str   (also "etcd", "kube-controller-manager")
 .pids() -> {component: pid}   .ports() -> {role: port}
+.node_name .node_ip .node_netns   (None unless started with --node)
+.import_images(*oci_archives)     load images into the node's containerd (--node only)
 .restart_apiserver(timeout=120) -> (old pid, new pid, seconds): stops the kube-apiserver (TERM,
          KILL after 5 s) and starts it with the same flags and port, back when /readyz is ok;
          every client connection (watches too) is cut.  The cluster is shared: only restart it
@@ -123,13 +130,13 @@ def pytest_unconfigure(config):
     _down_all()     # last resort if a session fixture's finalizer did not run
 
 
-def _start_cluster(role):
+def _start_cluster(role, *up_args):
     name = f"{RUN_TAG}-{role}"
     # Ports are picked free but not held until the daemons bind them; another process on
     # this shared machine may take one in between.  `up` cleans up after itself; retry once.
     for attempt in (1, 2):
         try:
-            cluster_tool("up", name)
+            cluster_tool("up", name, *up_args)
             break
         except ClusterError:
             cluster_tool("down", name, check=False)
@@ -178,6 +185,14 @@ def provider(k8s_bin):
 @pytest.fixture(scope="session")
 def consumer(k8s_bin):
     cluster = _start_cluster("consumer")
+    yield cluster
+    _started.pop(cluster.name, None)
+    cluster_tool("down", cluster.name, check=False)
+
+
+@pytest.fixture(scope="session")
+def node_provider(k8s_bin):
+    cluster = _start_cluster("node", "--node")
     yield cluster
     _started.pop(cluster.name, None)
     cluster_tool("down", cluster.name, check=False)

@@ -61,12 +61,12 @@ def _env_assignments(text):
     return out
 
 
-def cluster_tool(verb, name, check=True, timeout=None, env=None):
-    """Run `e2e/cluster VERB NAME`; return the CompletedProcess (text)."""
-    proc = subprocess.run([str(CLUSTER_TOOL), verb, name], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+def cluster_tool(verb, name, *args, check=True, timeout=None, env=None):
+    """Run `e2e/cluster VERB NAME [ARGS...]`; return the CompletedProcess (text)."""
+    proc = subprocess.run([str(CLUSTER_TOOL), verb, name, *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
-        raise ClusterError(f"e2e/cluster {verb} {name} failed ({proc.returncode}):\n"
+        raise ClusterError(f"e2e/cluster {verb} {name} {' '.join(map(str, args))} failed ({proc.returncode}):\n"
                            f"{proc.stderr[-4000:]}")
     return proc
 
@@ -87,6 +87,10 @@ class Cluster:
         self.logs_dir = self.state_dir / "logs"
         self.work_dir = self.state_dir / "work"       # scratch files tests write
         self.work_dir.mkdir(exist_ok=True)
+        # Set only for a cluster started with a node (e2e/cluster up NAME --node).
+        self.node_name = env.get("KUBE_NODE_NAME")
+        self.node_ip = env.get("KUBE_NODE_IP")
+        self.node_netns = env.get("KUBE_NODE_NETNS")
 
     def __repr__(self):
         return f"Cluster({self.name!r}, {self.server})"
@@ -114,6 +118,10 @@ class Cluster:
             raise ClusterError(f"kubectl {' '.join(cmd[3:])} failed ({proc.returncode}): "
                                f"{proc.stderr.strip()}")
         return proc
+
+    def import_images(self, *archives):
+        """Load oci-archive images into the node's containerd (a --node cluster only)."""
+        cluster_tool("import", self.name, *archives, timeout=300)
 
     def apply(self, obj, *extra, check=True, **kw):
         """kubectl apply -f - with a dict (JSON) or YAML/JSON text; extra args appended
