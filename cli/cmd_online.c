@@ -402,11 +402,11 @@ static const char generate_identity_usage[] =
 /* The Identity for consumer remote_id from provider c. */
 static int provider_identity(cli_flow *f, cli_cluster *c, const char *tenant_ns,
                              const char *provider_id, const char *remote_id,
-                             const char *identity_ns, long generation, json_object **identity)
+                             const char *identity_ns, json_object **identity)
 {
     char err[256], def_ns[128];
     json_object *tenant = NULL;
-    int rc = cli_wait_tenant(f, c, tenant_ns, remote_id, generation, 1, &tenant);
+    int rc = cli_wait_tenant(f, c, tenant_ns, remote_id, 1, &tenant);
 
     *identity = NULL;
     if (rc != 0)
@@ -444,7 +444,7 @@ int cli_generate_identity(int argc, char **argv)
     if ((rc = discover_ids(&f, &o, &c, NULL)) == 0 &&
         (rc = cli_require_resources(&f, &c, "tenants")) == 0 &&
         (rc = cli_find_tenant_namespace(&f, &c, o.remote_id, 0, ns, sizeof(ns))) == 0)
-        rc = provider_identity(&f, &c, ns, o.cluster_id, o.remote_id, o.remote_tenant_ns, 0,
+        rc = provider_identity(&f, &c, ns, o.cluster_id, o.remote_id, o.remote_tenant_ns,
                                &identity);
     cli_cluster_close(&c);
     return cli_print_result(cmd, rc, identity, o.as_json);
@@ -503,7 +503,6 @@ static int authenticate(int argc, char **argv)
     char lns[128], rns[128], nonce[TG_NONCE_TEXT_LEN + 1], secret[256];
     json_object *tenant = NULL, *identity = NULL;
     const char *idname;
-    long generation = 0;
     online_opts o;
     cli_cluster local, remote;
     cli_flow f;
@@ -566,11 +565,10 @@ static int authenticate(int argc, char **argv)
     /* The provider's tenant namespace may not be the conventional name. */
     json_object_object_add(tg_json_path(tenant, "metadata", NULL), "namespace",
                            json_object_new_string(rns));
-    if ((rc = cli_apply(&f, &remote, "tenants", tenant, &generation)) != 0)
+    if ((rc = cli_apply(&f, &remote, "tenants", tenant, NULL)) != 0)
         goto out;
     cli_flow_step(&f, "remote", "Tenant correctly applied on provider cluster");
-    if ((rc = provider_identity(&f, &remote, rns, o.remote_id, o.cluster_id, lns, generation,
-                                &identity)) != 0)
+    if ((rc = provider_identity(&f, &remote, rns, o.remote_id, o.cluster_id, lns, &identity)) != 0)
         goto out;
     if ((rc = cli_apply(&f, &local, "identities", identity, NULL)) != 0)
         goto out;

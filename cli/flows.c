@@ -516,8 +516,29 @@ int cli_apply(cli_flow *f, cli_cluster *c, const char *resource, json_object *ob
     return rc;
 }
 
+/* 1 when tenantgate-signer refused this version of the Tenant (its Event);
+ * an unreadable event list (no rights, say) counts as no refusal. */
+static int tenant_refused(cli_cluster *c, json_object *tenant, char *why, size_t why_len)
+{
+    const char *ns = tg_json_path_string(tenant, "metadata", "namespace", NULL);
+    const char *uid = tg_json_path_string(tenant, "metadata", "uid", NULL);
+    char path[512], terr[256];
+    json_object *events = NULL;
+    char *raw = NULL;
+    int refused = 0;
+
+    if (ns == NULL || uid == NULL)
+        return 0;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events?fieldSelector=involvedObject.uid%%3D%s", ns, uid);
+    if (cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &events, &raw, terr, sizeof(terr)) == 200)
+        refused = cli_tenant_refusal(tenant, events, why, why_len);
+    json_object_put(events);
+    free(raw);
+    return refused;
+}
+
 int cli_wait_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char *name,
-                    long min_generation, int wait, json_object **out)
+                    int wait, json_object **out)
 {
     cli_api_call call = { .verb = "get", .resource = "tenants", .group = GROUP, .namespace_ = ns,
                           .name = name };
@@ -533,13 +554,11 @@ int cli_wait_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char *nam
 
         rc = NOT_YET;
         if (st == 200 && doc != NULL) {
-            cli_tenant_state s = cli_tenant_status(doc, min_generation, why, sizeof(why));
-
-            if (s == CLI_TENANT_READY) {
+            if (cli_tenant_status(doc) == CLI_TENANT_READY) {
                 *out = doc;             /* handed over, not put below */
                 doc = NULL;
                 rc = 0;
-            } else if (s == CLI_TENANT_REJECTED) {
+            } else if (tenant_refused(c, doc, why, sizeof(why))) {
                 rc = cli_flow_fail(f, c, TG_EXIT_REJECTED, "Tenant %s/%s was not authenticated "
                                    "by tenantgate-signer: %s", ns, name, why);
             }

@@ -7,8 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include "kube/base64.h"
 #include "kube/json.h"
+#include "pki/keys.h"
 
 static json_object *jstr(const char *s)
 {
@@ -140,49 +145,75 @@ unsigned char *cli_secret_data(json_object *secret, const char *key, size_t *len
     return out;
 }
 
-cli_tenant_state cli_tenant_status(json_object *tenant, long min_generation, char *why, size_t why_len)
+/* 1 when status.authParams.signedCRT certifies spec.publicKey: the status
+ * answers this spec, not one the consumer has since replaced. */
+static int certificate_matches_key(json_object *tenant, const char *crt_b64)
 {
-    json_object *status = tg_json_path(tenant, "status", NULL);
-    json_object *conds = status ? tg_json_path(status, "conditions", NULL) : NULL;
-    json_object *gen_obj;
+    const char *pk_b64 = tg_json_path_string(tenant, "spec", "publicKey", NULL);
+    unsigned char *pk = NULL, *crt = NULL;
+    size_t pk_len = 0, crt_len = 0;
+    EVP_PKEY *key = NULL;
+    X509 *cert = NULL;
+    BIO *bio = NULL;
+    char err[128];
+    int raw = 0, same = 0;
+    tg_verdict v;
+
+    if (pk_b64 == NULL || (pk = tg_base64_decode(pk_b64, strlen(pk_b64), &pk_len, err, sizeof(err))) == NULL ||
+        (crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, sizeof(err))) == NULL)
+        goto out;
+    tg_verdict_init(&v);
+    if ((key = tg_public_key_parse(pk, pk_len, &raw, &v)) == NULL ||
+        (bio = BIO_new_mem_buf(crt, (int)crt_len)) == NULL ||
+        (cert = PEM_read_bio_X509(bio, NULL, NULL, NULL)) == NULL)
+        goto out;
+    same = EVP_PKEY_eq(X509_get0_pubkey(cert), key) == 1;
+out:
+    X509_free(cert);
+    BIO_free(bio);
+    EVP_PKEY_free(key);
+    free(pk);
+    free(crt);
+    return same;
+}
+
+cli_tenant_state cli_tenant_status(json_object *tenant)
+{
     const char *crt = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
     const char *tns = tg_json_path_string(tenant, "status", "tenantNamespace", NULL);
-    int authenticated = -1;    /* -1 unknown, 0 false, 1 true (for this generation) */
-    long generation = 0;
 
-    if (json_object_object_get_ex(tenant, "metadata", &gen_obj) &&
-        json_object_object_get_ex(gen_obj, "generation", &gen_obj))
-        generation = (long)json_object_get_int64(gen_obj);
-    if (min_generation < generation)
-        min_generation = generation;
-    if (conds != NULL && json_object_is_type(conds, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(conds); i++) {
-            json_object *c = json_object_array_get_idx(conds, i), *og;
-            const char *type = tg_json_string(c, "type");
-            const char *st = tg_json_string(c, "status");
-            long observed = 0;
-
-            if (type == NULL || st == NULL || strcmp(type, "Authenticated") != 0)
-                continue;
-            if (json_object_object_get_ex(c, "observedGeneration", &og))
-                observed = (long)json_object_get_int64(og);
-            /* A verdict about an older spec says nothing about this one. */
-            if (observed > 0 && min_generation > 0 && observed < min_generation)
-                continue;
-            authenticated = strcmp(st, "True") == 0 ? 1 : strcmp(st, "False") == 0 ? 0 : -1;
-            if (authenticated == 0 && why != NULL)
-                snprintf(why, why_len, "%s: %s",
-                         tg_json_string(c, "reason") ? tg_json_string(c, "reason") : "NotAuthenticated",
-                         tg_json_string(c, "message") ? tg_json_string(c, "message") : "");
-        }
-    }
-    if (authenticated == 0)
-        return CLI_TENANT_REJECTED;
-    /* Without conditions (a Liqo signer) the certificate alone says ready. */
-    if (crt != NULL && *crt != '\0' && tns != NULL && *tns != '\0' &&
-        (authenticated == 1 || conds == NULL))
+    if (crt != NULL && *crt != '\0' && tns != NULL && *tns != '\0' && certificate_matches_key(tenant, crt))
         return CLI_TENANT_READY;
     return CLI_TENANT_PENDING;
+}
+
+int cli_tenant_refusal(json_object *tenant, json_object *events, char *why, size_t why_len)
+{
+    const char *uid = tg_json_path_string(tenant, "metadata", "uid", NULL);
+    const char *rv = tg_json_path_string(tenant, "metadata", "resourceVersion", NULL);
+    json_object *items = events ? tg_json_path(events, "items", NULL) : NULL;
+    int found = 0;
+
+    if (uid == NULL || rv == NULL || items == NULL || !json_object_is_type(items, json_type_array))
+        return 0;
+    for (size_t i = 0; i < json_object_array_length(items); i++) {
+        json_object *e = json_object_array_get_idx(items, i);
+        const char *type = tg_json_string(e, "type");
+        const char *reason = tg_json_string(e, "reason");
+        const char *from = tg_json_path_string(e, "source", "component", NULL);
+        const char *e_uid = tg_json_path_string(e, "involvedObject", "uid", NULL);
+        const char *e_rv = tg_json_path_string(e, "involvedObject", "resourceVersion", NULL);
+
+        /* Only the signer's verdict on exactly this version of the Tenant. */
+        if (type == NULL || strcmp(type, "Warning") != 0 || reason == NULL || from == NULL ||
+            strcmp(from, "tenantgate-signer") != 0 || e_uid == NULL || strcmp(e_uid, uid) != 0 ||
+            e_rv == NULL || strcmp(e_rv, rv) != 0)
+            continue;
+        found = 1;
+        if (why != NULL)
+            snprintf(why, why_len, "%s: %s", reason, tg_json_string(e, "message") ? tg_json_string(e, "message") : "");
+    }
+    return found;
 }
 
 json_object *cli_identity_from_tenant(json_object *tenant, const char *provider_id,

@@ -60,17 +60,21 @@ json_object *cli_signed_nonce_secret_object(const char *ns, const char *remote_i
  * empty or not valid base64. The caller frees (cli_free_secret for secrets). */
 unsigned char *cli_secret_data(json_object *secret, const char *key, size_t *len);
 
-/* Where a Tenant's admission and signing stand, from its status. */
+/* Where a Tenant's signing stands, from its status. */
 typedef enum cli_tenant_state {
-    CLI_TENANT_PENDING = 0,    /* no signed certificate yet */
-    CLI_TENANT_READY,          /* status.authParams.signedCRT and tenantNamespace are set */
-    CLI_TENANT_REJECTED,       /* condition Authenticated=False for this generation */
+    CLI_TENANT_PENDING = 0,    /* no certificate for this spec yet */
+    CLI_TENANT_READY,          /* status.tenantNamespace set, and status.authParams.signedCRT
+                                * certifies spec.publicKey (not an older key's certificate) */
+    CLI_TENANT_REJECTED,       /* the signer refused this version of the Tenant (an Event) */
 } cli_tenant_state;
 
-/* The state of tenant; for REJECTED, why (the condition's reason and message)
- * into why. A status written for an older generation than min_generation
- * (when > 0) counts as pending. */
-cli_tenant_state cli_tenant_status(json_object *tenant, long min_generation, char *why, size_t why_len);
+/* READY or PENDING. Tenant status carries no verdict (Liqo's controllers
+ * rewrite status from a type without conditions): a refusal is an Event. */
+cli_tenant_state cli_tenant_status(json_object *tenant);
+
+/* 1 when events (an EventList) hold tenantgate-signer's Warning about this
+ * Tenant at its current resourceVersion; its "reason: message" into why. */
+int cli_tenant_refusal(json_object *tenant, json_object *events, char *why, size_t why_len);
 
 /* The ControlPlane Identity a provider hands its consumer (PROTOCOL.md 2, 3 and
  * the seed's example): name controlplane-<provider_id> in namespace
@@ -210,7 +214,7 @@ int cli_apply(cli_flow *f, cli_cluster *c, const char *resource, json_object *ob
 
 /* Provider: wait (wait=0: read once) for the Tenant's status; *out the Tenant. */
 int cli_wait_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char *name,
-                    long min_generation, int wait, json_object **out);
+                    int wait, json_object **out);
 
 /* Consumer: wait for Identity status.kubeconfigSecretRef.name. */
 int cli_wait_identity(cli_flow *f, cli_cluster *c, const char *ns, const char *name,

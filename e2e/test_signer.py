@@ -272,10 +272,14 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
     assert st["tenantNamespace"] == pns
     assert st["authParams"]["apiServer"] == provider.server
     assert unb64(st["authParams"]["ca"]) == Path(provider.ca_file).read_bytes()
-    conds = {c["type"]: c for c in st["conditions"]}
-    assert conds["Authenticated"]["status"] == "True"
-    assert conds["IdentityIssued"]["status"] == "True"
-    assert conds["Authenticated"]["observedGeneration"] == t["metadata"]["generation"]
+    # The verdict is an Event and a metric, not status (Liqo's status has no conditions).
+    assert set(st) == {"tenantNamespace", "authParams"}, st
+    events = provider.get_json("events", "-n", pns, "--field-selector",
+                               f"involvedObject.uid={t['metadata']['uid']}")["items"]
+    assert "IdentityIssued" in [e["reason"] for e in events if e["type"] == "Normal"], events
+    verdicts = provider_signer.metrics()
+    assert verdicts[("tenantgate_signer_tenant_verdicts_total",
+                     frozenset({("verdict", "accepted"), ("reason", "")}))] >= 1, verdicts
     assert "tenantgate.io/tenant" in t["metadata"]["finalizers"]
 
     csrs = tenant_csrs(provider, cid)

@@ -268,6 +268,7 @@ void tg_api_event(tg_api *a, json_object *obj, const char *type, const char *rea
     const char *ns = tg_json_path_string(obj, "metadata", "namespace", NULL);
     const char *name = tg_json_path_string(obj, "metadata", "name", NULL);
     const char *uid = tg_json_path_string(obj, "metadata", "uid", NULL);
+    const char *rv = tg_json_path_string(obj, "metadata", "resourceVersion", NULL);
     const char *kind = tg_json_string(obj, "kind"), *av = tg_json_string(obj, "apiVersion");
     json_object *ev, *meta, *ref, *src;
     char path[1024], now[32], err[256];
@@ -294,6 +295,10 @@ void tg_api_event(tg_api *a, json_object *obj, const char *type, const char *rea
         json_object_object_add(ref, "namespace", json_object_new_string(ns));
     if (uid)
         json_object_object_add(ref, "uid", json_object_new_string(uid));
+    /* Which version of the object the event is about: the CLI reads a Tenant's
+     * refusal from its event, and only for the version it is looking at. */
+    if (rv)
+        json_object_object_add(ref, "resourceVersion", json_object_new_string(rv));
     json_object_object_add(ev, "involvedObject", ref);
     json_object_object_add(ev, "type", json_object_new_string(type));
     json_object_object_add(ev, "reason", json_object_new_string(reason));

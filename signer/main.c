@@ -328,6 +328,9 @@ static void register_metrics(signer_main *m)
     m->s.m_decisions = tg_metrics_counter(r, "tenantgate_signer_csr_decisions_total",
                                           "CSR approvals and denials by reason.", 2,
                                           (const char *[]){"decision", "reason"});
+    m->s.m_tenant_verdicts = tg_metrics_counter(r, "tenantgate_signer_tenant_verdicts_total",
+                                                "Tenant checks by the tenant controller: accepted, or refused "
+                                                "with the reason code.", 2, (const char *[]){"verdict", "reason"});
     m->s.m_issue_seconds = tg_metrics_histogram(r, "tenantgate_signer_tenant_issue_seconds",
                                                 "Seconds from Tenant creation to its certificate in status.", 0,
                                                 NULL, sizeof(issue_bounds) / sizeof(issue_bounds[0]),

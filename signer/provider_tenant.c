@@ -163,43 +163,10 @@ static void tenant_settle(tg_signer *s, json_object *tenant, const char *ns, con
     tg_settled_put(s->settled, key, rv, dep_a, dep_b, now, now + (uint64_t)delay_ms);
 }
 
-static json_object *condition(const char *type, int ok, const char *reason, const char *message, int64_t gen,
-                              const char *now)
-{
-    json_object *c = json_object_new_object();
-
-    json_object_object_add(c, "type", rc_jstr(type));
-    json_object_object_add(c, "status", rc_jstr(ok ? "True" : "False"));
-    json_object_object_add(c, "reason", rc_jstr(reason));
-    json_object_object_add(c, "message", rc_jstr(message));
-    json_object_object_add(c, "lastTransitionTime", rc_jstr(now));
-    json_object_object_add(c, "observedGeneration", json_object_new_int64(gen));
-    return c;
-}
-
-/* Keep lastTransitionTime when the status did not change (metav1.Condition). */
-static void keep_transition_time(json_object *tenant, json_object *c)
-{
-    json_object *old = tg_json_path(tenant, "status", "conditions", NULL);
-    size_t i;
-
-    if (!old || !json_object_is_type(old, json_type_array))
-        return;
-    for (i = 0; i < json_object_array_length(old); i++) {
-        json_object *o = json_object_array_get_idx(old, i);
-        const char *t = tg_json_string(o, "type"), *st = tg_json_string(o, "status");
-        const char *ltt = tg_json_string(o, "lastTransitionTime");
-        if (t && st && ltt && strcmp(t, tg_json_string(c, "type")) == 0 &&
-            strcmp(st, tg_json_string(c, "status")) == 0)
-            json_object_object_add(c, "lastTransitionTime", rc_jstr(ltt));
-    }
-}
-
 /* Merge-patch Tenant status through /status. authparams may be NULL. */
 /* *out (if not NULL) receives the updated Tenant on success (caller puts). */
 static long patch_tenant_status(tg_api *api, json_object *tenant, const char *ns, const char *name,
-                                json_object *authparams, json_object *conds, json_object **out, char *err,
-                                size_t err_len)
+                                json_object *authparams, json_object **out, char *err, size_t err_len)
 {
     json_object *patch = json_object_new_object(), *st = json_object_new_object();
     char path[1024];
@@ -208,7 +175,6 @@ static long patch_tenant_status(tg_api *api, json_object *tenant, const char *ns
     json_object_object_add(st, "tenantNamespace", rc_jstr(ns));
     if (authparams)
         json_object_object_add(st, "authParams", authparams);
-    json_object_object_add(st, "conditions", conds);
     json_object_object_add(patch, "status", st);
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s/status", ns, name);
     r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, out, err, err_len);
@@ -405,11 +371,20 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
     return r == 404 ? 200 : r;
 }
 
+/* One Tenant check of the tenant controller: accepted (reason NULL) or refused. */
+static void count_verdict(tg_signer *s, const char *reason)
+{
+    if (s->m_tenant_verdicts)
+        tg_counter_add(tg_metric_series_get(s->m_tenant_verdicts,
+                                            (const char *[]){reason ? "refused" : "accepted", reason ? reason : ""}),
+                       1);
+}
+
 long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
-    char path[1024], err[512], now[32], fp[300], csr_made[256], newest[256], pending[600], ours[256];
+    char path[1024], err[512], fp[300], csr_made[256], newest[256], pending[600], ours[256];
     char cached_rv[64];
-    json_object *tenant = NULL, *conds, *ap, *updated = NULL;
+    json_object *tenant = NULL, *ap, *updated = NULL;
     const char *cid, *cur_b64;
     char *crt_b64 = NULL;   /* the newest CSR's status.certificate (copy) */
     int have_csr;
@@ -420,7 +395,6 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
     tg_verdict v, v_parsed;
     tg_check_opts copts = {.allow_no_handshake = s->allow_no_handshake};
     int parsed, refused, from_cache = 0;
-    int64_t gen;
     time_t nb, na;
     long st, ret = TG_RECONCILE_RETRY;
 
@@ -431,7 +405,6 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
     }
     ret = TG_RECONCILE_RETRY;
     memset(&t, 0, sizeof(t));
-    rc_rfc3339(time(NULL), now, sizeof(now));
     /* "Not older than what our informer saw": the API server answers from its
      * watch cache instead of a quorum read of etcd. Every write below carries
      * the resourceVersion or is recomputed on the next event, as with any
@@ -455,7 +428,6 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
         ret = TG_RECONCILE_OK;
         goto out;
     }
-    gen = json_object_get_int64(tg_json_path(tenant, "metadata", "generation", NULL));
     /* Re-run the admission decision: the webhook may have been bypassed. */
     tg_verdict_init(&v);
     /* The cached nonce decides only what to do next (the approver re-checks
@@ -475,17 +447,15 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
         v = v_parsed;
         refused = tg_tenant_check(&t, nonce, nonce ? strlen(nonce) : 0, &copts, &v) != 0;
     }
+    /* The verdict goes to an Event and a metric, not to status: Liqo's tenant
+     * controller rewrites the whole status from its Go type, which has no
+     * conditions, and Liqo's CRD prunes them (README, "Tenant status"). */
     if (refused) {
         const char *reason = tg_reason_name(v.reason);
-        json_object *c = condition("Authenticated", 0, reason, v.message, gen, now);
-        keep_transition_time(tenant, c);
-        conds = json_object_new_array();
-        json_object_array_add(conds, c);
         tg_log(TG_LOG_WARN, "tenant refused", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
                TG_LOG_STR("reason", reason), TG_LOG_STR("message", v.message));
         tg_api_event(api, tenant, "Warning", reason, v.message);
-        if (patch_tenant_status(api, tenant, ns, name, NULL, conds, NULL, err, sizeof(err)) != 200)
-            goto fail;
+        count_verdict(s, reason);
         ret = TG_RECONCILE_OK;
         goto out;
     }
@@ -579,18 +549,9 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
     json_object_object_add(ap, "apiServer", rc_jstr(s->api_server));
     if (t.proxy_url)
         json_object_object_add(ap, "proxyURL", rc_jstr(t.proxy_url));
-    conds = json_object_new_array();
-    {
-        json_object *c1 = condition("Authenticated", 1, "TenantValidated", "the Tenant passed the checks", gen, now);
-        json_object *c2 = condition("IdentityIssued", 1, "CertificateIssued", "signedCRT is in status.authParams", gen,
-                                    now);
-        keep_transition_time(tenant, c1);
-        keep_transition_time(tenant, c2);
-        json_object_array_add(conds, c1);
-        json_object_array_add(conds, c2);
-    }
-    if ((st = patch_tenant_status(api, tenant, ns, name, ap, conds, &updated, err, sizeof(err))) != 200)
+    if ((st = patch_tenant_status(api, tenant, ns, name, ap, &updated, err, sizeof(err))) != 200)
         goto fail;
+    count_verdict(s, NULL);
  
     if (s->m_cert_expiry)
         tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, (const char *[]){cid}), (double)na);

@@ -67,6 +67,7 @@ typedef struct tg_signer {
     tg_metric_family *m_reconciles;  /* {controller, result} */
     tg_metric_family *m_settled_skips; /* {controller} */
     tg_metric_family *m_decisions;   /* {decision, reason} */
+    tg_metric_family *m_tenant_verdicts; /* {verdict, reason} */
     tg_metric_family *m_issue_seconds;
     tg_metric_family *m_cert_expiry; /* {cluster_id} */
 } tg_signer;

@@ -11,6 +11,7 @@
 
 #include "online.h"
 #include "kube/json.h"
+#include "status_cert.h"   /* made once by make_status_cert.sh */
 
 static json_object *parse(const char *text)
 {
@@ -80,51 +81,83 @@ static void test_secret_data_rejects_bad_base64(void **state)
     json_object_put(s);
 }
 
-static const char ready_tenant[] =
-    "{\"metadata\":{\"name\":\"c\",\"generation\":2},"
-    "\"status\":{\"tenantNamespace\":\"liqo-tenant-c\","
-    "\"authParams\":{\"ca\":\"Q0E=\",\"signedCRT\":\"Q1JU\",\"apiServer\":\"https://1.2.3.4:6443\"},"
-    "\"conditions\":[{\"type\":\"Authenticated\",\"status\":\"True\",\"observedGeneration\":2},"
-    "{\"type\":\"IdentityIssued\",\"status\":\"True\",\"observedGeneration\":2}]}}";
+/* A Tenant whose status holds a certificate for its spec.publicKey, or for
+ * another key (STATUS_* and OTHER_*: status_cert.h). */
+static json_object *tenant_with(const char *pk_b64, const char *crt_b64, const char *tns)
+{
+    json_object *t = parse("{\"metadata\":{\"name\":\"c\",\"namespace\":\"liqo-tenant-c\","
+                           "\"uid\":\"u1\",\"resourceVersion\":\"7\"},\"spec\":{},\"status\":{\"authParams\":{}}}");
+
+    json_object_object_add(tg_json_path(t, "spec", NULL), "publicKey", json_object_new_string(pk_b64));
+    if (crt_b64)
+        json_object_object_add(tg_json_path(t, "status", "authParams", NULL), "signedCRT",
+                               json_object_new_string(crt_b64));
+    if (tns)
+        json_object_object_add(tg_json_path(t, "status", NULL), "tenantNamespace", json_object_new_string(tns));
+    return t;
+}
 
 static void test_tenant_status_table(void **state)
 {
     (void)state;
     static const struct {
-        const char *doc;
-        long min_gen;
+        const char *pk, *crt, *tns;
         cli_tenant_state want;
-        const char *why;
     } cases[] = {
-        { ready_tenant, 0, CLI_TENANT_READY, NULL },
-        { ready_tenant, 3, CLI_TENANT_PENDING, NULL },   /* status of an older spec */
-        { "{\"metadata\":{\"generation\":1}}", 0, CLI_TENANT_PENDING, NULL },
-        { "{\"metadata\":{\"generation\":1},\"status\":{\"conditions\":[{\"type\":\"Authenticated\","
-          "\"status\":\"False\",\"reason\":\"CSRSubjectMismatch\",\"message\":\"CN is x\","
-          "\"observedGeneration\":1}]}}", 0, CLI_TENANT_REJECTED, "CSRSubjectMismatch: CN is x" },
-        /* a refusal of generation 1 says nothing about generation 2 */
-        { "{\"metadata\":{\"generation\":2},\"status\":{\"conditions\":[{\"type\":\"Authenticated\","
-          "\"status\":\"False\",\"reason\":\"R\",\"message\":\"m\",\"observedGeneration\":1}]}}",
-          0, CLI_TENANT_PENDING, NULL },
-        /* a Liqo signer writes no conditions: the certificate is enough */
-        { "{\"status\":{\"tenantNamespace\":\"t\",\"authParams\":{\"signedCRT\":\"eA==\"}}}", 0,
-          CLI_TENANT_READY, NULL },
-        /* conditions present but Authenticated not yet True */
-        { "{\"status\":{\"tenantNamespace\":\"t\",\"authParams\":{\"signedCRT\":\"eA==\"},"
-          "\"conditions\":[{\"type\":\"IdentityIssued\",\"status\":\"True\"}]}}", 0,
-          CLI_TENANT_PENDING, NULL },
+        { STATUS_KEY_PEM_B64, STATUS_CERT_B64, "t", CLI_TENANT_READY },
+        { STATUS_KEY_RAW_B64, STATUS_CERT_B64, "t", CLI_TENANT_READY },     /* legacy raw key */
+        { OTHER_KEY_PEM_B64, STATUS_CERT_B64, "t", CLI_TENANT_PENDING },    /* an older key's cert */
+        { STATUS_KEY_PEM_B64, NULL, "t", CLI_TENANT_PENDING },
+        { STATUS_KEY_PEM_B64, STATUS_CERT_B64, NULL, CLI_TENANT_PENDING },
+        { STATUS_KEY_PEM_B64, "bm90IGEgY2VydA==", "t", CLI_TENANT_PENDING }, /* not a certificate */
+        { "!!", STATUS_CERT_B64, "t", CLI_TENANT_PENDING },
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        json_object *t = parse(cases[i].doc);
-        char why[256] = "";
+        json_object *t = tenant_with(cases[i].pk, cases[i].crt, cases[i].tns);
 
-        assert_int_equal(cli_tenant_status(t, cases[i].min_gen, why, sizeof(why)), cases[i].want);
-        if (cases[i].why)
-            assert_string_equal(why, cases[i].why);
+        assert_int_equal(cli_tenant_status(t), cases[i].want);
         json_object_put(t);
     }
 }
+
+static void test_tenant_refusal_table(void **state)
+{
+    (void)state;
+#define EV(type, from, uid, rv) \
+    "{\"type\":\"" type "\",\"reason\":\"CSRSubjectMismatch\",\"message\":\"CN is x\"," \
+    "\"source\":{\"component\":\"" from "\"},\"involvedObject\":{\"uid\":\"" uid "\",\"resourceVersion\":\"" rv "\"}}"
+    static const struct {
+        const char *events;
+        int want;
+    } cases[] = {
+        { "{\"items\":[" EV("Warning", "tenantgate-signer", "u1", "7") "]}", 1 },
+        { "{\"items\":[" EV("Warning", "tenantgate-signer", "u1", "6") "]}", 0 },   /* an older version */
+        { "{\"items\":[" EV("Warning", "tenantgate-signer", "u2", "7") "]}", 0 },   /* another Tenant */
+        { "{\"items\":[" EV("Normal", "tenantgate-signer", "u1", "7") "]}", 0 },
+        { "{\"items\":[" EV("Warning", "someone-else", "u1", "7") "]}", 0 },
+        { "{\"items\":[]}", 0 },
+        { "{}", 0 },
+    };
+#undef EV
+    json_object *t = tenant_with(STATUS_KEY_PEM_B64, NULL, NULL);
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *ev = parse(cases[i].events);
+        char why[256] = "";
+
+        assert_int_equal(cli_tenant_refusal(t, ev, why, sizeof(why)), cases[i].want);
+        if (cases[i].want)
+            assert_string_equal(why, "CSRSubjectMismatch: CN is x");
+        json_object_put(ev);
+    }
+    json_object_put(t);
+}
+
+static const char ready_tenant[] =
+    "{\"metadata\":{\"name\":\"c\"},"
+    "\"status\":{\"tenantNamespace\":\"liqo-tenant-c\","
+    "\"authParams\":{\"ca\":\"Q0E=\",\"signedCRT\":\"Q1JU\",\"apiServer\":\"https://1.2.3.4:6443\"}}}";
 
 static void test_identity_from_tenant(void **state)
 {
@@ -268,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_nonce_secrets),
         cmocka_unit_test(test_secret_data_rejects_bad_base64),
         cmocka_unit_test(test_tenant_status_table),
+        cmocka_unit_test(test_tenant_refusal_table),
         cmocka_unit_test(test_identity_from_tenant),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_progress_lines_match_the_seed),
