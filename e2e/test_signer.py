@@ -591,3 +591,106 @@ def test_drained_tenant_loses_its_binding_and_active_gets_it_back(provider, cons
         time.sleep(1)
         assert provider.exists("rolebinding", rb, "-n", pns) == present
     assert len(tenant_csrs(provider, cid)) == 1
+
+
+def new_cluster_key(tmp_path, name):
+    """A fresh Ed25519 key the way a consumer rotating its keys would make one:
+    returns (key file, public key PEM text)."""
+    key = tmp_path / f"{name}.key"
+    key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
+    return key, openssl("pkey", "-in", str(key), "-pubout").decode()
+
+
+def sign_nonce(key_file, nonce, tmp_path):
+    """Ed25519 signature of the nonce text (what the consumer's signer signs), base64."""
+    msg = tmp_path / "nonce.txt"
+    msg.write_text(nonce)
+    return b64(openssl("pkeyutl", "-sign", "-rawin", "-inkey", str(key_file), "-in", str(msg)))
+
+
+def _write(path, data):
+    path.write_bytes(data)
+    return path
+
+
+def cert_public_key(signed_crt_b64):
+    return openssl("x509", "-noout", "-pubkey", input=unb64(signed_crt_b64)).decode()
+
+
+def test_key_rotation_replaces_the_certificate_at_once(provider, consumer, provider_signer,
+                                                       consumer_signer, cid, tenant_space, tmp_path):
+    """A new proof (publicKey, csr, signature) admitted for an authenticated Tenant gets a
+    certificate for the new key within 2 s, not at the old certificate's renewal point."""
+    pns, cns = tenant_space
+    tenant, old_key = onboard(provider, consumer, cid, pns, cns, tmp_path)
+    first = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10,
+                     what="first certificate")["status"]["authParams"]["signedCRT"]
+    old_pub = openssl("pkey", "-in", str(old_key), "-pubout").decode()
+    assert cert_public_key(first) == old_pub
+
+    nonce = unb64(provider.get_json("secret", "liqo-nonce", "-n", pns)["data"]["nonce"]).decode()
+    key, pub = new_cluster_key(tmp_path, "rotated")
+    rotated = tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path),
+                              sign_nonce(key, nonce, tmp_path))
+    provider.apply(rotated)                      # the webhook admits the new proof
+    t0 = time.monotonic()
+    t = wait_for(lambda: (lambda t: t if cert_public_key(
+        t["status"]["authParams"]["signedCRT"]) == pub else None)(tenant_ready(provider, cid, pns)),
+        timeout=10, interval=0.05, what="signedCRT for the new key")
+    took = time.monotonic() - t0
+    assert took < 2.0, f"the new key's certificate took {took:.2f}s"
+    crt = unb64(t["status"]["authParams"]["signedCRT"])
+    assert f"CN={cid}" in openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253",
+                                  input=crt).decode()
+    # the new certificate authenticates with the new key only
+    kc = provider.cert_kubeconfig(cid, _write(tmp_path / "new.crt", crt), key,
+                                  path=tmp_path / "new.kubeconfig")
+    assert kubectl_as(provider, kc, "get", "resourceslices.authentication.liqo.io", "-n",
+                      pns).returncode == 0
+    csrs = tenant_csrs(provider, cid)
+    assert len(csrs) == 2
+    newest = max(csrs, key=lambda c: c["metadata"]["creationTimestamp"])
+    assert newest["spec"]["request"] == rotated["spec"]["csr"]
+    assert csr_condition(newest) == ("Approved", "TenantValidated")
+    assert provider_signer.log().count("csr created for a new key") == 1
+    time.sleep(3)                                 # and it settles: no more CSRs
+    assert len(tenant_csrs(provider, cid)) == 2
+    assert tenant_ready(provider, cid, pns)["status"]["authParams"]["signedCRT"] == b64(crt)
+
+
+def test_denied_csr_does_not_block_the_tenant(provider, consumer, provider_signer,
+                                              consumer_signer, cid, tenant_space, tmp_path):
+    """A denied CSR for the Tenant's request is followed by a fresh one at once; a second
+    denial by one after a back-off (not a loop); and the Tenant ends with a certificate."""
+    pns, cns = tenant_space
+    nonce = provider_nonce(provider, cid, pns)
+    key, pub = consumer_keys(consumer, tmp_path)
+    sig = consumer_signed_nonce(consumer, cns, nonce)
+    # only the Tenant controller: nobody approves, the test denies
+    provider_signer.stop()
+    provider_signer.start("--controllers", "tenant")
+    try:
+        provider.apply(tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path), sig))
+        first = wait_for(lambda: (tenant_csrs(provider, cid) or [None])[0], timeout=10,
+                         what="first CSR")["metadata"]["name"]
+        provider.kubectl("certificate", "deny", first)
+        second = wait_for(lambda: [c["metadata"]["name"] for c in tenant_csrs(provider, cid)
+                                   if c["metadata"]["name"] != first],
+                          timeout=5, interval=0.1, what="a fresh CSR after the denial")
+        assert len(second) == 1
+        provider.kubectl("certificate", "deny", second[0])
+        t_deny = time.monotonic()
+        time.sleep(2)
+        assert len(tenant_csrs(provider, cid)) == 2, "a second denial must back off"
+        wait_for(lambda: len(tenant_csrs(provider, cid)) == 3, timeout=15, interval=0.2,
+                 what="the CSR after the back-off")
+        waited = time.monotonic() - t_deny
+        assert 2 < waited < 12, f"third CSR after {waited:.1f}s"
+        assert "csr denied again, next one later" in provider_signer.log()
+    finally:
+        provider_signer.stop()
+        provider_signer.start()                   # all provider controllers again
+    t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="certificate at last")
+    assert cert_public_key(t["status"]["authParams"]["signedCRT"]) == pub
+    decided = sorted(csr_condition(c)[0] for c in tenant_csrs(provider, cid))
+    assert decided == ["Approved", "Denied", "Denied"], decided

@@ -25,6 +25,7 @@
 #include "pki/tenant.h"
 #include "signer/approve_decide.h"
 #include "signer/leader.h"
+#include "signer/reconcile_common.h"
 #include "signer/signer.h"
 
 /* Each Tenant takes a few dozen API round trips done one after another by a
@@ -125,6 +126,7 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
     char key[TG_WQ_KEY_MAX];
     int is_csr = strcmp(r->kind, "csr") == 0;
     int issued = is_csr && tg_json_path_string(o, "status", "certificate", NULL) != NULL;
+    int denied = is_csr && !issued && rc_csr_decided(o) < 0;
 
     if (!name)
         return;
@@ -132,9 +134,10 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
     /* An issued CSR leaves the approver and the own signer nothing to do. */
     if (!issued && !(is_csr && deleted))
         tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
-    /* A CSR matters to its Tenant once it carries the certificate (or is
-     * gone): wake the Tenant then, not on every approval step. */
-    if (is_csr && (issued || deleted) && (r->m->s.controllers & TG_CTL_TENANT)) {
+    /* A CSR matters to its Tenant once it carries the certificate, is
+     * denied (the Tenant needs a fresh one) or is gone: wake the Tenant then,
+     * not on every approval step. */
+    if (is_csr && (issued || denied || deleted) && (r->m->s.controllers & TG_CTL_TENANT)) {
         const char *cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
         const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
         if (cid && tns) {
@@ -155,7 +158,7 @@ static void on_delete(json_object *o, void *data) { enqueue(data, o, 1); }
  * keeps the signer's memory flat in the number of Tenants. */
 static const char *const keep_nothing[] = {NULL};
 static const char *const keep_nonce[] = {"data.nonce", NULL};
-static const char *const keep_csr[] = {"status.certificate", NULL};
+static const char *const keep_csr[] = {"status.certificate", "status.conditions", NULL};
 
 static int add_informer(signer_main *m, const char *kind, const char *path, const char *selector,
                         const char *index_label, char *err, size_t err_len)

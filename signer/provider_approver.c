@@ -13,22 +13,6 @@
 #include "kube/tenant_json.h"
 #include "signer/approve_decide.h"
 
-/* The Approved/Denied condition already there: 1 approved, -1 denied, 0 none. */
-static int csr_decided(json_object *csr)
-{
-    json_object *c = tg_json_path(csr, "status", "conditions", NULL);
-    size_t i;
-
-    for (i = 0; c && json_object_is_type(c, json_type_array) && i < json_object_array_length(c); i++) {
-        const char *t = tg_json_string(json_object_array_get_idx(c, i), "type");
-        if (t && strcmp(t, "Approved") == 0)
-            return 1;
-        if (t && (strcmp(t, "Denied") == 0 || strcmp(t, "Failed") == 0))
-            return -1;
-    }
-    return 0;
-}
-
 typedef struct rv_look {
     char rv[64];
     int issued;
@@ -102,7 +86,7 @@ long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
         return TG_RECONCILE_OK;
     if (r != 200)
         goto fail;
-    decided = csr_decided(csr);
+    decided = rc_csr_decided(csr);
     if (decided > 0) {
         const char *sn = tg_json_path_string(csr, "spec", "signerName", NULL);
         if ((s->controllers & TG_CTL_SIGNER) && s->own_ca.cert && sn && strcmp(sn, TG_SIGNER_NAME_OWN) == 0 &&

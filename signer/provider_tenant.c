@@ -21,17 +21,60 @@
 #include "pki/signature.h"
 #include "signer/approve_decide.h"
 #include "signer/renewal.h"
+#include "signer/tenant_plan.h"
 
 /* ---------- the CSR and Tenant informer caches ---------- */
 
-typedef struct csr_look {
-    const char *ns;     /* the Tenant's namespace label to match */
-    char name[256];     /* the newest one's */
-    char ts[64];
-    char *certificate;  /* status.certificate (base64), malloc'd, or NULL */
-    int want_certificate;
-    int issued;         /* the newest one has a certificate */
+/* The CSRs a Tenant controller makes carry this label: the first 32 hex
+ * digits of SHA-256 over spec.request (the Tenant's spec.csr as stored), so
+ * the CSR informer tells which CSRs were made for the Tenant's current
+ * request without keeping the requests themselves. */
+#define TG_LABEL_CSR_REQUEST "tenantgate.io/request-sha256"
+#define REQUEST_HASH_LEN 32
+
+static void request_hash(const char *csr_b64, char out[REQUEST_HASH_LEN + 1])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0, i;
+
+    out[0] = '\0';
+    if (!csr_b64 || EVP_Digest(csr_b64, strlen(csr_b64), md, &n, EVP_sha256(), NULL) != 1)
+        return;
+    for (i = 0; i < REQUEST_HASH_LEN / 2 && i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+typedef struct csr_pick {
+    char name[256];
+    char ts[64];        /* creationTimestamp */
+    int issued;
+    int denied;
     int found;
+} csr_pick;
+
+/* Take (name, ts) if it is newer than what p holds: newest stamp, then the
+ * greatest name. 1 taken. */
+static int pick_newer(csr_pick *p, const char *name, const char *ts, int issued, int denied)
+{
+    int cmp = p->found ? strcmp(ts, p->ts) : 1;
+
+    if (cmp < 0 || (cmp == 0 && strcmp(name, p->name) < 0))
+        return 0;
+    strcpy(p->ts, ts);
+    strcpy(p->name, name);
+    p->issued = issued;
+    p->denied = denied;
+    p->found = 1;
+    return 1;
+}
+
+typedef struct csr_look {
+    const char *ns;        /* the Tenant's namespace label to match */
+    const char *hash;      /* the current request's hash, or NULL */
+    csr_pick any;          /* the newest of (ns, cid): the settled fingerprint */
+    csr_pick cur;          /* the newest made from the current request */
+    int cur_denied;        /* how many of those are denied */
+    char *certificate;     /* cur's status.certificate (base64), malloc'd, or NULL */
     int oom;
 } csr_look;
 
@@ -39,48 +82,56 @@ static void on_csr_visit(json_object *c, void *data)
 {
     csr_look *l = data;
     const char *tns = tg_json_path_string(c, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
+    const char *hash = tg_json_path_string(c, "metadata", "labels", TG_LABEL_CSR_REQUEST, NULL);
     const char *ts = tg_json_path_string(c, "metadata", "creationTimestamp", NULL);
     const char *name = tg_json_path_string(c, "metadata", "name", NULL);
     const char *crt = tg_json_path_string(c, "status", "certificate", NULL);
-    int cmp;
+    int issued = crt && *crt, denied;
 
-    if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->ts) || strlen(name) >= sizeof(l->name))
+    if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->any.ts) ||
+        strlen(name) >= sizeof(l->any.name))
         return;
-    /* newest stamp, then the greatest name */
-    cmp = l->found ? strcmp(ts, l->ts) : 1;
-    if (cmp < 0 || (cmp == 0 && strcmp(name, l->name) < 0))
+    denied = rc_csr_decided(c) < 0;   /* the CSR cache keeps the conditions */
+    pick_newer(&l->any, name, ts, issued, denied);
+    if (!l->hash || !hash || strcmp(hash, l->hash) != 0)
+        return;
+    l->cur_denied += denied;
+    if (!pick_newer(&l->cur, name, ts, issued, denied))
         return;
     free(l->certificate);
     l->certificate = NULL;
-    l->issued = crt && *crt;
-    if (l->issued && l->want_certificate && !(l->certificate = strdup(crt)))
+    if (issued && !(l->certificate = strdup(crt)))
         l->oom = 1;
-    strcpy(l->ts, ts);
-    strcpy(l->name, name);
-    l->found = 1;
 }
 
-/* "<name>:<0|1>" (newest CSR, issued or not) or "-" (none): all a Tenant
- * reconcile reads of the CSR cache, so the text its settled record keeps. */
-static void csr_fingerprint(const csr_look *l, char *fp, size_t len)
+/* What a Tenant reconcile reads of the CSR cache. */
+typedef struct csr_view {
+    char fp[300];          /* "<name>:<issued>:<denied>" of the newest CSR of (ns, cid), or "-" */
+    char newest[256];      /* its name, or "" */
+    tg_csr_state state;    /* of the newest one made from the current request */
+    char *certificate;     /* its status.certificate (base64), malloc'd, or NULL */
+    int denied;            /* how many made from the current request are denied */
+    time_t created;        /* its creationTimestamp (0 if none) */
+} csr_view;
+
+static time_t parse_rfc3339(const char *ts)
 {
-    if (l->found)
-        snprintf(fp, len, "%s:%d", l->name, l->issued);
-    else
-        snprintf(fp, len, "-");
+    struct tm tm;
+
+    memset(&tm, 0, sizeof(tm));
+    return ts && strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm) ? timegm(&tm) : 0;
 }
 
-/* The newest tenant CSR of (ns, cid) in the CSR informer's cache: 1 found
- * (*certificate: its status.certificate or NULL), 0 none cached, -1 out of
- * memory. fp (if not NULL) receives its fingerprint, name (if not NULL, 256
- * bytes) its name. */
-static int cached_csr(tg_signer *s, const char *ns, const char *cid, char **certificate, char *fp, size_t fp_len,
-                      char *name)
+/* The tenant CSRs of (ns, cid) in the CSR informer's cache; hash (or NULL)
+ * the Tenant's current request hash. 0, or -1 out of memory. The fingerprint
+ * is all a settled record depends on: any CSR of the Tenant's made, issued
+ * or denied changes it. */
+static int cached_csrs(tg_signer *s, const char *ns, const char *cid, const char *hash, csr_view *v)
 {
-    csr_look l = {.ns = ns, .want_certificate = certificate != NULL};
+    csr_look l = {.ns = ns, .hash = hash};
 
-    if (certificate)
-        *certificate = NULL;
+    memset(v, 0, sizeof(*v));
+    strcpy(v->fp, "-");
     if (!s->csr_cache || !tg_cache_synced(s->csr_cache))
         return 0;
     tg_cache_get_by_index(s->csr_cache, cid, on_csr_visit, &l);
@@ -88,13 +139,15 @@ static int cached_csr(tg_signer *s, const char *ns, const char *cid, char **cert
         free(l.certificate);
         return -1;
     }
-    if (fp)
-        csr_fingerprint(&l, fp, fp_len);
-    if (name)
-        strcpy(name, l.found ? l.name : "");
-    if (certificate)
-        *certificate = l.certificate;
-    return l.found;
+    if (l.any.found) {
+        snprintf(v->fp, sizeof(v->fp), "%s:%d:%d", l.any.name, l.any.issued, l.any.denied);
+        strcpy(v->newest, l.any.name);
+    }
+    v->state = !l.cur.found ? TG_CSR_NONE : l.cur.denied ? TG_CSR_DENIED : l.cur.issued ? TG_CSR_ISSUED : TG_CSR_PENDING;
+    v->certificate = l.certificate;
+    v->denied = l.cur_denied;
+    v->created = l.cur.found ? parse_rfc3339(l.cur.ts) : 0;
+    return 0;
 }
 
 typedef struct tenant_look {
@@ -135,17 +188,18 @@ static void settled_key(char *key, size_t len, const char *ns, const char *name)
 static long tenant_settled_left(tg_signer *s, const char *ns, const char *name, char *rv)
 {
     tenant_look tl = {.found = 0};
-    char key[600], fp[300];
+    char key[600];
+    csr_view cv;
 
     rv[0] = '\0';
     if (!s->tenant_cache || !tg_cache_synced(s->tenant_cache) ||
         !tg_cache_get(s->tenant_cache, ns, name, on_tenant_visit, &tl) || !tl.found)
         return 0;
     strcpy(rv, tl.rv);
-    if (!s->settled || !tl.cid[0] || cached_csr(s, ns, tl.cid, NULL, fp, sizeof(fp), NULL) < 0)
+    if (!s->settled || !tl.cid[0] || cached_csrs(s, ns, tl.cid, NULL, &cv) < 0)
         return 0;
     settled_key(key, sizeof(key), ns, name);
-    return (long)tg_settled_check(s->settled, key, tl.rv, fp, tg_wq_now_ms());
+    return (long)tg_settled_check(s->settled, key, tl.rv, cv.fp, tg_wq_now_ms());
 }
 
 /* Record that the Tenant, at its resourceVersion in `tenant`, needs nothing
@@ -302,7 +356,7 @@ static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const 
 /* POST a CSR for the Tenant; on 201 *created (if not NULL) is its generated
  * name (caller's buffer of created_len bytes). */
 static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *cid,
-                       char *created, size_t created_len, char *err, size_t err_len)
+                       const char *hash, char *created, size_t created_len, char *err, size_t err_len)
 {
     json_object *resp = NULL;
     json_object *csr = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
@@ -315,6 +369,8 @@ static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const cha
     json_object_object_add(labels, TG_LABEL_TENANT_CSR, rc_jstr("true"));
     json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
     json_object_object_add(labels, TG_LABEL_TENANT_NS, rc_jstr(ns));
+    if (hash && *hash)
+        json_object_object_add(labels, TG_LABEL_CSR_REQUEST, rc_jstr(hash));
     json_object_object_add(meta, "labels", labels);
     json_object_object_add(csr, "metadata", meta);
     /* spec.csr is already base64 of the PEM: the same bytes the webhook admitted */
@@ -380,22 +436,205 @@ static void count_verdict(tg_signer *s, const char *reason)
                        1);
 }
 
+/* ---------- the Tenant's certificate (tenant_plan.h) ---------- */
+
+/* The plan's view of status.authParams.signedCRT; *nb, *na its validity. */
+static void read_current(json_object *tenant, EVP_PKEY *key, tg_tenant_certs *in, time_t *nb, time_t *na)
+{
+    const char *b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
+    unsigned char *pem;
+    size_t len = 0;
+    char err[64];
+
+    if (!b64 || !*b64)
+        return;
+    in->cur_present = 1;
+    pem = tg_base64_decode(b64, strlen(b64), &len, err, sizeof(err));
+    in->cur_due = !pem || tg_cert_validity(pem, len, nb, na) != 0 || tg_renewal_due(*nb, *na, time(NULL));
+    in->cur_for_key = pem && key && tg_cert_key_is(pem, len, key) == 1;
+    free(pem);
+}
+
+/* The certificate an issued CSR of the current request holds: 0 with its
+ * validity and whether it is due, -1 (err) when it does not parse or does not
+ * certify the Tenant's key. */
+static int read_issued(const char *b64, EVP_PKEY *key, time_t *nb, time_t *na, int *due, char *err, size_t err_len)
+{
+    unsigned char *pem;
+    size_t len = 0;
+    int r = -1;
+
+    if (!(pem = tg_base64_decode(b64, strlen(b64), &len, err, err_len)) || tg_cert_validity(pem, len, nb, na) != 0)
+        snprintf(err, err_len, "the CSR's certificate does not parse");
+    else if (tg_cert_key_is(pem, len, key) != 1)
+        snprintf(err, err_len, "the CSR's certificate is not for the Tenant's public key");
+    else
+        r = 0;
+    if (r == 0)
+        *due = tg_renewal_due(*nb, *na, time(NULL));
+    free(pem);
+    return r;
+}
+
+static void pending_key(char *key, size_t len, const char *ns, const char *cid)
+{
+    snprintf(key, len, "csr-pending/%s/%s", ns, cid);
+}
+
+/* TG_PLAN_CREATE: a CSR for the Tenant's current request, unless the one we
+ * made last is not in the cache yet. */
+static long tenant_new_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *name,
+                           const char *hash, const csr_view *cv, const tg_tenant_certs *in, char *err, size_t err_len)
+{
+    const char *cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
+    char pending[600], ours[256], made[256];
+    const char *why;
+
+    pending_key(pending, sizeof(pending), ns, cid);
+    if (s->settled && tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
+        strcmp(ours, cv->newest) != 0)
+        return 1000;   /* the one we made is on its way into the cache */
+    if (create_csr(s, api, tenant, ns, cid, hash, made, sizeof(made), err, err_len) != 201)
+        return TG_RECONCILE_RETRY;
+    why = in->csr == TG_CSR_DENIED                ? "csr created after a denial"
+          : in->cur_present && !in->cur_for_key ? "csr created for a new key"
+          : in->cur_present                     ? "csr created for renewal"
+                                                : "csr created";
+    tg_log(TG_LOG_INFO, why, TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name), TG_LOG_STR("csr", made));
+    if (s->settled) {
+        char fp_new[sizeof(made) + 8];
+        uint64_t t_now = tg_wq_now_ms();
+        tg_settled_mark(s->settled, pending, made, t_now, t_now + CSR_PENDING_MS);
+        /* the cache shows the old state until it sees ours: both are settled */
+        snprintf(fp_new, sizeof(fp_new), "%s:0:0", made);
+        tenant_settle(s, tenant, ns, name, cv->fp, fp_new, TENANT_WAIT_MS);
+    }
+    return TENANT_WAIT_MS;   /* the CSR informer wakes us when the certificate is there */
+}
+
+/* TG_PLAN_PUBLISH: the issued certificate (valid nb..na) into status. */
+static long tenant_publish(tg_signer *s, tg_api *api, json_object *tenant, const tg_tenant *t, const char *ns,
+                           const char *name, const csr_view *cv, time_t nb, time_t na, char *err, size_t err_len)
+{
+    const char *cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
+    const char *cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
+    json_object *ap = json_object_new_object(), *updated = NULL;
+    long ret;
+
+    json_object_object_add(ap, "signedCRT", rc_jstr(cv->certificate));
+    if (s->ca_pem) {
+        char *ca = tg_base64_encode((unsigned char *)s->ca_pem, s->ca_len, NULL);
+        json_object_object_add(ap, "ca", rc_jstr(ca));
+        free(ca);
+    }
+    json_object_object_add(ap, "apiServer", rc_jstr(s->api_server));
+    if (t->proxy_url)
+        json_object_object_add(ap, "proxyURL", rc_jstr(t->proxy_url));
+    if (patch_tenant_status(api, tenant, ns, name, ap, &updated, err, err_len) != 200)
+        return TG_RECONCILE_RETRY;
+    count_verdict(s, NULL);
+    if (s->m_cert_expiry)
+        tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, (const char *[]){cid}), (double)na);
+    if (s->m_issue_seconds && !cur_b64) {
+        /* first issue: seconds from the Tenant's creation to its certificate in status */
+        time_t created = parse_rfc3339(tg_json_path_string(tenant, "metadata", "creationTimestamp", NULL));
+        if (created)
+            tg_histogram_observe(tg_metric_series_get(s->m_issue_seconds, NULL), difftime(time(NULL), created));
+    }
+    tg_log(TG_LOG_INFO, "tenant identity issued", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
+           TG_LOG_INT("not_after", (int64_t)na));
+    tg_api_event(api, tenant, "Normal", "IdentityIssued", "client certificate issued and stored in status");
+    ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
+    if (ret <= 0)
+        ret = 1000;
+    if (updated)   /* the status write's own event will find this */
+        tenant_settle(s, updated, ns, name, cv->fp, NULL, ret);
+    json_object_put(updated);
+    return ret;
+}
+
+/* After the checks, finalizer and binding: make status hold a current
+ * certificate for the Tenant's current key. The CSR informer (run with the
+ * tenant controller, synced before any worker starts) replaces a LIST per
+ * reconcile; our own CSR may not be in it yet, hence the pending mark. */
+static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, const tg_tenant *t, const char *ns,
+                               const char *name, char *err, size_t err_len)
+{
+    const char *cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
+    const char *cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
+    char hash[REQUEST_HASH_LEN + 1], pending[600], ours[256];
+    tg_tenant_certs in = {.csr = TG_CSR_NONE};
+    csr_view cv;
+    EVP_PKEY *key;
+    tg_verdict v;
+    int was_raw = 0;
+    time_t cnb = 0, cna = 0, nb = 0, na = 0;
+    int64_t delay = 0;
+    long ret = TG_RECONCILE_RETRY;
+
+    if (!s->csr_cache || !tg_cache_synced(s->csr_cache)) {
+        snprintf(err, err_len, "the CSR informer has not synced");
+        return TG_RECONCILE_RETRY;
+    }
+    request_hash(tg_json_path_string(tenant, "spec", "csr", NULL), hash);
+    if (cached_csrs(s, ns, cid, hash, &cv) < 0) {
+        snprintf(err, err_len, "out of memory");
+        return TG_RECONCILE_RETRY;
+    }
+    pending_key(pending, sizeof(pending), ns, cid);
+    if (cv.newest[0] && s->settled && tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
+        strcmp(ours, cv.newest) == 0)
+        tg_settled_forget(s->settled, pending);   /* the cache has caught up with our CSR */
+    tg_verdict_init(&v);
+    /* parses: tg_tenant_check passed */
+    key = tg_public_key_parse(t->public_key.data, t->public_key.len, &was_raw, &v);
+    read_current(tenant, key, &in, &cnb, &cna);
+    in.csr = cv.state;
+    in.denied = cv.denied;
+    in.denied_age_s = cv.created ? (int64_t)(time(NULL) - cv.created) : 0;
+    if (cv.state == TG_CSR_ISSUED) {
+        if (read_issued(cv.certificate, key, &nb, &na, &in.csr_cert_due, err, err_len) != 0)
+            goto out;
+        in.csr_cert_is_cur = cur_b64 && strcmp(cv.certificate, cur_b64) == 0;
+    }
+    switch (tg_tenant_plan(&in, &delay)) {
+    case TG_PLAN_KEEP:
+        ret = (long)(tg_renewal_at(cnb, cna) - time(NULL) + 1) * 1000;
+        tenant_settle(s, tenant, ns, name, cv.fp, NULL, ret);
+        break;
+    case TG_PLAN_WAIT:
+        ret = TENANT_WAIT_MS;   /* not issued yet: woken by the CSR informer; this is a safety net */
+        tenant_settle(s, tenant, ns, name, cv.fp, NULL, ret);
+        break;
+    case TG_PLAN_BACKOFF:
+        ret = (long)delay * 1000;
+        tg_log(TG_LOG_WARN, "csr denied again, next one later", TG_LOG_STR("namespace", ns),
+               TG_LOG_STR("tenant", name), TG_LOG_INT("denied", cv.denied), TG_LOG_INT("delay_s", delay));
+        tenant_settle(s, tenant, ns, name, cv.fp, NULL, ret);
+        break;
+    case TG_PLAN_CREATE:
+        ret = tenant_new_csr(s, api, tenant, ns, name, hash, &cv, &in, err, err_len);
+        break;
+    case TG_PLAN_PUBLISH:
+        ret = tenant_publish(s, api, tenant, t, ns, name, &cv, nb, na, err, err_len);
+        break;
+    }
+out:
+    EVP_PKEY_free(key);
+    free(cv.certificate);
+    return ret;
+}
+
 long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
-    char path[1024], err[512], fp[300], csr_made[256], newest[256], pending[600], ours[256];
-    char cached_rv[64];
-    json_object *tenant = NULL, *ap, *updated = NULL;
-    const char *cid, *cur_b64;
-    char *crt_b64 = NULL;   /* the newest CSR's status.certificate (copy) */
-    int have_csr;
-    unsigned char *crt = NULL;
-    size_t crt_len = 0;
+    char path[1024], err[512], cached_rv[64];
+    json_object *tenant = NULL, *updated = NULL;
+    const char *cid;
     char *nonce = NULL;
     tg_tenant t;
     tg_verdict v, v_parsed;
     tg_check_opts copts = {.allow_no_handshake = s->allow_no_handshake};
     int parsed, refused, from_cache = 0;
-    time_t nb, na;
     long st, ret = TG_RECONCILE_RETRY;
 
     /* The event of our own last write, or a relist: nothing changed since. */
@@ -478,108 +717,15 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
     if (st < 0 || st >= 300)
         goto fail;
 
-    /* The CSR informer (run with the tenant controller, synced before any
-     * worker starts) replaces a LIST per reconcile; our own CSR may not be
-     * in it yet, hence the pending mark below. */
-    if (!s->csr_cache || !tg_cache_synced(s->csr_cache)) {
-        snprintf(err, sizeof(err), "the CSR informer has not synced");
+    ret = tenant_certificate(s, api, tenant, &t, ns, name, err, sizeof(err));
+    if (ret == TG_RECONCILE_RETRY)
         goto fail;
-    }
-    strcpy(fp, "-");
-    if ((have_csr = cached_csr(s, ns, cid, &crt_b64, fp, sizeof(fp), newest)) < 0) {
-        snprintf(err, sizeof(err), "out of memory");
-        goto fail;
-    }
-    snprintf(pending, sizeof(pending), "csr-pending/%s/%s", ns, cid);
-    if (have_csr && s->settled && tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
-        strcmp(ours, newest) == 0)
-        tg_settled_forget(s->settled, pending);   /* the cache has caught up with our CSR */
-    cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
-    if (cur_b64 && *cur_b64) {
-        size_t cl = 0;
-        unsigned char *cur = tg_base64_decode(cur_b64, strlen(cur_b64), &cl, err, sizeof(err));
-        int due = !cur || tg_cert_validity(cur, cl, &nb, &na) != 0 || tg_renewal_due(nb, na, time(NULL));
-        free(cur);
-        if (!due) {
-            ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
-            tenant_settle(s, tenant, ns, name, fp, NULL, ret);
-            goto out;
-        }
-    }
-    if (!have_csr || (crt_b64 && cur_b64 && strcmp(crt_b64, cur_b64) == 0)) {
-        /* none yet, or the newest one is the certificate being renewed */
-        if (s->settled &&
-            tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
-            !(have_csr && strcmp(ours, newest) == 0)) {
-            ret = 1000;   /* the one we made is on its way into the cache */
-            goto out;
-        }
-        if ((st = create_csr(s, api, tenant, ns, cid, csr_made, sizeof(csr_made), err, sizeof(err))) != 201)
-            goto fail;
-        tg_log(TG_LOG_INFO, cur_b64 ? "csr created for renewal" : "csr created", TG_LOG_STR("namespace", ns),
-               TG_LOG_STR("tenant", name), TG_LOG_STR("csr", csr_made));
-        ret = TENANT_WAIT_MS;   /* the CSR informer wakes us when the certificate is there */
-        if (s->settled) {
-            char fp_new[sizeof(csr_made) + 4];
-            uint64_t t_now = tg_wq_now_ms();
-            tg_settled_mark(s->settled, pending, csr_made, t_now, t_now + CSR_PENDING_MS);
-            /* the cache shows the old state until it sees ours: both are settled */
-            snprintf(fp_new, sizeof(fp_new), "%s:0", csr_made);
-            tenant_settle(s, tenant, ns, name, fp, fp_new, ret);
-        }
-        goto out;
-    }
-    if (!crt_b64 || !*crt_b64) {
-        ret = TENANT_WAIT_MS;   /* not issued yet: woken as above; this is only a safety net */
-        tenant_settle(s, tenant, ns, name, fp, NULL, ret);
-        goto out;
-    }
-    if (!(crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, sizeof(err))) ||
-        tg_cert_validity(crt, crt_len, &nb, &na) != 0) {
-        snprintf(err, sizeof(err), "the CSR's certificate does not parse");
-        goto fail;
-    }
-    ap = json_object_new_object();
-    json_object_object_add(ap, "signedCRT", rc_jstr(crt_b64));
-    if (s->ca_pem) {
-        char *ca = tg_base64_encode((unsigned char *)s->ca_pem, s->ca_len, NULL);
-        json_object_object_add(ap, "ca", rc_jstr(ca));
-        free(ca);
-    }
-    json_object_object_add(ap, "apiServer", rc_jstr(s->api_server));
-    if (t.proxy_url)
-        json_object_object_add(ap, "proxyURL", rc_jstr(t.proxy_url));
-    if ((st = patch_tenant_status(api, tenant, ns, name, ap, &updated, err, sizeof(err))) != 200)
-        goto fail;
-    count_verdict(s, NULL);
- 
-    if (s->m_cert_expiry)
-        tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, (const char *[]){cid}), (double)na);
-    if (s->m_issue_seconds && !cur_b64) {
-        /* first issue: seconds from the Tenant's creation to its certificate in status */
-        const char *created = tg_json_path_string(tenant, "metadata", "creationTimestamp", NULL);
-        struct tm tm;
-        memset(&tm, 0, sizeof(tm));
-        if (created && strptime(created, "%Y-%m-%dT%H:%M:%SZ", &tm))
-            tg_histogram_observe(tg_metric_series_get(s->m_issue_seconds, NULL),
-                                 difftime(time(NULL), timegm(&tm)));
-    }
-    tg_log(TG_LOG_INFO, "tenant identity issued", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
-           TG_LOG_INT("not_after", (int64_t)na));
-    tg_api_event(api, tenant, "Normal", "IdentityIssued", "client certificate issued and stored in status");
-    ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
-    if (ret <= 0)
-        ret = 1000;
-    if (updated)   /* the status write's own event will find this */
-        tenant_settle(s, updated, ns, name, fp, NULL, ret);
     goto out;
 fail:
     tg_log(TG_LOG_WARN, "tenant reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name),
            TG_LOG_STR("error", err));
     ret = TG_RECONCILE_RETRY;
 out:
-    free(crt);
-    free(crt_b64);
     rc_free_secret(nonce, nonce ? strlen(nonce) : 0);
     tg_tenant_clear(&t);
     json_object_put(updated);

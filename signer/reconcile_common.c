@@ -155,3 +155,19 @@ char *rc_read_nonce(tg_api *api, const char *ns, json_object **secret_out)
         json_object_put(sec);
     return n;
 }
+
+/* The Approved/Denied condition already there: 1 approved, -1 denied, 0 none. */
+int rc_csr_decided(json_object *csr)
+{
+    json_object *c = tg_json_path(csr, "status", "conditions", NULL);
+    size_t i;
+
+    for (i = 0; c && json_object_is_type(c, json_type_array) && i < json_object_array_length(c); i++) {
+        const char *t = tg_json_string(json_object_array_get_idx(c, i), "type");
+        if (t && strcmp(t, "Approved") == 0)
+            return 1;
+        if (t && (strcmp(t, "Denied") == 0 || strcmp(t, "Failed") == 0))
+            return -1;
+    }
+    return 0;
+}

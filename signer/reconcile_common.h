@@ -57,6 +57,8 @@ char *rc_cached_nonce(tg_signer *s, const char *ns);
 /* The nonce text of a tenant namespace, read live (malloc'd, secret) or NULL;
  * *secret_out (if not NULL) receives the Secret (caller puts). */
 char *rc_read_nonce(tg_api *api, const char *ns, json_object **secret_out);
+/* The decision a CSR's conditions record: 1 Approved, -1 Denied or Failed, 0 none. */
+int rc_csr_decided(json_object *csr);
 /* Count a reconcile skipped because the informers show it settled. */
 void rc_count_skip(tg_signer *s, const char *controller);
 

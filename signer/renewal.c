@@ -15,16 +15,37 @@ static int asn1_to_time(const ASN1_TIME *a, time_t *out)
     return 0;
 }
 
-int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, time_t *not_after)
+static X509 *cert_parse(const unsigned char *pem, size_t len)
 {
     BIO *b;
     X509 *x;
-    int r = -1;
 
     if (!pem || len == 0 || len > (1u << 20) || !(b = BIO_new_mem_buf(pem, (int)len)))
-        return -1;
+        return NULL;
     x = PEM_read_bio_X509(b, NULL, NULL, NULL);
     BIO_free(b);
+    return x;
+}
+
+int tg_cert_key_is(const unsigned char *pem, size_t len, EVP_PKEY *key)
+{
+    X509 *x = cert_parse(pem, len);
+    EVP_PKEY *k;
+    int r;
+
+    if (!x)
+        return -1;
+    k = X509_get0_pubkey(x);
+    r = k && key && EVP_PKEY_eq(k, key) == 1 ? 1 : k ? 0 : -1;
+    X509_free(x);
+    return r;
+}
+
+int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, time_t *not_after)
+{
+    X509 *x = cert_parse(pem, len);
+    int r = -1;
+
     if (!x)
         return -1;
     if (asn1_to_time(X509_get0_notBefore(x), not_before) == 0 &&

@@ -6,9 +6,16 @@
 #include <stddef.h>
 #include <time.h>
 
+#include <openssl/evp.h>
+
 /* NotBefore/NotAfter of one PEM certificate (the first block). 0, or -1 when
  * it does not parse. */
 int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, time_t *not_after);
+
+/* 1 when the first PEM certificate certifies key (same key material), 0 when
+ * it certifies another key, -1 when it does not parse. A certificate for
+ * another key than the Tenant's is replaced at once, whatever its age. */
+int tg_cert_key_is(const unsigned char *pem, size_t len, EVP_PKEY *key);
 
 /* Signers backdate NotBefore (kube-controller-manager and ours: 5 min) so
  * that clock skew does not reject a fresh certificate. Counting that slack as

@@ -104,7 +104,7 @@ static void test_renewal_timing(void **state)
     assert_int_equal(tg_renewal_at(0, 390), 390 - 195 / 3);
 }
 
-/* NotBefore/NotAfter read from a real certificate (own-signer issuing). */
+/* NotBefore/NotAfter and the key read from a real certificate (own-signer issuing). */
 static void test_cert_validity(void **state)
 {
     EVP_PKEY *cakey = tg_key_generate(TG_KEY_ED25519), *ck = tg_key_generate(TG_KEY_ED25519);
@@ -140,6 +140,10 @@ static void test_cert_validity(void **state)
     assert_int_equal(nb, now - 300);
     assert_true(na <= now + 3600);
     assert_int_equal(tg_cert_validity((const unsigned char *)"garbage", 7, &nb, &na), -1);
+    /* the key it certifies: the request's, not the CA's, not garbage */
+    assert_int_equal(tg_cert_key_is((unsigned char *)pem, pem_len, ck), 1);
+    assert_int_equal(tg_cert_key_is((unsigned char *)pem, pem_len, cakey), 0);
+    assert_int_equal(tg_cert_key_is((const unsigned char *)"garbage", 7, ck), -1);
     free(pem);
     free(csr);
     X509_REQ_free(req);
