@@ -304,6 +304,17 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
     sec = consumer.get_json("secret", ref, "-n", cns)
     assert sec["metadata"]["labels"] == {"liqo.io/remote-cluster-id": PROVIDER_ID,
                                          "liqo.io/identity-type": "ControlPlane"}
+    # what Liqo's CRD replicator and identity manager read: the provider's tenant namespace
+    assert sec["metadata"]["annotations"] == {"liqo.io/remote-tenant-namespace": pns}
+    # a ResourceSlice Identity's Secret has no such annotation (Liqo sets it for ControlPlane only)
+    rs = identity_from(st, cid, cns)
+    rs["metadata"]["name"], rs["spec"]["type"] = "resourceslice-e2e", "ResourceSlice"
+    consumer.apply(rs)
+    rs_sec = wait_for(lambda: consumer.exists("secret", "kubeconfig-resourceslice-e2e", "-n", cns)
+                      and consumer.get_json("secret", "kubeconfig-resourceslice-e2e", "-n", cns),
+                      timeout=10, what="ResourceSlice kubeconfig Secret")
+    assert rs_sec["metadata"]["labels"]["liqo.io/identity-type"] == "ResourceSlice"
+    assert "annotations" not in rs_sec["metadata"]
     owner = sec["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["controller"]) == ("Identity", idname, True)
     kc = tmp_path / "remote.kubeconfig"
@@ -694,3 +705,76 @@ def test_denied_csr_does_not_block_the_tenant(provider, consumer, provider_signe
     assert cert_public_key(t["status"]["authParams"]["signedCRT"]) == pub
     decided = sorted(csr_condition(c)[0] for c in tenant_csrs(provider, cid))
     assert decided == ["Approved", "Denied", "Denied"], decided
+
+
+CLUSTERID_LABEL = "app.kubernetes.io/name=clusterid-configmap"
+
+
+def clusterid_configmap(name, cid):
+    """The ConfigMap Liqo keeps its cluster id in (its chart names it liqo-clusterid-configmap)."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": NS,
+                         "labels": {"app.kubernetes.io/name": "clusterid-configmap"}},
+            "data": {"CLUSTER_ID": cid}}
+
+
+def _started_as(signer):
+    for line in signer.log().splitlines():
+        if '"signer starting"' in line:
+            return json.loads(line)["cluster_id"]
+    return None
+
+
+def test_cluster_id_from_liqos_configmap(provider, installed, signer_bin, tmp_path):
+    """Without --cluster-id the signer reads CLUSTER_ID from the ConfigMap labelled
+    app.kubernetes.io/name=clusterid-configmap in its namespace, with a Role that allows
+    exactly that LIST; the flag wins; none or two such ConfigMaps stop it with a clear error."""
+    kc = provider.serviceaccount_kubeconfig(NS, SA, duration="1h")
+    # least privilege, asked as the signer's own identity
+    for args, want in ((("list", "configmaps", "-n", NS), "yes"),
+                       (("get", "configmaps", "-n", NS), "no"),
+                       (("watch", "configmaps", "-n", NS), "no"),
+                       (("list", "configmaps", "-n", "default"), "no")):
+        got = provider.kubectl("auth", "can-i", *args, kubeconfig=kc, check=False).stdout.strip()
+        assert got == want, (args, got)
+    # another test module may have installed one: keep it aside
+    saved = provider.get_json("configmaps", "-n", NS, "-l", CLUSTERID_LABEL)["items"]
+    for cm in saved:
+        provider.kubectl("delete", "configmap", cm["metadata"]["name"], "-n", NS)
+
+    def run(name, *args):
+        return Signer(signer_bin, provider, kc, tmp_path, name, "--controllers", "identity",
+                      *args).start()
+    try:
+        none = run("no-id")
+        wait_for(lambda: not none.process.alive(), timeout=15, what="exit without a cluster id")
+        assert none.stop() == 1
+        assert "no cluster id" in none.log() and "clusterid-configmap" in none.log()
+
+        provider.apply(clusterid_configmap("liqo-clusterid-configmap", "cl-from-liqo"))
+        found = run("from-cm")
+        try:
+            wait_for(lambda: _started_as(found), timeout=15, what="signer started")
+            assert _started_as(found) == "cl-from-liqo"
+            assert "cluster id read from the clusterid ConfigMap" in found.log()
+        finally:
+            assert found.stop() == 0
+        flag = run("flag", "--cluster-id", "cl-flag")
+        try:
+            wait_for(lambda: _started_as(flag), timeout=15, what="signer started")
+            assert _started_as(flag) == "cl-flag"
+            assert "read from the clusterid ConfigMap" not in flag.log()
+        finally:
+            flag.stop()
+
+        provider.apply(clusterid_configmap("second-clusterid", "cl-other"))
+        two = run("two")
+        wait_for(lambda: not two.process.alive(), timeout=15, what="exit with two ConfigMaps")
+        assert two.stop() == 1 and "no cluster id" in two.log()
+    finally:
+        for name in ("liqo-clusterid-configmap", "second-clusterid"):
+            provider.kubectl("delete", "configmap", name, "-n", NS, "--ignore-not-found", check=False)
+        for cm in saved:
+            meta = {k: cm["metadata"][k] for k in ("name", "namespace", "labels") if k in cm["metadata"]}
+            provider.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+                            "data": cm.get("data") or {}})

@@ -14,10 +14,74 @@
 #include "pki/keys.h"
 #include "signer/kubeconfig_render.h"
 
+/* Liqo's names for the keys of a kubeconfig Secret that carry an Identity's
+ * spec.authParams.awsConfig (identityManager/const.go), which its identity
+ * manager reads to sign requests for EKS. */
+static const struct {
+    const char *field;   /* in awsConfig */
+    const char *key;     /* in the Secret's data */
+} aws_keys[] = {
+    {"awsAccessKeyID", "awsAccessKeyID"},
+    {"awsSecretAccessKey", "awsSecretAccessKey"},
+    {"awsRegion", "awsRegion"},
+    {"awsClusterName", "awsEksClusterID"},
+    {"awsUserArn", "awsIamUserArn"},
+};
+
+/* The kubeconfig-<identity> Secret as Liqo's readers expect it (README,
+ * "Kubeconfig Secrets"): labels liqo.io/remote-cluster-id and
+ * liqo.io/identity-type select it (getters.GetControlPlaneKubeconfigSecretByClusterID);
+ * for a ControlPlane Identity, the annotation liqo.io/remote-tenant-namespace
+ * names the provider's tenant namespace (CRD replicator, identity manager);
+ * data.kubeconfig, plus the AWS keys when the Identity has awsConfig;
+ * owned by the Identity. */
+static json_object *kubeconfig_secret(json_object *id, const char *sname, const char *ns, const char *kc_b64)
+{
+    const char *pid = tg_json_path_string(id, "spec", "clusterID", NULL);
+    const char *type = tg_json_path_string(id, "spec", "type", NULL);
+    const char *idns = tg_json_path_string(id, "spec", "namespace", NULL);
+    json_object *aws = tg_json_path(id, "spec", "authParams", "awsConfig", NULL);
+    json_object *sec = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
+    json_object *owner = json_object_new_object(), *owners = json_object_new_array(), *data = json_object_new_object();
+    size_t i;
+
+    json_object_object_add(sec, "apiVersion", rc_jstr("v1"));
+    json_object_object_add(sec, "kind", rc_jstr("Secret"));
+    json_object_object_add(meta, "name", rc_jstr(sname));
+    json_object_object_add(meta, "namespace", rc_jstr(ns));
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(pid));
+    json_object_object_add(labels, TG_LABEL_IDENTITY_TYPE, rc_jstr(type));
+    json_object_object_add(meta, "labels", labels);
+    if (type && strcmp(type, "ControlPlane") == 0 && idns && *idns) {
+        json_object *annotations = json_object_new_object();
+        json_object_object_add(annotations, TG_ANNOTATION_REMOTE_TENANT_NS, rc_jstr(idns));
+        json_object_object_add(meta, "annotations", annotations);
+    }
+    json_object_object_add(owner, "apiVersion", rc_jstr("authentication.liqo.io/v1beta1"));
+    json_object_object_add(owner, "kind", rc_jstr("Identity"));
+    json_object_object_add(owner, "name", rc_jstr(tg_json_path_string(id, "metadata", "name", NULL)));
+    json_object_object_add(owner, "uid", rc_jstr(tg_json_path_string(id, "metadata", "uid", NULL)));
+    json_object_object_add(owner, "controller", json_object_new_boolean(1));
+    json_object_object_add(owner, "blockOwnerDeletion", json_object_new_boolean(1));
+    json_object_array_add(owners, owner);
+    json_object_object_add(meta, "ownerReferences", owners);
+    json_object_object_add(sec, "metadata", meta);
+    json_object_object_add(data, "kubeconfig", rc_jstr(kc_b64));
+    for (i = 0; aws && i < sizeof(aws_keys) / sizeof(aws_keys[0]); i++) {
+        const char *v = tg_json_string(aws, aws_keys[i].field);
+        char *b64 = v ? tg_base64_encode((const unsigned char *)v, strlen(v), NULL) : NULL;
+        if (b64)
+            json_object_object_add(data, aws_keys[i].key, rc_jstr(b64));
+        rc_free_secret(b64, b64 ? strlen(b64) : 0);
+    }
+    json_object_object_add(sec, "data", data);
+    return sec;
+}
+
 long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     char path[1024], err[512], sname[320];
-    json_object *id = NULL, *sec = NULL, *meta, *labels, *owners, *owner, *data, *patch, *stj, *ref;
+    json_object *id = NULL, *sec = NULL, *patch, *stj, *ref;
     const char *pid, *type, *server, *ca_b64, *crt_b64, *proxy, *idns, *uid;
     unsigned char *ca = NULL, *crt = NULL;
     size_t ca_len = 0, crt_len = 0, kc_len = 0, key_len = 0;
@@ -56,30 +120,7 @@ long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char
         !(kc_b64 = tg_base64_encode((unsigned char *)kc, kc_len, NULL)))
         goto fail;
     snprintf(sname, sizeof(sname), "kubeconfig-%s", name);
-    sec = json_object_new_object();
-    json_object_object_add(sec, "apiVersion", rc_jstr("v1"));
-    json_object_object_add(sec, "kind", rc_jstr("Secret"));
-    meta = json_object_new_object();
-    json_object_object_add(meta, "name", rc_jstr(sname));
-    json_object_object_add(meta, "namespace", rc_jstr(ns));
-    labels = json_object_new_object();
-    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(pid));
-    json_object_object_add(labels, "liqo.io/identity-type", rc_jstr(type ? type : ""));
-    json_object_object_add(meta, "labels", labels);
-    owner = json_object_new_object();
-    json_object_object_add(owner, "apiVersion", rc_jstr("authentication.liqo.io/v1beta1"));
-    json_object_object_add(owner, "kind", rc_jstr("Identity"));
-    json_object_object_add(owner, "name", rc_jstr(name));
-    json_object_object_add(owner, "uid", rc_jstr(uid));
-    json_object_object_add(owner, "controller", json_object_new_boolean(1));
-    json_object_object_add(owner, "blockOwnerDeletion", json_object_new_boolean(1));
-    owners = json_object_new_array();
-    json_object_array_add(owners, owner);
-    json_object_object_add(meta, "ownerReferences", owners);
-    json_object_object_add(sec, "metadata", meta);
-    data = json_object_new_object();
-    json_object_object_add(data, "kubeconfig", rc_jstr(kc_b64));
-    json_object_object_add(sec, "data", data);
+    sec = kubeconfig_secret(id, sname, ns, kc_b64);
     /* Server-side apply: create or update in one idempotent call. */
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s?fieldManager=tenantgate-signer&force=true", ns,
              sname);

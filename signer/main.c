@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/probe_server.h"
+#include "kube/clusterid.h"
 #include "kube/informer.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
@@ -66,11 +67,12 @@ typedef struct signer_main {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: tenantgate-signer --cluster-id ID [options]\n"
+            "usage: tenantgate-signer [--cluster-id ID] [options]\n"
             "\n"
             "CSR approval and signing, Tenant status, nonces, keys and Identity kubeconfigs.\n"
             "\n"
-            "  --cluster-id ID            this cluster's id (required)\n"
+            "  --cluster-id ID            this cluster's id (default: CLUSTER_ID of the ConfigMap labelled\n"
+            "                             app.kubernetes.io/name=clusterid-configmap in --namespace, as Liqo)\n"
             "  --kubeconfig FILE          API access (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
             "  --context NAME             kubeconfig context\n"
             "  --namespace NS             install namespace (default liqo)\n"
@@ -91,6 +93,25 @@ static void usage(FILE *out)
             "  --workers N                reconcile threads, 1-32 (default 8)\n"
             "  --log-level LEVEL          debug, info, warn, error (default info)\n"
             "  -h, --help\n");
+}
+
+/* No --cluster-id: the id Liqo keeps (kube/clusterid.h), read once before
+ * the loop runs anything else. NULL after logging why; the flag wins. */
+static const char *discover_cluster_id(signer_main *m, char id[TG_CLUSTERID_MAX + 1])
+{
+    char why[512];
+    long status = -1;
+    tg_cluster_id_result r = tg_cluster_id_discover(m->client, m->s.namespace_, id, &status, why, sizeof(why));
+
+    if (r == TG_CLUSTER_ID_FOUND) {
+        tg_log(TG_LOG_INFO, "cluster id read from the clusterid ConfigMap", TG_LOG_STR("cluster_id", id),
+               TG_LOG_STR("namespace", m->s.namespace_));
+        return id;
+    }
+    tg_log(TG_LOG_ERROR, "no cluster id: give --cluster-id, or create the clusterid ConfigMap "
+                         "(kubectl tenantgate install --cluster-id ID)",
+           TG_LOG_STR("namespace", m->s.namespace_), TG_LOG_STR("error", why), TG_LOG_INT("status", status));
+    return NULL;
 }
 
 static int parse_controllers(const char *arg, unsigned *out)
@@ -398,7 +419,7 @@ int main(int argc, char **argv)
     long max_life = 31536000;
     char metrics_host[256] = "0.0.0.0";
     int metrics_port = 8080;
-    char err[512], sel[64];
+    char err[512], sel[64], discovered[TG_CLUSTERID_MAX + 1];
     int c, i;
 
     m.nworkers = DEFAULT_WORKERS;
@@ -459,8 +480,8 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc || !m.s.cluster_id || !tg_cluster_id_valid(m.s.cluster_id)) {
-        fprintf(stderr, "tenantgate-signer: --cluster-id is required and must be a valid cluster id\n");
+    if (optind != argc || (m.s.cluster_id && !tg_cluster_id_valid(m.s.cluster_id))) {
+        fprintf(stderr, "tenantgate-signer: --cluster-id must be a valid cluster id\n");
         usage(stderr);
         return 2;
     }
@@ -521,6 +542,8 @@ int main(int argc, char **argv)
         tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", m.client ? "out of memory" : err));
         return 1;
     }
+    if (!m.s.cluster_id && !(m.s.cluster_id = discover_cluster_id(&m, discovered)))
+        return 1;
     if (((m.s.controllers & TG_CTL_NONCE) &&
          (add_informer(&m, "nonce", "/api/v1/secrets", "liqo.io/nonce=true", NULL, err, sizeof(err)) != 0 ||
           !(m.s.nonce_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||

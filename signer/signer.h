@@ -31,6 +31,9 @@
 #define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
 #define TG_KEYS_SECRET "authentication-keys"
 #define TG_NONCE_SECRET "liqo-nonce"
+/* Liqo's kubeconfig Secret metadata (pkg/consts/authentication.go) */
+#define TG_LABEL_IDENTITY_TYPE "liqo.io/identity-type"
+#define TG_ANNOTATION_REMOTE_TENANT_NS "liqo.io/remote-tenant-namespace"
 
 typedef struct tg_signer {
     /* configuration (read-only once the workers start) */
