@@ -9,6 +9,7 @@ signs it, the Tenant passes the webhook, the controller-manager signs the approv
 the kubeconfig the consumer's signer writes is used for real requests."""
 
 import base64
+import contextlib
 import json
 import subprocess
 import time
@@ -226,11 +227,30 @@ def csr_condition(csr):
     return None
 
 
-def onboard(provider, consumer, cid, pns, cns, tmp_path):
-    """Nonce -> signed nonce -> Tenant applied. Returns (tenant manifest, key file)."""
+def signed_proof(provider, consumer, cid, pns, cns, tmp_path):
+    """Nonce -> signed nonce, with the consumer's cluster key: (key file, public key PEM,
+    signature) for a Tenant."""
     nonce = provider_nonce(provider, cid, pns)
     key, pub = consumer_keys(consumer, tmp_path)
-    sig = consumer_signed_nonce(consumer, cns, nonce)
+    return key, pub, consumer_signed_nonce(consumer, cns, nonce)
+
+
+@contextlib.contextmanager
+def tenant_controller_only(signer):
+    """Inside the block the provider signer runs only the Tenant controller: it makes CSRs
+    and nobody approves them. All provider controllers again afterwards."""
+    signer.stop()
+    signer.start("--controllers", "tenant")
+    try:
+        yield
+    finally:
+        signer.stop()
+        signer.start()
+
+
+def onboard(provider, consumer, cid, pns, cns, tmp_path):
+    """Nonce -> signed nonce -> Tenant applied. Returns (tenant manifest, key file)."""
+    key, pub, sig = signed_proof(provider, consumer, cid, pns, cns, tmp_path)
     tenant = tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path), sig)
     provider.apply(tenant)
     return tenant, key
@@ -382,20 +402,13 @@ def test_restart_between_csr_and_status_makes_no_second_csr(provider, consumer, 
                                                             consumer_signer, cid, tenant_space,
                                                             tmp_path):
     pns, cns = tenant_space
-    nonce = provider_nonce(provider, cid, pns)
-    key, pub = consumer_keys(consumer, tmp_path)
-    sig = consumer_signed_nonce(consumer, cns, nonce)
+    key, pub, sig = signed_proof(provider, consumer, cid, pns, cns, tmp_path)
     # only the Tenant controller: it creates the CSR, nobody approves it yet
-    provider_signer.stop()
-    provider_signer.start("--controllers", "tenant")
-    try:
+    with tenant_controller_only(provider_signer):
         provider.apply(tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path), sig))
         wait_for(lambda: len(tenant_csrs(provider, cid)) == 1, timeout=10, what="CSR created")
         provider_signer.kill()                    # dies before any status was written
         assert tenant_ready(provider, cid, pns) is None
-    finally:
-        provider_signer.stop()
-        provider_signer.start()                   # all provider controllers again
     wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="status after restart")
     assert len(tenant_csrs(provider, cid)) == 1
 
@@ -674,13 +687,9 @@ def test_denied_csr_does_not_block_the_tenant(provider, consumer, provider_signe
     """A denied CSR for the Tenant's request is followed by a fresh one at once; a second
     denial by one after a back-off (not a loop); and the Tenant ends with a certificate."""
     pns, cns = tenant_space
-    nonce = provider_nonce(provider, cid, pns)
-    key, pub = consumer_keys(consumer, tmp_path)
-    sig = consumer_signed_nonce(consumer, cns, nonce)
+    key, pub, sig = signed_proof(provider, consumer, cid, pns, cns, tmp_path)
     # only the Tenant controller: nobody approves, the test denies
-    provider_signer.stop()
-    provider_signer.start("--controllers", "tenant")
-    try:
+    with tenant_controller_only(provider_signer):
         provider.apply(tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path), sig))
         first = wait_for(lambda: (tenant_csrs(provider, cid) or [None])[0], timeout=10,
                          what="first CSR")["metadata"]["name"]
@@ -698,9 +707,6 @@ def test_denied_csr_does_not_block_the_tenant(provider, consumer, provider_signe
         waited = time.monotonic() - t_deny
         assert 2 < waited < 12, f"third CSR after {waited:.1f}s"
         assert "csr denied again, next one later" in provider_signer.log()
-    finally:
-        provider_signer.stop()
-        provider_signer.start()                   # all provider controllers again
     t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="certificate at last")
     assert cert_public_key(t["status"]["authParams"]["signedCRT"]) == pub
     decided = sorted(csr_condition(c)[0] for c in tenant_csrs(provider, cid))
