@@ -784,3 +784,36 @@ def test_cluster_id_from_liqos_configmap(provider, installed, signer_bin, tmp_pa
             meta = {k: cm["metadata"][k] for k in ("name", "namespace", "labels") if k in cm["metadata"]}
             provider.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
                             "data": cm.get("data") or {}})
+
+
+def test_kubeconfig_secret_carries_aws_keys(consumer, consumer_signer, tmp_path):
+    """An Identity with spec.authParams.awsConfig: its kubeconfig Secret has the five keys
+    Liqo's identity manager reads for EKS (identityManager/const.go), under Liqo's names."""
+    ns = f"liqo-tenant-aws-{uuid.uuid4().hex[:6]}"
+    consumer.create_namespace(ns)
+    try:
+        key = tmp_path / "ca.key"
+        key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
+        cfg = tmp_path / "ca.cnf"
+        cfg.write_text("[req]\ndistinguished_name=dn\nprompt=no\n[dn]\nCN=eks\n")
+        crt = openssl("req", "-x509", "-new", "-key", str(key), "-days", "1", "-config", str(cfg))
+        aws = {"awsAccessKeyID": "AKIAEXAMPLE", "awsSecretAccessKey": "not-a-real-secret",
+               "awsRegion": "eu-west-1", "awsClusterName": "eks-1",
+               "awsUserArn": "arn:aws:iam::123456789012:user/liqo"}
+        consumer.apply({"apiVersion": "authentication.liqo.io/v1beta1", "kind": "Identity",
+                        "metadata": {"name": "controlplane-eks", "namespace": ns},
+                        "spec": {"clusterID": "eks", "type": "ControlPlane", "namespace": "liqo-tenant-x",
+                                 "authParams": {"ca": b64(crt), "signedCRT": b64(crt),
+                                                "apiServer": "https://127.0.0.1:1",
+                                                "awsConfig": aws}}})
+        sec = wait_for(lambda: consumer.exists("secret", "kubeconfig-controlplane-eks", "-n", ns)
+                       and consumer.get_json("secret", "kubeconfig-controlplane-eks", "-n", ns),
+                       timeout=10, what="kubeconfig Secret")
+        data = {k: unb64(v).decode() for k, v in sec["data"].items() if k != "kubeconfig"}
+        assert data == {"awsAccessKeyID": "AKIAEXAMPLE", "awsSecretAccessKey": "not-a-real-secret",
+                        "awsRegion": "eu-west-1", "awsEksClusterID": "eks-1",
+                        "awsIamUserArn": "arn:aws:iam::123456789012:user/liqo"}
+        assert sec["metadata"]["annotations"] == {"liqo.io/remote-tenant-namespace": "liqo-tenant-x"}
+        assert "not-a-real-secret" not in consumer_signer.log()
+    finally:
+        consumer.delete_namespace(ns)
