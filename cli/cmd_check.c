@@ -61,11 +61,8 @@ static void warn_unlike_cluster_id(const tg_tenant *t, const char *field, const 
     fprintf(stderr, ", expected spec.clusterID; the webhook will refuse it (%s)\n", reason);
 }
 
-static void print_warnings(const tg_verdict *v, const tg_tenant *t)
+static void print_warnings(const tg_tenant *t)
 {
-    if (v->warnings & TG_WARN_RAW_PUBLIC_KEY)
-        fprintf(stderr, "Warning: spec.publicKey is a raw 32-byte Ed25519 key (Liqo < 1.0.2); "
-                        "newer Liqo sends PEM PKIX\n");
     /* Placement (step 2) needs the cluster, but these parts of it can be seen
      * here: the label and the name (Liqo names a Tenant after its consumer). */
     warn_unlike_cluster_id(t, "metadata.labels[" TG_LABEL_REMOTE_CLUSTER_ID "]", t->label_cluster_id,
@@ -97,7 +94,7 @@ static int check_document(const char *text, size_t len, const char *nonce,
         tg_tenant_clear(&t);
         return reject(&v);
     }
-    print_warnings(&v, &t);
+    print_warnings(&t);
     fputs("accepted: tenant ", stdout);
     print_safe(stdout, t.name != NULL ? t.name : "(unnamed)");
     printf(" (cluster %s)\n", t.cluster_id);      /* valid: step 3 passed */

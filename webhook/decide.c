@@ -12,10 +12,6 @@
 
 #include <openssl/crypto.h>
 
-static const char warn_raw_key[] =
-    "spec.publicKey is a legacy raw 32-byte Ed25519 key (Liqo 1.0.0-1.0.1); regenerate the Tenant "
-    "to carry a PEM PUBLIC KEY";
-
 static void decision_init(tg_decision *d)
 {
     memset(d, 0, sizeof(*d));
@@ -38,9 +34,9 @@ static void finish(tg_decision *d)
 
     d->reason = tg_reason_name(d->verdict.reason);
     r->allowed = d->verdict.reason == TG_ACCEPTED;
+    /* No warnings: a raw Ed25519 key is the form every Liqo version reads (our
+     * consumer's default too), and a PEM one is just as valid. */
     r->nwarnings = 0;
-    if (d->verdict.warnings & TG_WARN_RAW_PUBLIC_KEY)
-        r->warnings[r->nwarnings++] = warn_raw_key;
     if (!r->allowed) {
         r->code = d->verdict.code;
         snprintf(d->message, sizeof(d->message), "%s: %s", d->reason, d->verdict.message);
@@ -237,8 +233,6 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
                             "spec.clusterID: expected ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ of at most 63 "
                             "characters, found \"%.*s\"",
                             SHOWN, t.cluster_id);
-        else if (t.public_key.len == 32)
-            d->verdict.warnings |= TG_WARN_RAW_PUBLIC_KEY;
         goto out;
     }
 
