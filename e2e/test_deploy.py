@@ -71,14 +71,17 @@ def write_overlay(cluster, source_dir, v):
 
 
 @pytest.fixture(scope="module")
-def deployed(node_provider, image_archives, source_dir):
+def deployed(node_provider, image_archives, source_dir, build_dir):
     """The install, as README's Install section says; returns the seconds it took."""
     c = node_provider
     t0 = time.monotonic()
     c.import_images(*image_archives)
     c.kubectl("apply", "-k", write_overlay(c, source_dir, version(source_dir)))
-    c.kubectl("create", "configmap", "tenantgate-cluster", "-n", NS,
-              f"--from-literal=clusterID={PROVIDER_ID}")
+    # The signer finds the cluster id where Liqo keeps it; without Liqo, `install` writes it.
+    proc = subprocess.run([str(build_dir / "cli" / "kubectl-tenantgate"), "install", "--kubeconfig",
+                           c.kubeconfig, "--cluster-id", PROVIDER_ID],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     for f in sorted((Path(__file__).parent / "testdata").glob("*.yaml")):
         c.kubectl("apply", "-f", f)
     env = dict(os.environ, KUBECTL=c.kubectl_path)
