@@ -39,6 +39,7 @@ int cmd_check(int argc, char **argv);
 /* Online commands (cmd_online.c); exit codes 3 and 4 are in online.h. */
 int cmd_create(int argc, char **argv);
 int cmd_get(int argc, char **argv);
+int cmd_delete(int argc, char **argv);
 int cmd_authenticate(int argc, char **argv);
 int cmd_unauthenticate(int argc, char **argv);
 int cmd_install(int argc, char **argv);     /* cmd_install.c: the cluster id ConfigMap */

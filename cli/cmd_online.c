@@ -662,32 +662,45 @@ out:
 /* --- the verbs ------------------------------------------------------------ */
 
 static const char create_usage[] =
-    "Usage: " TG_CLI_NAME " create nonce --remote-cluster-id ID [OPTIONS]\n";
+    "Usage: " TG_CLI_NAME " create nonce --remote-cluster-id ID [OPTIONS]\n"
+    "       " TG_CLI_NAME " create resourceslice NAME --remote-cluster-id ID [OPTIONS]\n";
 static const char get_usage[] =
-    "Usage: " TG_CLI_NAME " get nonce --remote-cluster-id ID [OPTIONS]\n";
+    "Usage: " TG_CLI_NAME " get nonce --remote-cluster-id ID [OPTIONS]\n"
+    "       " TG_CLI_NAME " get resourceslice [NAME] --remote-cluster-id ID [OPTIONS]\n";
+static const char delete_usage[] =
+    "Usage: " TG_CLI_NAME " delete resourceslice NAME --remote-cluster-id ID [OPTIONS]\n";
 
-static int one_resource(const char *verb, const char *usage, int (*run)(int, char **), int argc,
-                        char **argv)
+/* verb RESOURCE ...: nonce (run_nonce, NULL when the verb has none) or a
+ * ResourceSlice (run_slice). */
+static int one_resource(const char *verb, const char *usage, int (*run_nonce)(int, char **),
+                        int (*run_slice)(int, char **), int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error(verb, usage, "no resource given (nonce)");
+        return cli_usage_error(verb, usage, "no resource given (%sresourceslice)", run_nonce ? "nonce, " : "");
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         fputs(usage, stdout);
         return TG_EXIT_OK;
     }
-    if (strcmp(argv[1], "nonce") != 0)
-        return cli_usage_error(verb, usage, "unknown resource \"%s\"", argv[1]);
-    return run(argc - 1, argv + 1);
+    if (run_nonce != NULL && strcmp(argv[1], "nonce") == 0)
+        return run_nonce(argc - 1, argv + 1);
+    if (cli_is_slice_word(argv[1]))
+        return run_slice(argc - 1, argv + 1);
+    return cli_usage_error(verb, usage, "unknown resource \"%s\"", argv[1]);
 }
 
 int cmd_create(int argc, char **argv)
 {
-    return one_resource("create", create_usage, create_nonce, argc, argv);
+    return one_resource("create", create_usage, create_nonce, cli_slice_create, argc, argv);
 }
 
 int cmd_get(int argc, char **argv)
 {
-    return one_resource("get", get_usage, get_nonce, argc, argv);
+    return one_resource("get", get_usage, get_nonce, cli_slice_get, argc, argv);
+}
+
+int cmd_delete(int argc, char **argv)
+{
+    return one_resource("delete", delete_usage, NULL, cli_slice_delete, argc, argv);
 }
 
 int cmd_authenticate(int argc, char **argv)

@@ -5,6 +5,7 @@
  * as prompt as a watch for that. Every wait names what it waits for and who
  * should do it, so a timeout tells the user which service is missing. */
 #include "online.h"
+#include "slice.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -584,37 +585,92 @@ int cli_wait_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char *nam
     }
 }
 
-int cli_wait_identity(cli_flow *f, cli_cluster *c, const char *ns, const char *name,
-                      char *secret, size_t secret_len)
+/* What a wait looks for in the object: 1 when it is there (done), 0 not yet. */
+typedef int (*object_look)(json_object *doc, void *ctx);
+
+/* GET ns/name of resource until look says done; what names what is awaited
+ * in the timeout message. */
+static int wait_object(cli_flow *f, cli_cluster *c, const char *resource, const char *ns, const char *name,
+                       object_look look, void *ctx, const char *what)
 {
-    cli_api_call call = { .verb = "get", .resource = "identities", .group = GROUP,
-                          .namespace_ = ns, .name = name };
+    cli_api_call call = { .verb = "get", .resource = resource, .group = GROUP, .namespace_ = ns,
+                          .name = name };
     char terr[256];
     int rc;
 
     for (;;) {
         json_object *doc = NULL;
         char *raw = NULL;
-        long st = get_auth_object(c, "identities", ns, name, &doc, &raw, terr, sizeof(terr));
-        const char *ref = doc ? tg_json_path_string(doc, "status", "kubeconfigSecretRef", "name", NULL)
-                              : NULL;
+        long st = get_auth_object(c, resource, ns, name, &doc, &raw, terr, sizeof(terr));
 
         rc = NOT_YET;
-        if (st == 200 && ref != NULL && *ref != '\0') {
-            snprintf(secret, secret_len, "%s", ref);
-            rc = 0;
-        } else if (st != 200) {
+        if (st != 200)
             rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
-        }
+        else if (doc != NULL && look(doc, ctx))
+            rc = 0;
         json_object_put(doc);
         free(raw);
         if (rc != NOT_YET)
             return rc;
-        if ((rc = poll_again(f, c, "tenantgate-signer (identity controller) to fill "
-                             "status.kubeconfigSecretRef of Identity %s/%s (is the signer running "
-                             "on this cluster?)", ns, name)) != 0)
+        if ((rc = poll_again(f, c, "%s", what)) != 0)
             return rc;
     }
+}
+
+typedef struct secret_ref {
+    char *secret;
+    size_t len;
+} secret_ref;
+
+static int look_secret_ref(json_object *doc, void *ctx)
+{
+    secret_ref *r = ctx;
+    const char *ref = tg_json_path_string(doc, "status", "kubeconfigSecretRef", "name", NULL);
+
+    if (ref == NULL || *ref == '\0')
+        return 0;
+    snprintf(r->secret, r->len, "%s", ref);
+    return 1;
+}
+
+int cli_wait_identity(cli_flow *f, cli_cluster *c, const char *ns, const char *name,
+                      char *secret, size_t secret_len)
+{
+    secret_ref r = { secret, secret_len };
+    char what[512];
+
+    snprintf(what, sizeof(what), "tenantgate-signer (identity controller) to fill "
+             "status.kubeconfigSecretRef of Identity %s/%s (is the signer running on this cluster?)",
+             ns, name);
+    return wait_object(f, c, "identities", ns, name, look_secret_ref, &r, what);
+}
+
+typedef struct slice_look {
+    const char *type;
+    char *why;
+    size_t why_len;
+    int *denied;
+} slice_look;
+
+static int look_slice(json_object *doc, void *ctx)
+{
+    slice_look *l = ctx;
+    cli_slice_state s = cli_slice_condition(doc, l->type, l->why, l->why_len);
+
+    *l->denied = s == CLI_SLICE_DENIED;
+    return s != CLI_SLICE_PENDING;
+}
+
+int cli_wait_slice(cli_flow *f, cli_cluster *c, const char *ns, const char *name, const char *type,
+                   char *why, size_t why_len, int *denied)
+{
+    slice_look l = { type, why, why_len, denied };
+    char what[512];
+
+    *denied = 0;
+    snprintf(what, sizeof(what), "the provider's verdict on ResourceSlice %s/%s (condition %s; are "
+             "tenantgate-signer and the replication running?)", ns, name, type);
+    return wait_object(f, c, "resourceslices", ns, name, look_slice, &l, what);
 }
 
 int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns, const char *name,

@@ -224,6 +224,12 @@ int cli_wait_identity(cli_flow *f, cli_cluster *c, const char *ns, const char *n
 int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns, const char *name,
                int wait, int *existed);
 
+/* Consumer: wait until ResourceSlice ns/name has a condition of type
+ * ("Authentication" or "Resources"); *denied, and why ("Reason: message"),
+ * when its status is Denied. */
+int cli_wait_slice(cli_flow *f, cli_cluster *c, const char *ns, const char *name, const char *type,
+                   char *why, size_t why_len, int *denied);
+
 /* The number of ResourceSlices in ns (0 when the CRD is absent). */
 int cli_count_resourceslices(cli_flow *f, cli_cluster *c, const char *ns, int *count);
 
@@ -253,5 +259,16 @@ int cli_print_result(const char *cmd, int rc, json_object *obj, int as_json);
 /* `generate tenant` without --offline (cmd_generate.c hands it over). */
 int cli_generate_tenant_online(int argc, char **argv);
 int cli_generate_identity(int argc, char **argv);
+
+/* --- cmd_slice.c --------------------------------------------------------- */
+
+/* create / get / delete resourceslice (argv[0] is the resource word). */
+int cli_slice_create(int argc, char **argv);
+int cli_slice_get(int argc, char **argv);
+int cli_slice_delete(int argc, char **argv);
+
+/* 1 when word names the ResourceSlice resource (resourceslice, resourceslices,
+ * rslice, rs: kubectl's and liqoctl's spellings). */
+int cli_is_slice_word(const char *word);
 
 #endif

@@ -202,7 +202,8 @@ def install_crds(cluster, source_dir):
     crds = source_dir / "manifests" / "crds"
     cluster.kubectl("apply", "--server-side", "-k", crds)
     cluster.kubectl("wait", "--for", "condition=Established", "--timeout", "60s",
-                    "crd/tenants.authentication.liqo.io", "crd/identities.authentication.liqo.io")
+                    "crd/tenants.authentication.liqo.io", "crd/identities.authentication.liqo.io",
+                    "crd/resourceslices.authentication.liqo.io", "crd/renews.authentication.liqo.io")
 
 
 @pytest.fixture(scope="session")

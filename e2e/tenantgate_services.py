@@ -34,7 +34,8 @@ tenant_namespace_manifest(cluster_id, name=None, labels=...) / nonce_secret_mani
 load_vector(vectors_dir, name) -> (tenant dict, nonce text);  read_index(vectors_dir[, scopes])
 HoldingProxy(upstream_port): a TCP relay whose existing connections can be frozen (stale
 informer caches on demand); parse_prometheus(text); http_get(port, path)
-denial(stderr) -> (reason code, message) of our validating webhook, or (None, None)
+denial(stderr, slices=False) -> (reason code, message) of our validating webhook (slices=True: the
+        ResourceSlice one), or (None, None)
 """
 
 import json
@@ -62,8 +63,16 @@ LABEL_TENANT_NS = "liqo.io/tenant-namespace"
 LABEL_CLUSTER_ID = "liqo.io/remote-cluster-id"
 LABEL_NONCE = "liqo.io/nonce"
 
-_DENIAL = re.compile(r'admission webhook "' + re.escape(VALIDATING_WEBHOOK) +
-                     r'" denied the request: ([A-Za-z]+): (.*)')
+SLICE_WEBHOOK = "resourceslices.validate.tenantgate.io"
+
+
+def _denial_re(webhook_name):
+    return re.compile(r'admission webhook "' + re.escape(webhook_name) +
+                      r'" denied the request: ([A-Za-z]+): (.*)')
+
+
+_DENIAL = _denial_re(VALIDATING_WEBHOOK)
+_SLICE_DENIAL = _denial_re(SLICE_WEBHOOK)
 
 
 # --- manifests and vectors -------------------------------------------------------------------
@@ -102,9 +111,10 @@ def load_vector(vectors_dir, name):
     return json.loads((d / f"{name}.json").read_text()), (d / f"{name}.nonce").read_text().strip()
 
 
-def denial(stderr):
-    """(reason code, message) when our validating webhook denied the request, else (None, None)."""
-    m = _DENIAL.search(stderr or "")
+def denial(stderr, slices=False):
+    """(reason code, message) when our validating webhook denied the request, else (None, None).
+    slices=True: the ResourceSlice webhook's denial."""
+    m = (_SLICE_DENIAL if slices else _DENIAL).search(stderr or "")
     return (m.group(1), m.group(2)) if m else (None, None)
 
 
@@ -129,12 +139,14 @@ class WebhookInstall:
         self.overlay_dir.mkdir(parents=True, exist_ok=True)
         base = os.path.relpath(self.source_dir / "manifests" / "overlays" / "local", self.overlay_dir)
         patches = []
-        for kind, path in (("ValidatingWebhookConfiguration", "validate"),
-                           ("MutatingWebhookConfiguration", "mutate")):
+        for kind, paths in (("ValidatingWebhookConfiguration",
+                             ("validate/tenants", "validate/resourceslices")),
+                            ("MutatingWebhookConfiguration", ("mutate/tenants",))):
+            ops = "".join(f"      - op: replace\n        path: /webhooks/{i}/clientConfig/url\n"
+                          f"        value: {self.url}/{path}\n" for i, path in enumerate(paths))
             patches.append(
                 f"  - target:\n      kind: {kind}\n      name: {WEBHOOK_CONFIG}\n"
-                f"    patch: |-\n      - op: replace\n        path: /webhooks/0/clientConfig/url\n"
-                f"        value: {self.url}/{path}/tenants\n")
+                f"    patch: |-\n{ops}")
         (self.overlay_dir / "kustomization.yaml").write_text(
             "# written by e2e/tenantgate_services.py: the local overlay on a free port\n"
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"

@@ -38,8 +38,10 @@ TENANT_NS_LABELS = {"liqo.io/tenant-namespace": "true"}
 def test_crds_are_served_with_liqo_names(provider, crds):
     out = provider.kubectl("api-resources", "--api-group", GROUP, "-o", "wide").stdout
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
-    assert set(rows) == {"identities", "tenants"}, out
+    assert set(rows) == {"identities", "tenants", "resourceslices", "renews"}, out
     assert rows["tenants"][1] == "tn" and rows["identities"][1] == "id", out
+    assert rows["resourceslices"][1] == "rslice", out
+    assert rows["renews"][1] == f"{GROUP}/v1beta1", out                # Liqo gives it no short name
     for row in rows.values():
         assert f"{GROUP}/v1beta1" in row and "true" in row, row       # namespaced
     crd = provider.get_json("crd", f"tenants.{GROUP}")
@@ -193,6 +195,99 @@ def test_identity_printer_columns_and_enum(provider, crds, namespace):
     bad["spec"]["type"] = "Root"
     proc = provider.create(bad, check=False)
     assert proc.returncode != 0 and "spec.type" in proc.stderr, proc.stderr
+
+
+def _slice(name, ns, **spec):
+    return {"apiVersion": f"{GROUP}/v1beta1", "kind": "ResourceSlice",
+            "metadata": {"name": name, "namespace": ns}, "spec": spec}
+
+
+def test_resourceslice_round_trips_liqo_fields_and_columns(provider, crds, namespace):
+    """Every field a Liqo peer writes is stored as sent; conditions use Liqo's enums, status
+    is a subresource, and the printer columns are Liqo's."""
+    ns = namespace(provider, "rslice")
+    spec = {"class": "default", "consumerClusterID": "wispy-firefly",
+            "providerClusterID": "cool-firefly", "csr": base64.b64encode(b"csr").decode(),
+            "resources": {"cpu": "4", "memory": "8Gi", "pods": 110, "nvidia.com/gpu": "1"}}
+    provider.create(_slice("mypool", ns, **spec))
+    got = provider.get_json("rslice", "mypool", "-n", ns)
+    assert got["spec"] == spec
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    status = {"conditions": [
+                  {"type": "Authentication", "status": "Accepted", "lastTransitionTime": now,
+                   "reason": "ResourceSliceAuthenticationAccepted",
+                   "message": "ResourceSlice authentication accepted"},
+                  {"type": "Resources", "status": "Denied", "lastTransitionTime": now,
+                   "reason": "ResourceSliceResourcesDenied",
+                   "message": "ResourceSlice resources denied"}],
+              "resources": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+              "authParams": {"ca": base64.b64encode(b"ca").decode(),
+                             "signedCRT": base64.b64encode(b"crt").decode(),
+                             "apiServer": "https://127.0.0.1:6443", "proxyURL": "http://p:3128"},
+              "storageClasses": [{"storageClassName": "standard", "default": True}],
+              "ingressClasses": [{"ingressClassName": "nginx", "default": False}],
+              "loadBalancerClasses": [{"loadBalancerClassName": "metallb"}],
+              "nodeLabels": {"region": "eu"}, "nodeSelector": {"zone": "a"}}
+    # Through the main resource the status is ignored, through /status it lands.
+    provider.kubectl("patch", "rslice", "mypool", "-n", ns, "--type=merge",
+                     "-p", json.dumps({"status": status}))
+    assert "status" not in provider.get_json("rslice", "mypool", "-n", ns)
+    provider.kubectl("patch", "rslice", "mypool", "-n", ns, "--subresource=status",
+                     "--type=merge", "-p", json.dumps({"status": status}))
+    assert provider.get_json("rslice", "mypool", "-n", ns)["status"] == status
+    table = provider.kubectl("get", "rslice", "-n", ns).stdout.split()
+    assert table[:4] == ["NAME", "AUTHENTICATION", "RESOURCES", "AGE"], table
+    assert table[4:7] == ["mypool", "Accepted", "Denied"], table
+    # Every spec field is optional: an empty slice is stored.
+    provider.create(_slice("empty", ns))
+
+
+@pytest.mark.parametrize("patch, expect", [
+    ({"spec": {"consumerClusterID": "Bad_ID"}}, "spec.consumerClusterID"),
+    ({"spec": {"providerClusterID": "-x"}}, "spec.providerClusterID"),
+    ({"spec": {"resources": {"cpu": "four"}}}, "spec.resources"),
+    ({"spec": {"csr": "not base64!"}}, "spec.csr"),
+])
+def test_resourceslice_schema_rejects(provider, crds, namespace, patch, expect):
+    ns = namespace(provider, "rsbad")
+    proc = provider.create(_slice("bad", ns, **patch["spec"]), check=False)
+    assert proc.returncode != 0 and expect in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("condition, expect", [
+    ({"type": "Authenticated", "status": "Accepted"}, "type"),
+    ({"type": "Resources", "status": "True"}, "status"),
+    ({"type": "Resources"}, "status"),
+])
+def test_resourceslice_condition_enums(provider, crds, namespace, condition, expect):
+    ns = namespace(provider, "rscond")
+    provider.create(_slice("s", ns))
+    proc = provider.kubectl("patch", "rslice", "s", "-n", ns, "--subresource=status",
+                            "--type=merge", "-p",
+                            json.dumps({"status": {"conditions": [condition]}}), check=False)
+    assert proc.returncode != 0 and f"status.conditions[0].{expect}" in proc.stderr, proc.stderr
+
+
+def test_renew_round_trips_liqo_fields(provider, crds, namespace):
+    ns = namespace(provider, "renew")
+    spec = {"consumerClusterID": "wispy-firefly", "identityType": "ControlPlane",
+            "publicKey": base64.b64encode(b"pk").decode(), "csr": base64.b64encode(b"c").decode(),
+            "resourceSliceRef": {"name": "mypool"}}
+    provider.create({"apiVersion": f"{GROUP}/v1beta1", "kind": "Renew",
+                     "metadata": {"name": "controlplane-cool-firefly", "namespace": ns},
+                     "spec": spec})
+    assert provider.get_json("renew", "controlplane-cool-firefly", "-n", ns)["spec"] == spec
+    auth = {"authParams": {"ca": base64.b64encode(b"ca").decode(),
+                           "signedCRT": base64.b64encode(b"crt").decode(),
+                           "apiServer": "https://127.0.0.1:6443"}}
+    provider.kubectl("patch", "renew", "controlplane-cool-firefly", "-n", ns,
+                     "--subresource=status", "--type=merge", "-p", json.dumps({"status": auth}))
+    assert provider.get_json("renew", "controlplane-cool-firefly", "-n", ns)["status"] == auth
+    proc = provider.kubectl("patch", "renew", "controlplane-cool-firefly", "-n", ns, "--type=merge",
+                            "-p", '{"spec":{"consumerClusterID":"UPPER"}}', check=False)
+    assert proc.returncode != 0 and "spec.consumerClusterID" in proc.stderr, proc.stderr
+    table = provider.kubectl("get", "renews", "-n", ns).stdout.split()
+    assert table[:2] == ["NAME", "AGE"], table
 
 
 # --- (b) CSR signing and client-certificate authentication ----------------------------------

@@ -25,11 +25,12 @@ from testbed import HostProcess, free_port, openssl, wait_for
 NS = "liqo"
 SA = "tenantgate-signer"
 CLUSTER_ROLES = ("tenantgate-signer", "tenantgate-signer-own-signer", "tenantgate-remote-consumer")
-TEST_CRDS = ("resourceslices.authentication.liqo.io", "namespacemaps.offloading.liqo.io")
+# NamespaceMaps belong to Liqo's offloading module: a minimal CRD from e2e/testdata, for RBAC checks.
+TEST_CRDS = ("namespacemaps.offloading.liqo.io",)
 PROVIDER_ID = "cl-provider"
 CONSUMER_ID = "cl-consumer"
-PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer"
-CONSUMER_CONTROLLERS = "keys,noncesigner,identity"
+PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer,remoterenew"
+CONSUMER_CONTROLLERS = "keys,noncesigner,identity,resourceslice,renew"
 
 
 def b64(data):

@@ -41,13 +41,18 @@ static int add_name_entry(X509_NAME *name, int nid, const char *value)
 
 char *tg_csr_build(EVP_PKEY *key, const char *cluster_id, size_t *pem_len)
 {
+    return tg_csr_build_subject(key, cluster_id, TG_CSR_ORGANIZATION, pem_len);
+}
+
+char *tg_csr_build_subject(EVP_PKEY *key, const char *cn, const char *org, size_t *pem_len)
+{
     X509_REQ *req = NULL;
     X509_NAME *name = NULL;
     BIO *bio = NULL;
     const EVP_MD *md = NULL;
     char *pem = NULL;
 
-    if (key == NULL || cluster_id == NULL || *cluster_id == '\0')
+    if (key == NULL || cn == NULL || *cn == '\0' || org == NULL || *org == '\0')
         return NULL;
     if (EVP_PKEY_get_base_id(key) != EVP_PKEY_ED25519 && (md = tg_sha256()) == NULL)
         return NULL;
@@ -57,8 +62,7 @@ char *tg_csr_build(EVP_PKEY *key, const char *cluster_id, size_t *pem_len)
     if (req == NULL || name == NULL || bio == NULL)
         goto out;
     /* O first, then CN: the order Liqo's Go code writes. */
-    if (!add_name_entry(name, NID_organizationName, TG_CSR_ORGANIZATION) ||
-        !add_name_entry(name, NID_commonName, cluster_id))
+    if (!add_name_entry(name, NID_organizationName, org) || !add_name_entry(name, NID_commonName, cn))
         goto out;
     if (!X509_REQ_set_version(req, X509_REQ_VERSION_1) || !X509_REQ_set_subject_name(req, name) ||
         !X509_REQ_set_pubkey(req, key))
@@ -156,8 +160,8 @@ static void entry_value(const X509_NAME_ENTRY *e, char *out, size_t out_len, uns
              *utf8_len > SHOWN_MAX ? "..." : "");
 }
 
-/* Step 9: exactly one CN equal to the cluster id, exactly one O equal to liqo.io. */
-static int check_subject(const TG_NAME *subject, const char *cluster_id, tg_verdict *v)
+/* Step 9: exactly one CN and exactly one O, equal to the expected ones. */
+static int check_subject(const TG_NAME *subject, const tg_csr_subject *want, tg_verdict *v)
 {
     static const struct {
         int nid;
@@ -165,7 +169,9 @@ static int check_subject(const TG_NAME *subject, const char *cluster_id, tg_verd
     } wanted[] = {{NID_commonName, "CN"}, {NID_organizationName, "O"}};
 
     for (size_t w = 0; w < sizeof(wanted) / sizeof(wanted[0]); w++) {
-        const char *expect = wanted[w].nid == NID_commonName ? cluster_id : TG_CSR_ORGANIZATION;
+        int is_cn = wanted[w].nid == NID_commonName;
+        const char *expect = is_cn ? want->cn : want->org;
+        const char *why = is_cn ? want->cn_source : want->org_source;
         int count = 0;
         const X509_NAME_ENTRY *found = NULL;
         char shown[SHOWN_MAX + 8];
@@ -187,9 +193,9 @@ static int check_subject(const TG_NAME *subject, const char *cluster_id, tg_verd
         equal = utf8 != NULL && (size_t)utf8_len == strlen(expect) && memcmp(utf8, expect, (size_t)utf8_len) == 0;
         OPENSSL_free(utf8);
         if (!equal)
-            return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH, "spec.csr: expected %s=%.*s%s, found %s=%s",
-                                   wanted[w].label, SHOWN_MAX, expect,
-                                   wanted[w].nid == NID_commonName ? " (spec.clusterID)" : "", wanted[w].label, shown);
+            return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH, "spec.csr: expected %s=%.*s%s%s%s, found %s=%s",
+                                   wanted[w].label, SHOWN_MAX, expect, why ? " (" : "", why ? why : "",
+                                   why ? ")" : "", wanted[w].label, shown);
     }
     return 0;
 }
@@ -241,6 +247,16 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
                           const unsigned char *expected_spki, size_t spki_len, const tg_pubkey *expected_key,
                           tg_verdict *v, X509_REQ **out_req)
 {
+    tg_csr_subject want = {.cn = cluster_id ? cluster_id : "", .cn_source = "spec.clusterID",
+                           .org = TG_CSR_ORGANIZATION};
+
+    return tg_csr_check_subject(pem, pem_len, &want, expected_spki, spki_len, expected_key, v, out_req);
+}
+
+int tg_csr_check_subject(const unsigned char *pem, size_t pem_len, const tg_csr_subject *want,
+                         const unsigned char *expected_spki, size_t spki_len, const tg_pubkey *expected_key,
+                         tg_verdict *v, X509_REQ **out_req)
+{
     unsigned char *der = NULL, *spki_alloc = NULL;
     unsigned char ed_spki[TG_ED25519_SPKI_LEN];
     const unsigned char *p, *spki;
@@ -254,8 +270,6 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
 
     if (out_req)
         *out_req = NULL;
-    if (cluster_id == NULL)
-        cluster_id = "";
 
     /* Step 7: one PEM block, a request that parses completely, a valid self-signature. */
     if (tg_pem_single_block(pem, pem_len, "CERTIFICATE REQUEST", &der, &der_len, found, sizeof(found)) != 0)
@@ -305,11 +319,12 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
 
     /* Steps 8 and 9. */
     if (check_forbidden_content(req->info->subject, req->info->attributes, v) != 0 ||
-        check_subject(req->info->subject, cluster_id, v) != 0)
+        check_subject(req->info->subject, want, v) != 0)
         goto out;
 
-    /* Step 10. */
-    if (!same_key) {
+    /* Step 10 (skipped when the caller has no key to compare: a slice of a
+     * TolerateNoHandshake Tenant). */
+    if (!same_key && !want->any_key) {
         snprintf(ebuf, sizeof(ebuf), "%s", expected_key ? tg_pubkey_describe(expected_key, found, sizeof(found)) : "");
         tg_verdict_deny(v, TG_CSR_PUBLIC_KEY_MISMATCH,
                         "spec.csr: expected the key of spec.publicKey%s%s%s, found a different %s key",

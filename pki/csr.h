@@ -15,6 +15,9 @@
  * else, signed by key. malloc'd, NUL-terminated; NULL on error. */
 char *tg_csr_build(EVP_PKEY *key, const char *cluster_id, size_t *pem_len);
 
+/* The same with any subject O=org, CN=cn (a ResourceSlice's, pki/slice.h). */
+char *tg_csr_build_subject(EVP_PKEY *key, const char *cn, const char *org, size_t *pem_len);
+
 /* Steps 7-10 over PEM text: exactly one CERTIFICATE REQUEST block and nothing
  * after it (7), valid self-signature (7), subject only O and CN, no extensions,
  * no other attributes (8), exactly one CN == cluster_id and one O == liqo.io (9),

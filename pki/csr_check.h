@@ -13,4 +13,20 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
                           const unsigned char *expected_spki, size_t spki_len, const tg_pubkey *expected_key,
                           tg_verdict *v, X509_REQ **out_req);
 
+/* What step 9 expects, and what the message says each value comes from
+ * (cn_source/org_source may be NULL). any_key: skip step 10. */
+typedef struct tg_csr_subject {
+    const char *cn;
+    const char *cn_source;
+    const char *org;
+    const char *org_source;
+    int any_key;
+} tg_csr_subject;
+
+/* Steps 7-10 with any expected subject: the Tenant's (CN=<cluster id>,
+ * O=liqo.io) and the ResourceSlice's (pki/slice.h). */
+int tg_csr_check_subject(const unsigned char *pem, size_t pem_len, const tg_csr_subject *want,
+                         const unsigned char *expected_spki, size_t spki_len, const tg_pubkey *expected_key,
+                         tg_verdict *v, X509_REQ **out_req);
+
 #endif

@@ -21,6 +21,10 @@ static const char *const reason_names[TG_REASON_COUNT] = {
     [TG_CSR_SUBJECT_MISMATCH] = "CSRSubjectMismatch",
     [TG_CSR_PUBLIC_KEY_MISMATCH] = "CSRPublicKeyMismatch",
     [TG_NAME_MISMATCH] = "NameMismatch",
+    [TG_MALFORMED_RESOURCE_SLICE] = "MalformedResourceSlice",
+    [TG_SLICE_TENANT_NOT_FOUND] = "SliceTenantNotFound",
+    [TG_SLICE_TENANT_DRAINED] = "SliceTenantDrained",
+    [TG_FORBIDDEN_CHANGE] = "ForbiddenChange",
 };
 
 const char *tg_reason_name(tg_reason r)
@@ -59,7 +63,8 @@ int tg_verdict_deny(tg_verdict *v, tg_reason r, const char *fmt, ...)
     int rc;
 
     va_start(ap, fmt);
-    rc = verdict_vdeny(v, r == TG_DUPLICATE ? 403 : 400, r, fmt, ap);
+    rc = verdict_vdeny(v, r == TG_DUPLICATE || r == TG_SLICE_TENANT_DRAINED || r == TG_FORBIDDEN_CHANGE ? 403 : 400,
+                       r, fmt, ap);
     va_end(ap);
     return rc;
 }

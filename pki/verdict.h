@@ -21,6 +21,11 @@ typedef enum tg_reason {
     TG_CSR_SUBJECT_MISMATCH,            /* 9 */
     TG_CSR_PUBLIC_KEY_MISMATCH,         /* 10 */
     TG_NAME_MISMATCH,                   /* 2  metadata.name is not spec.clusterID (webhook only) */
+    /* ResourceSlices (PROTOCOL.md 5a) */
+    TG_MALFORMED_RESOURCE_SLICE,        /* missing consumerClusterID or csr, bad base64 */
+    TG_SLICE_TENANT_NOT_FOUND,          /* no Tenant of consumerClusterID in the namespace */
+    TG_SLICE_TENANT_DRAINED,            /* that Tenant is Drained */
+    TG_FORBIDDEN_CHANGE,                /* group liqo.io changed remote-cluster-id or liqo.io/cordon */
     TG_REASON_COUNT
 } tg_reason;
 
@@ -41,7 +46,8 @@ const char *tg_reason_name(tg_reason r);
 
 void tg_verdict_init(tg_verdict *v);
 
-/* Record a denial with status code 400 (403 for Duplicate, as Liqo answers).
+/* Record a denial with status code 400 (403 for Duplicate, SliceTenantDrained
+ * and ForbiddenChange, as Liqo answers such refusals).
  * The message is formatted printf-style, newlines and control
  * characters are replaced so the result is always one line. Returns -1 so that
  * checks can `return tg_verdict_deny(...)`. */

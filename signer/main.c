@@ -34,7 +34,7 @@
  * onboarded 1,000 Tenants in 138 s, 8 in 68 s on the same 2-core machine). */
 #define DEFAULT_WORKERS 8
 #define MAX_WORKERS 32
-#define MAX_INFORMERS 8
+#define MAX_INFORMERS 10
 
 typedef struct informer_ref {
     tg_informer *inf;
@@ -76,8 +76,8 @@ static void usage(FILE *out)
             "  --kubeconfig FILE          API access (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
             "  --context NAME             kubeconfig context\n"
             "  --namespace NS             install namespace (default liqo)\n"
-            "  --controllers LIST         comma list of keys,nonce,tenant,approver,signer,identity,noncesigner\n"
-            "                             (default all)\n"
+            "  --controllers LIST         comma list of keys,nonce,tenant,approver,signer,identity,noncesigner,\n"
+            "                             resourceslice,renew,remoterenew (default all)\n"
             "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
             "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
             "  --csr-expiration-seconds N expirationSeconds of CSRs (default 31536000; 0: none; min 600)\n"
@@ -119,6 +119,7 @@ static int parse_controllers(const char *arg, unsigned *out)
     static const struct { const char *name; unsigned bit; } names[] = {
         {"keys", TG_CTL_KEYS}, {"nonce", TG_CTL_NONCE}, {"tenant", TG_CTL_TENANT}, {"approver", TG_CTL_APPROVER},
         {"signer", TG_CTL_SIGNER}, {"identity", TG_CTL_IDENTITY}, {"noncesigner", TG_CTL_NONCESIGNER},
+        {"resourceslice", TG_CTL_RESOURCESLICE}, {"renew", TG_CTL_RENEW}, {"remoterenew", TG_CTL_REMOTE_RENEW},
     };
     char buf[256], *tok, *save = NULL;
     size_t i;
@@ -145,7 +146,7 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
     const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
     const char *name = tg_json_path_string(o, "metadata", "name", NULL);
     char key[TG_WQ_KEY_MAX];
-    int is_csr = strcmp(r->kind, "csr") == 0;
+    int is_csr = strcmp(r->kind, "csr") == 0, is_identity = strcmp(r->kind, "identity") == 0;
     int issued = is_csr && tg_json_path_string(o, "status", "certificate", NULL) != NULL;
     int denied = is_csr && !issued && rc_csr_decided(o) < 0;
 
@@ -153,8 +154,18 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
         return;
     snprintf(key, sizeof(key), "%s/%s/%s", r->kind, ns ? ns : "", name);
     /* An issued CSR leaves the approver and the own signer nothing to do. */
-    if (!issued && !(is_csr && deleted))
+    if (!issued && !(is_csr && deleted) && !(is_identity && !(r->m->s.controllers & TG_CTL_IDENTITY)))
         tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+    if (is_identity && (r->m->s.controllers & TG_CTL_RENEW)) {
+        snprintf(key, sizeof(key), "renew/%s/%s", ns ? ns : "", name);
+        tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+    }
+    /* A Tenant's new certificate answers its consumer's Renew, named after the
+     * ControlPlane Identity: controlplane-<this cluster>. */
+    if (strcmp(r->kind, "tenant") == 0 && (r->m->s.controllers & TG_CTL_REMOTE_RENEW) && ns) {
+        snprintf(key, sizeof(key), "remoterenew/%s/controlplane-%s", ns, r->m->s.cluster_id);
+        tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+    }
     /* A CSR matters to its Tenant once it carries the certificate, is
      * denied (the Tenant needs a fresh one) or is gone: wake the Tenant then,
      * not on every approval step. */
@@ -557,8 +568,20 @@ int main(int argc, char **argv)
           !(m.s.csr_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
         ((m.s.controllers & TG_CTL_NONCESIGNER) &&
          add_informer(&m, "signednonce", "/api/v1/secrets", "liqo.io/signed-nonce=true", NULL, err, sizeof(err)) != 0) ||
-        ((m.s.controllers & TG_CTL_IDENTITY) &&
-         add_informer(&m, "identity", "/apis/authentication.liqo.io/v1beta1/identities", NULL, NULL, err, sizeof(err)) != 0)) {
+        ((m.s.controllers & (TG_CTL_IDENTITY | TG_CTL_RENEW)) &&
+         add_informer(&m, "identity", "/apis/authentication.liqo.io/v1beta1/identities", NULL, NULL, err, sizeof(err)) != 0) ||
+        ((m.s.controllers & TG_CTL_RESOURCESLICE) &&
+         add_informer(&m, "rslice", "/apis/authentication.liqo.io/v1beta1/resourceslices",
+                      "liqo.io/replication=true,liqo.io/remoteID", NULL, err, sizeof(err)) != 0) ||
+        /* A Renew is named after its Identity: the Identity informer wakes it too (enqueue). */
+        ((m.s.controllers & TG_CTL_RENEW) &&
+         add_informer(&m, "renew", "/apis/authentication.liqo.io/v1beta1/renews", "liqo.io/replication=true", NULL,
+                      err, sizeof(err)) != 0) ||
+        /* The Tenant informer wakes a consumer's Renew too (enqueue). */
+        ((m.s.controllers & TG_CTL_REMOTE_RENEW) &&
+         (add_informer(&m, "remoterenew", "/apis/authentication.liqo.io/v1beta1/renews",
+                       "liqo.io/replicated=true,liqo.io/originID", NULL, err, sizeof(err)) != 0 ||
+          !(m.s.renew_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf))))) {
         tg_log(TG_LOG_ERROR, "cannot start an informer", TG_LOG_STR("error", err));
         return 1;
     }

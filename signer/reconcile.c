@@ -36,5 +36,11 @@ long tg_signer_reconcile(tg_signer *s, tg_api *api, const char *key)
         return tg_reconcile_signed_nonce(s, api, ns, name);
     if (strcmp(kind, "identity") == 0)
         return tg_reconcile_identity(s, api, ns, name);
+    if (strcmp(kind, "rslice") == 0)
+        return tg_reconcile_resourceslice(s, api, ns, name);
+    if (strcmp(kind, "renew") == 0)
+        return tg_reconcile_renew(s, api, ns, name);
+    if (strcmp(kind, "remoterenew") == 0)
+        return tg_reconcile_remote_renew(s, api, ns, name);
     return TG_RECONCILE_OK;
 }

@@ -17,6 +17,36 @@ json_object *rc_jstr(const char *s)
     return json_object_new_string(s ? s : "");
 }
 
+json_object *rc_controller_owner(const char *kind, const char *name, const char *uid)
+{
+    json_object *owner = json_object_new_object(), *owners = json_object_new_array();
+
+    json_object_object_add(owner, "apiVersion", rc_jstr("authentication.liqo.io/v1beta1"));
+    json_object_object_add(owner, "kind", rc_jstr(kind));
+    json_object_object_add(owner, "name", rc_jstr(name));
+    json_object_object_add(owner, "uid", rc_jstr(uid));
+    json_object_object_add(owner, "controller", json_object_new_boolean(1));
+    json_object_object_add(owner, "blockOwnerDeletion", json_object_new_boolean(1));
+    json_object_array_add(owners, owner);
+    return owners;
+}
+
+json_object *rc_auth_object(const char *kind, const char *ns, const char *name, json_object *labels,
+                            json_object *owners)
+{
+    json_object *obj = json_object_new_object(), *meta = json_object_new_object();
+
+    json_object_object_add(obj, "apiVersion", rc_jstr("authentication.liqo.io/v1beta1"));
+    json_object_object_add(obj, "kind", rc_jstr(kind));
+    json_object_object_add(meta, "name", rc_jstr(name));
+    json_object_object_add(meta, "namespace", rc_jstr(ns));
+    json_object_object_add(meta, "labels", labels);
+    if (owners)
+        json_object_object_add(meta, "ownerReferences", owners);
+    json_object_object_add(obj, "metadata", meta);
+    return obj;
+}
+
 /* data[key] of a Secret, base64-decoded (malloc'd, NUL-terminated), or NULL. */
 unsigned char *rc_secret_data(json_object *secret, const char *key, size_t *len)
 {

@@ -25,6 +25,7 @@
 long tg_reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name);   /* provider_nonce.c */
 long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name);  /* provider_tenant.c */
 long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name);                     /* provider_approver.c */
+long tg_reconcile_remote_renew(tg_signer *s, tg_api *api, const char *ns, const char *name); /* provider_renew.c */
 /* provider_signer.c: sign an approved CSR with the own CA and PUT its status. */
 long tg_sign_csr(tg_signer *s, tg_api *api, json_object *csr, const char *name);
 
@@ -32,6 +33,8 @@ long tg_sign_csr(tg_signer *s, tg_api *api, json_object *csr, const char *name);
 long tg_reconcile_keys(tg_signer *s, tg_api *api);                                      /* consumer_keys.c */
 long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name); /* consumer_noncesigner.c */
 long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char *name); /* consumer_identity.c */
+long tg_reconcile_resourceslice(tg_signer *s, tg_api *api, const char *ns, const char *name); /* consumer_resourceslice.c */
+long tg_reconcile_renew(tg_signer *s, tg_api *api, const char *ns, const char *name);  /* consumer_renew.c */
 /* consumer_keys.c: the cluster key (owned by s, loaded once), created in the
  * authentication-keys Secret when missing and create is set; NULL with err. */
 EVP_PKEY *tg_cluster_key(tg_signer *s, tg_api *api, int create, char *err, size_t err_len);
@@ -40,6 +43,13 @@ EVP_PKEY *tg_cluster_key(tg_signer *s, tg_api *api, int create, char *err, size_
 
 /* A json string ("" for NULL). */
 json_object *rc_jstr(const char *s);
+/* metadata.ownerReferences naming one authentication.liqo.io/v1beta1 owner
+ * (kind, name, uid) as controller, blocking its deletion. */
+json_object *rc_controller_owner(const char *kind, const char *name, const char *uid);
+/* A new authentication.liqo.io/v1beta1 object of kind ns/name with these labels
+ * (taken) and ownerReferences owners (taken, may be NULL). */
+json_object *rc_auth_object(const char *kind, const char *ns, const char *name, json_object *labels,
+                            json_object *owners);
 /* data[key] of a Secret, base64-decoded (malloc'd, NUL-terminated), or NULL. */
 unsigned char *rc_secret_data(json_object *secret, const char *key, size_t *len);
 /* Cleanse and free secret bytes (p may be NULL). */

@@ -24,7 +24,10 @@
 #define TG_CTL_SIGNER 0x10u
 #define TG_CTL_IDENTITY 0x20u
 #define TG_CTL_NONCESIGNER 0x40u
-#define TG_CTL_ALL 0x7fu
+#define TG_CTL_RESOURCESLICE 0x80u      /* consumer: local slices' request and Identity */
+#define TG_CTL_RENEW 0x100u             /* consumer: Renews of ControlPlane Identities */
+#define TG_CTL_REMOTE_RENEW 0x200u      /* provider: answers replicated Renews from the Tenant */
+#define TG_CTL_ALL 0x3ffu
 
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
 #define TG_TENANT_FINALIZER "tenantgate.io/tenant"
@@ -59,6 +62,7 @@ typedef struct tg_signer {
     tg_cache *csr_cache;             /* tenant CSRs, indexed by remote cluster id */
     tg_cache *tenant_cache;          /* Tenants (metadata only) */
     tg_cache *nonce_cache;           /* labelled nonce Secrets */
+    tg_cache *renew_cache;           /* replicated Renews (provider), metadata only */
     /* RoleBindings this process created or found ("ns/name" keys): a Tenant
      * reconcile POSTs its binding only when not known to exist. */
     pthread_mutex_t rb_mu;

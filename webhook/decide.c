@@ -9,10 +9,11 @@
 #include "kube/tenant_json.h"
 #include "pki/tenant.h"
 #include "webhook/nonce_secret.h"
+#include "webhook/placement.h"
 
 #include <openssl/crypto.h>
 
-static void decision_init(tg_decision *d)
+void tg_decision_init(tg_decision *d)
 {
     memset(d, 0, sizeof(*d));
     tg_verdict_init(&d->verdict);
@@ -28,7 +29,7 @@ void tg_decision_clear(tg_decision *d)
 
 /* Fill the response from the verdict: the message always starts with the
  * reason code so scripts and humans can match on it. */
-static void finish(tg_decision *d)
+void tg_decision_finish(tg_decision *d)
 {
     tg_review_response *r = &d->response;
 
@@ -47,7 +48,7 @@ static void finish(tg_decision *d)
 
 void tg_decide_error(tg_decision *d, int code, const char *reason, const char *message)
 {
-    decision_init(d);
+    tg_decision_init(d);
     d->reason = reason;
     d->response.allowed = 0;
     d->response.code = code;
@@ -69,8 +70,7 @@ static int intercepted(const tg_review_request *req)
            strcmp(req->resource, TG_TENANT_RESOURCE) == 0 && req->sub_resource[0] == '\0';
 }
 
-/* Names in messages: bounded, so a hostile value cannot push the reason out. */
-#define SHOWN 63
+#define SHOWN TG_SHOWN
 
 /* An UPDATE whose proof is what was already admitted (PROTOCOL.md 5): compare the
  * base64 text of publicKey, csr and signature in oldObject and object. */
@@ -113,23 +113,10 @@ static int check_name(const tg_review_request *req, const tg_tenant *t, tg_verdi
 static int check_placement(const tg_review_request *req, const tg_tenant *t, const char *ns,
                            const tg_lookup *lk, tg_verdict *v)
 {
-    char value[TG_LABEL_VALUE_MAX];
-    int ns_exists = 0, rc;
     const char *name = req->name[0] ? req->name : (t->name ? t->name : "");
 
-    rc = lk->ops->namespace_label(lk, ns, TG_LABEL_TENANT_NAMESPACE, value, &ns_exists);
-    if (!ns_exists)
-        return tg_verdict_deny_code(v, 400, TG_WRONG_NAMESPACE,
-                                    "expected namespace %.*s to carry label %s=true, found no tenant "
-                                    "namespace of that name",
-                                    SHOWN, ns, TG_LABEL_TENANT_NAMESPACE);
-    if (rc != TG_LOOKUP_FOUND || strcmp(value, "true") != 0)
-        return tg_verdict_deny_code(v, 400, TG_WRONG_NAMESPACE,
-                                    "expected namespace %.*s to carry label %s=true, found %s%.*s%s", SHOWN,
-                                    ns, TG_LABEL_TENANT_NAMESPACE, rc == TG_LOOKUP_FOUND ? "\"" : "",
-                                    SHOWN, rc == TG_LOOKUP_FOUND ? value : "no such label",
-                                    rc == TG_LOOKUP_FOUND ? "\"" : "");
-
+    if (tg_placement_tenant_namespace(lk, ns, v) != 0)
+        return -1;
     if (!t->label_cluster_id || strcmp(t->label_cluster_id, t->cluster_id) != 0)
         return tg_verdict_deny_code(v, 400, TG_LABEL_MISMATCH,
                                     "expected label %s=%.*s (spec.clusterID), found %s%.*s%s",
@@ -137,16 +124,8 @@ static int check_placement(const tg_review_request *req, const tg_tenant *t, con
                                     t->label_cluster_id ? "\"" : "", SHOWN,
                                     t->label_cluster_id ? t->label_cluster_id : "no such label",
                                     t->label_cluster_id ? "\"" : "");
-
-    rc = lk->ops->namespace_label(lk, ns, TG_LABEL_REMOTE_CLUSTER_ID, value, &ns_exists);
-    if (rc != TG_LOOKUP_FOUND || strcmp(value, t->cluster_id) != 0)
-        return tg_verdict_deny_code(v, 403, TG_LABEL_MISMATCH,
-                                    "expected spec.clusterID to equal label %s of namespace %.*s, found "
-                                    "%.*s vs %s%.*s%s",
-                                    TG_LABEL_REMOTE_CLUSTER_ID, SHOWN, ns, SHOWN, t->cluster_id,
-                                    rc == TG_LOOKUP_FOUND ? "\"" : "", SHOWN,
-                                    rc == TG_LOOKUP_FOUND ? value : "no such label",
-                                    rc == TG_LOOKUP_FOUND ? "\"" : "");
+    if (tg_placement_owner(lk, ns, t->cluster_id, "spec.clusterID", v) != 0)
+        return -1;
 
     if (req->op == TG_OP_CREATE) {
         size_t n = lk->ops->tenants_in_namespace(lk, ns);
@@ -190,7 +169,7 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
     size_t nonce_len = 0;
     tg_nonce_state nonce_state = TG_NONCE_ABSENT;
 
-    decision_init(d);
+    tg_decision_init(d);
     if (!intercepted(req)) {
         d->reason = TG_REASON_NOT_INTERCEPTED;
         return;
@@ -261,7 +240,7 @@ out:
     /* The nonce is a secret: do not leave it on the stack. */
     OPENSSL_cleanse(nonce, sizeof(nonce));
     tg_tenant_clear(&t);
-    finish(d);
+    tg_decision_finish(d);
 }
 
 void tg_decide_mutate(const tg_review_request *req, tg_decision *d)
@@ -270,7 +249,7 @@ void tg_decide_mutate(const tg_review_request *req, tg_decision *d)
     const char *cluster_id, *text;
     char path[128];
 
-    decision_init(d);
+    tg_decision_init(d);
     if (!intercepted(req) || !req->object) {
         d->reason = TG_REASON_NOT_INTERCEPTED;
         return;

@@ -71,4 +71,9 @@ void tg_decide_error(tg_decision *d, int code, const char *reason, const char *m
 
 void tg_decision_clear(tg_decision *d);
 
+/* For the other decisions (slice_decide.h): an allowed decision to start
+ * from, and the response filled from d->verdict. */
+void tg_decision_init(tg_decision *d);
+void tg_decision_finish(tg_decision *d);
+
 #endif

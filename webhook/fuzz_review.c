@@ -1,5 +1,5 @@
 /* fuzz_review.c - libFuzzer: the bytes of a request body through the
- * AdmissionReview parser, both decisions and the answer's JSON, as a worker
+ * AdmissionReview parser, the three decisions and the answer's JSON, as a worker
  * handles them. The lookups say yes to placement and hand out the seed's
  * nonce, so inputs reach the crypto checks. */
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include "kube/json.h"
 #include "webhook/decide.h"
 #include "webhook/review.h"
+#include "webhook/slice_decide.h"
 
 /* the nonce of the seed vectors (public test data, not a secret) */
 static const char seed_nonce[] =
@@ -45,7 +46,33 @@ static int f_nonce(const tg_lookup *lk, const char *ns, const char *id, char non
     return TG_NONCE_FOUND;
 }
 
-static const tg_lookup_ops ops = {f_synced, f_label, f_count, f_exists, f_nonce, NULL};
+/* The consumer's Tenant exists, with the key of the corpus's slice CSRs: replicated
+ * slices reach the CSR check. */
+static const char seed_key_pem[] = "-----BEGIN PUBLIC KEY-----\n"
+                                   "MCowBQYDK2VwAyEAyUKHDpY3ZEVfQcVT0vKp/I14bsElgu3ChSge3tzxjyc=\n"
+                                   "-----END PUBLIC KEY-----\n";
+
+static int f_tenant(const tg_lookup *lk, const char *ns, const char *id, tg_lookup_tenant *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->drained = id[0] == 'd';
+    out->no_handshake = id[0] == 'n';
+    if (!(out->public_key = malloc(sizeof(seed_key_pem))))
+        return TG_LOOKUP_NOT_FOUND;
+    memcpy(out->public_key, seed_key_pem, sizeof(seed_key_pem));
+    out->public_key_len = sizeof(seed_key_pem) - 1;
+    return TG_LOOKUP_FOUND;
+}
+
+static const tg_lookup_ops ops = {
+    .synced = f_synced,
+    .namespace_label = f_label,
+    .tenants_in_namespace = f_count,
+    .tenant_name_exists = f_exists,
+    .nonce_secret = f_nonce,
+    .tenant_for_cluster = f_tenant,
+    .local_slice_name_exists = f_exists,
+};
 
 static void answer(const tg_review_request *req, const tg_decision *d)
 {
@@ -88,6 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     answer(&req, &d);
     tg_decision_clear(&d);
     tg_decide_mutate(&req, &d);
+    answer(&req, &d);
+    tg_decision_clear(&d);
+    tg_decide_validate_slice(&req, &lk, &d);
     answer(&req, &d);
     tg_decision_clear(&d);
     tg_review_request_clear(&req);

@@ -17,6 +17,9 @@
 #define NAMESPACES_PATH "/api/v1/namespaces"
 #define TENANTS_PATH "/apis/authentication.liqo.io/v1beta1/tenants"
 #define SECRETS_PATH "/api/v1/secrets"
+#define SLICES_PATH "/apis/authentication.liqo.io/v1beta1/resourceslices"
+/* Local slices only: the duplicate-name rule is about them (slice_decide.h). */
+#define LOCAL_SLICE_SELECTOR "liqo.io/replication=true"
 #define NONCE_SELECTOR TG_LABEL_NONCE "=true"
 /* The live read: a list in one namespace, by name (the RBAC grants list, not
  * get), so that a Secret without the labels is seen and named in the denial. */
@@ -31,6 +34,7 @@ struct tg_kube_lookup {
     tg_informer *namespaces;       /* labelled liqo.io/tenant-namespace=true */
     tg_informer *tenants;
     tg_informer *nonces;           /* Secrets labelled liqo.io/nonce=true, read by (namespace, name) */
+    tg_informer *local_slices;     /* ResourceSlices labelled liqo.io/replication=true, metadata only */
     tg_lookup lookup;
     tg_live_nonce live;
     int nworkers;
@@ -49,7 +53,7 @@ static int kl_synced(const tg_lookup *lk)
 {
     tg_kube_lookup *kl = lk->data;
     return tg_informer_synced(kl->namespaces) && tg_informer_synced(kl->tenants) &&
-           tg_informer_synced(kl->nonces);
+           tg_informer_synced(kl->nonces) && tg_informer_synced(kl->local_slices);
 }
 
 typedef struct label_visit {
@@ -139,6 +143,69 @@ static int kl_nonce_secret(const tg_lookup *lk, const char *ns, const char *clus
     return nv.state;
 }
 
+typedef struct tenant_visit {
+    const char *cluster_id;
+    tg_lookup_tenant *out;
+    int found;
+} tenant_visit;
+
+/* Copies what a slice decision needs out of the first Tenant of the cluster. */
+static void visit_tenant(json_object *obj, void *data)
+{
+    tenant_visit *tv = data;
+    const char *id = tg_json_path_string(obj, "spec", "clusterID", NULL);
+    const char *cond = tg_json_path_string(obj, "spec", "tenantCondition", NULL);
+    const char *policy = tg_json_path_string(obj, "spec", "authzPolicy", NULL);
+    const char *key = tg_json_path_string(obj, "spec", "publicKey", NULL);
+    char err[64];
+
+    if (tv->found || !id || strcmp(id, tv->cluster_id) != 0)
+        return;
+    tv->found = 1;
+    tv->out->drained = cond && strcmp(cond, "Drained") == 0;
+    tv->out->no_handshake = policy && strcmp(policy, "TolerateNoHandshake") == 0;
+    if (key && key[0])
+        tv->out->public_key = tg_base64_decode(key, strlen(key), &tv->out->public_key_len, err, sizeof(err));
+}
+
+typedef struct ns_tenant_visit {
+    const char *ns;
+    tenant_visit *tv;
+} ns_tenant_visit;
+
+static void visit_tenant_in_ns(json_object *obj, void *data)
+{
+    ns_tenant_visit *nv = data;
+    const char *ns = tg_json_path_string(obj, "metadata", "namespace", NULL);
+
+    if (ns && strcmp(ns, nv->ns) == 0)
+        visit_tenant(obj, nv->tv);
+}
+
+static int kl_tenant_for_cluster(const tg_lookup *lk, const char *ns, const char *cluster_id, tg_lookup_tenant *out)
+{
+    tg_kube_lookup *kl = lk->data;
+    tenant_visit tv = {.cluster_id = cluster_id, .out = out};
+    ns_tenant_visit nv = {.ns = ns, .tv = &tv};
+
+    memset(out, 0, sizeof(*out));
+    /* Tenants are named after their consumer (Liqo and our CLI): a direct
+     * hit first, a walk for a Tenant someone named otherwise. */
+    tg_cache_get(tg_informer_cache(kl->tenants), ns, cluster_id, visit_tenant, &tv);
+    if (!tv.found)
+        tg_cache_foreach(tg_informer_cache(kl->tenants), visit_tenant_in_ns, &nv);
+    return tv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
+}
+
+static int kl_local_slice_name_exists(const tg_lookup *lk, const char *name)
+{
+    tg_kube_lookup *kl = lk->data;
+    match_visit mv = {.field = "name", .want = name};
+
+    tg_cache_foreach(tg_informer_cache(kl->local_slices), visit_match, &mv);
+    return mv.count > 0;
+}
+
 static void kl_cache_sizes(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets)
 {
     tg_kube_lookup *kl = lk->data;
@@ -154,6 +221,8 @@ static const tg_lookup_ops kube_ops = {
     .tenants_in_namespace = kl_tenants_in_namespace,
     .tenant_name_exists = kl_tenant_name_exists,
     .nonce_secret = kl_nonce_secret,
+    .tenant_for_cluster = kl_tenant_for_cluster,
+    .local_slice_name_exists = kl_local_slice_name_exists,
     .cache_sizes = kl_cache_sizes,
 };
 
@@ -249,6 +318,10 @@ static void live_worker_stop(void *self, int worker)
  * Secret's data.nonce. managedFields alone is most of a small object's tree. */
 static const char *const keep_metadata[] = {NULL};
 static const char *const keep_nonce[] = {"data." TG_NONCE_DATA_KEY, NULL};
+/* A replicated ResourceSlice is checked against its consumer's Tenant
+ * (tenant_for_cluster): these fields of it, and nothing else. */
+static const char *const keep_tenant[] = {"spec.clusterID", "spec.tenantCondition", "spec.authzPolicy",
+                                          "spec.publicKey", NULL};
 
 static tg_informer *start_informer(tg_kube_lookup *kl, const char *path, const char *selector,
                                    const char *index_label, const char *const *keep, char *err, size_t err_len)
@@ -282,8 +355,10 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
         goto fail;
     if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", NULL,
                                           keep_metadata, err, err_len)) ||
-        !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, NULL, keep_metadata, err, err_len)) ||
-        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, NULL, keep_nonce, err, err_len)))
+        !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, NULL, keep_tenant, err, err_len)) ||
+        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, NULL, keep_nonce, err, err_len)) ||
+        !(kl->local_slices = start_informer(kl, SLICES_PATH, LOCAL_SLICE_SELECTOR, NULL, keep_metadata, err,
+                                            err_len)))
         goto fail;
     kl->lookup.ops = &kube_ops;
     kl->lookup.data = kl;
@@ -318,6 +393,8 @@ void tg_kube_lookup_free(tg_kube_lookup *kl)
         tg_informer_free(kl->tenants);
     if (kl->nonces)
         tg_informer_free(kl->nonces);
+    if (kl->local_slices)
+        tg_informer_free(kl->local_slices);
     if (kl->client)
         tg_kube_client_free(kl->client);
     uv_run(kl->loop, UV_RUN_DEFAULT);

@@ -10,6 +10,7 @@
 #define TG_WEBHOOK_LOOKUP_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "pki/nonce.h"
 
@@ -39,6 +40,21 @@ typedef enum tg_nonce_state {
 
 typedef struct tg_lookup tg_lookup;
 
+/* What a ResourceSlice decision needs of the consumer's Tenant. */
+typedef struct tg_lookup_tenant {
+    int drained;                   /* spec.tenantCondition == Drained */
+    int no_handshake;              /* spec.authzPolicy == TolerateNoHandshake */
+    unsigned char *public_key;     /* spec.publicKey, base64-decoded, malloc'd; NULL when absent */
+    size_t public_key_len;
+} tg_lookup_tenant;
+
+static inline void tg_lookup_tenant_clear(tg_lookup_tenant *t)
+{
+    free(t->public_key);
+    t->public_key = NULL;
+    t->public_key_len = 0;
+}
+
 typedef struct tg_lookup_ops {
     /* 1 when every cache the decision reads has completed its first list. */
     int (*synced)(const tg_lookup *lk);
@@ -61,6 +77,16 @@ typedef struct tg_lookup_ops {
      * nonce, NUL-terminated, and *len set. */
     int (*nonce_secret)(const tg_lookup *lk, const char *ns, const char *cluster_id,
                         char nonce[TG_LOOKUP_NONCE_MAX], size_t *len);
+
+    /* The Tenant in namespace ns whose spec.clusterID is cluster_id, into
+     * *out (clear it with tg_lookup_tenant_clear). TG_LOOKUP_FOUND or
+     * TG_LOOKUP_NOT_FOUND (also when its publicKey is not valid base64). */
+    int (*tenant_for_cluster)(const tg_lookup *lk, const char *ns, const char *cluster_id,
+                              tg_lookup_tenant *out);
+
+    /* 1 when a local ResourceSlice (label liqo.io/replication=true) called
+     * name exists in any namespace. */
+    int (*local_slice_name_exists)(const tg_lookup *lk, const char *name);
 
     /* Optional (may be NULL), for metrics only: objects in each cache. */
     void (*cache_sizes)(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets);

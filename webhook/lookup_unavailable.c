@@ -29,12 +29,19 @@ static int no_nonce(const tg_lookup *lk, const char *ns, const char *cluster_id,
     return TG_NONCE_ABSENT;        /* never asked: not synced */
 }
 
+static int no_tenant_for_cluster(const tg_lookup *lk, const char *ns, const char *cluster_id, tg_lookup_tenant *out)
+{
+    return TG_LOOKUP_ERROR;
+}
+
 static const tg_lookup_ops unavailable_ops = {
     .synced = never_synced,
     .namespace_label = no_label,
     .tenants_in_namespace = no_tenants,
     .tenant_name_exists = no_tenant,
     .nonce_secret = no_nonce,
+    .tenant_for_cluster = no_tenant_for_cluster,
+    .local_slice_name_exists = no_tenant,
     .cache_sizes = NULL,
 };
 

@@ -122,6 +122,21 @@ int tg_review_parse(const char *body, size_t len, tg_review_request *req, char *
         return fail(err, err_len, "request.object: expected an object");
     if (optional_object(request, "oldObject", &req->old_object) != 0)
         return fail(err, err_len, "request.oldObject: expected an object");
+    req->user_groups = tg_json_path(request, "userInfo", "groups", NULL);
+    if (req->user_groups && !json_object_is_type(req->user_groups, json_type_array))
+        return fail(err, err_len, "request.userInfo.groups: expected an array");
+    return 0;
+}
+
+int tg_review_user_in_group(const tg_review_request *req, const char *group)
+{
+    size_t n = req->user_groups ? json_object_array_length(req->user_groups) : 0;
+
+    for (size_t i = 0; i < n; i++) {
+        json_object *g = json_object_array_get_idx(req->user_groups, i);
+        if (g && json_object_is_type(g, json_type_string) && strcmp(json_object_get_string(g), group) == 0)
+            return 1;
+    }
     return 0;
 }
 

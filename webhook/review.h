@@ -36,7 +36,11 @@ typedef struct tg_review_request {
     int dry_run;
     json_object *object;           /* request.object or NULL */
     json_object *old_object;       /* request.oldObject or NULL */
+    json_object *user_groups;      /* request.userInfo.groups (an array) or NULL */
 } tg_review_request;
+
+/* 1 when request.userInfo.groups holds group. */
+int tg_review_user_in_group(const tg_review_request *req, const char *group);
 
 /* Parse and validate a review. Returns 0, or -1 with err (one line, no
  * content of the body beyond names) when the body is not a usable

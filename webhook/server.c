@@ -26,10 +26,12 @@
 #include "webhook/decide.h"
 #include "webhook/h1_framing.h"
 #include "webhook/review.h"
+#include "webhook/slice_decide.h"
 #include "webhook/tls.h"
 
 #define PATH_VALIDATE "/validate/tenants"
 #define PATH_MUTATE "/mutate/tenants"
+#define PATH_VALIDATE_SLICES "/validate/resourceslices"
 
 #define DRAIN_POLL_MS 50
 /* HTTP/2 requests of one connection handled at once (h2o refuses streams
@@ -147,7 +149,7 @@ typedef struct admission {
     tg_server *server;
     worker *w;
     h2o_req_t *req;                /* NULL once the client went away */
-    const char *path;              /* PATH_VALIDATE or PATH_MUTATE (static) */
+    const char *path;              /* PATH_VALIDATE, PATH_MUTATE or PATH_VALIDATE_SLICES (static) */
     int validate;
     uint64_t started_us;
     tg_review_request review;
@@ -267,7 +269,12 @@ static int handle_admission(tg_server *s, worker *w, h2o_req_t *req, const char 
     if (!a->review_ok) {
         /* Still HTTP 200 with an AdmissionReview: the API server shows the
          * message, and the uid is echoed when it could be read. */
-        tg_decide_error(&d, 400, tg_reason_name(TG_MALFORMED_TENANT), a->error);
+        tg_decide_error(&d, 400,
+                        tg_reason_name(strcmp(path, PATH_VALIDATE_SLICES) == 0 ? TG_MALFORMED_RESOURCE_SLICE
+                                                                               : TG_MALFORMED_TENANT),
+                        a->error);
+    } else if (strcmp(path, PATH_VALIDATE_SLICES) == 0) {
+        tg_decide_validate_slice(&a->review, s->cfg.lookup, &d);
     } else if (!a->validate) {
         tg_decide_mutate(&a->review, &d);
     } else {
@@ -342,6 +349,8 @@ static int on_https_request(h2o_handler_t *self, h2o_req_t *req)
         path = PATH_VALIDATE;
     } else if (iov_is(req->path_normalized, PATH_MUTATE)) {
         path = PATH_MUTATE;
+    } else if (iov_is(req->path_normalized, PATH_VALIDATE_SLICES)) {
+        path = PATH_VALIDATE_SLICES;
     } else {
         /* "other": arbitrary paths must not become metric label values */
         count_request(s, "other", "rejected", "NotFound", 0);

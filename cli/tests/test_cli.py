@@ -485,6 +485,27 @@ class Usage(Base):
              "--unknown-flag"],
             ["check", "-f", os.path.join(VECTORS, "seed-cl01-pemkey.json"), "--nonce", nonce,
              "extra-arg"],
+            # resourceslice: refused before any cluster is contacted
+            ["create", "resourceslice", "--remote-cluster-id", "p"],
+            ["create", "resourceslice", "s"],
+            ["create", "resourceslice", "s", "--remote-cluster-id", "Bad_ID"],
+            ["create", "resourceslice", "Bad_Name", "--remote-cluster-id", "p"],
+            ["create", "resourceslice", "s", "t", "--remote-cluster-id", "p"],
+            ["create", "resourceslice", "s", "--remote-cluster-id", "p", "--cpu", "four"],
+            ["create", "resourceslice", "s", "--remote-cluster-id", "p", "--resource", "gpu"],
+            ["create", "resourceslice", "s", "--remote-cluster-id", "p", "--resource", "gpu=x"],
+            ["create", "resourceslice", "s", "--remote-cluster-id", "p", "--cpu", "1",
+             "--resource", "cpu=2"],
+            ["create", "resourceslice", "s", "--remote-cluster-id", "p", "-o", "xml"],
+            ["create", "resourceslice", "s", "--remote-cluster-id", "p", "--wait"],
+            ["create", "resourceslice", "s", "--remote-cluster-id", "p", "--timeout", "soon"],
+            ["create", "pod", "s"],
+            ["get", "resourceslice", "--remote-cluster-id", "p", "-o", "json"],
+            ["get", "rslice", "s", "--remote-cluster-id", "p", "--cpu", "1"],
+            ["delete"],
+            ["delete", "nonce", "--remote-cluster-id", "p"],
+            ["delete", "resourceslice", "--remote-cluster-id", "p"],
+            ["delete", "rs", "s", "--remote-cluster-id", "p", "--resource", "a=1"],
         ]
         for args in cases:
             with self.subTest(args=args):

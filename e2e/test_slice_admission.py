@@ -1,0 +1,246 @@
+"""ResourceSlices at admission, through the real provider API server and tenantgate-webhook.
+
+A consumer's slice reaches the provider as a replicated copy in its tenant namespace (labels
+liqo.io/replicated=true, liqo.io/originID=<consumer>). Beyond Liqo, the webhook checks that
+copy against the consumer's Tenant before it is stored: the placement, the Tenant, and the CSR
+(CN <name>-<12 hex of sha256(consumer)>, O <consumer>, the Tenant's key). Liqo's own rules
+hold for every slice: unique local names, and group liqo.io may not touch the
+remote-cluster-id label or the liqo.io/cordon annotation.  Every refusal here is kubectl's
+exit status and the reason code in its message, and the object is not stored.
+"""
+
+import base64
+import hashlib
+import json
+import subprocess
+import uuid
+
+import pytest
+
+from tenantgate_services import (denial, nonce_secret_manifest,  # noqa: F401
+                                 tenant_namespace_manifest, webhook, webhook_install,
+                                 webhook_log_on_failure)
+from testbed import openssl, wait_for
+
+pytestmark = pytest.mark.usefixtures("webhook")
+
+GROUP = "authentication.liqo.io"
+
+
+def user_name(name, consumer):
+    return f"{name}-{hashlib.sha256(consumer.encode()).hexdigest()[:12]}"
+
+
+def b64(data):
+    return base64.b64encode(data if isinstance(data, bytes) else data.encode()).decode()
+
+
+@pytest.fixture(scope="module")
+def cli(build_dir):
+    path = build_dir / "cli" / "kubectl-tenantgate"
+    if not path.exists():
+        pytest.fail(f"{path} not built")
+
+    def run(*args):
+        p = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+    return run
+
+
+class Consumer:
+    """A consumer as the provider knows it: its tenant namespace, nonce and admitted Tenant,
+    and the key the Tenant carries."""
+
+    def __init__(self, provider, cli, workdir):
+        self.provider = provider
+        self.id = f"cons-{uuid.uuid4().hex[:6]}"
+        self.ns = f"liqo-tenant-{self.id}"
+        self.dir = workdir / self.id
+        cli("keygen", "--out", self.dir)
+        self.key = self.dir / "privateKey.pem"
+        nonce = cli("nonce").strip()
+        provider.apply(tenant_namespace_manifest(self.id, self.ns))
+        provider.apply(nonce_secret_manifest(self.id, nonce, self.ns))
+        tenant = cli("generate", "tenant", "--offline", "--key", self.key, "--cluster-id", self.id,
+                     "--nonce", nonce, "-o", "json")
+        provider.apply(tenant, "-n", self.ns)
+
+    def csr(self, name, subject=None, key=None):
+        subj = subject or f"/O={self.id}/CN={user_name(name, self.id)}"
+        return openssl("req", "-new", "-key", str(key or self.key), "-subj", subj)
+
+    def slice(self, name, csr=None, labels=None, **spec):
+        """The copy Liqo's replicator writes into the provider."""
+        lab = {"liqo.io/replication": "false", "liqo.io/replicated": "true",
+               "liqo.io/originID": self.id, "liqo.io/remote-cluster-id": self.id,
+               "liqo.io/remoteID": "prov"}
+        lab.update(labels or {})
+        body = {"class": "default", "consumerClusterID": self.id, "providerClusterID": "prov",
+                "csr": b64(csr if csr is not None else self.csr(name))}
+        body.update(spec)
+        return {"apiVersion": f"{GROUP}/v1beta1", "kind": "ResourceSlice",
+                "metadata": {"name": name, "namespace": self.ns,
+                             "labels": {k: v for k, v in lab.items() if v is not None}},
+                "spec": {k: v for k, v in body.items() if v is not None}}
+
+    def cleanup(self):
+        for kind in (f"resourceslices.{GROUP}", f"tenants.{GROUP}"):
+            self.provider.kubectl("delete", kind, "--all", "-n", self.ns, "--wait=true",
+                                  "--timeout=60s", check=False)
+        self.provider.kubectl("delete", "namespace", self.ns, "--wait=false", check=False)
+
+
+@pytest.fixture
+def consumers(provider, cli, tmp_path):
+    made = []
+
+    def make():
+        c = Consumer(provider, cli, tmp_path)
+        made.append(c)
+        return c
+    yield make
+    for c in made:
+        c.cleanup()
+
+
+def expect_denied(proc, reason, code_word):
+    assert proc.returncode != 0, f"expected {reason}, kubectl succeeded:\n{proc.stdout}"
+    got, message = denial(proc.stderr, slices=True)
+    assert got == reason, f"expected {reason}, kubectl said:\n{proc.stderr}"
+    assert f"Error from server ({code_word})" in proc.stderr, proc.stderr
+    return message
+
+
+def stored(provider, ns, name):
+    return provider.exists(f"resourceslices.{GROUP}", name, "-n", ns)
+
+
+# --- beyond Liqo: the replicated copy ---------------------------------------------------------
+
+def test_replicated_slice_of_an_admitted_tenant_is_stored(provider, consumers):
+    c = consumers()
+    proc = provider.create(c.slice("mypool"), check=False)
+    assert proc.returncode == 0, proc.stderr
+    got = provider.get_json("rslice", "mypool", "-n", c.ns)
+    assert got["spec"]["consumerClusterID"] == c.id
+    # An update that keeps the CSR goes through too (the replicator syncs spec).
+    proc = provider.kubectl("patch", "rslice", "mypool", "-n", c.ns, "--type=merge",
+                            "-p", '{"spec":{"resources":{"cpu":"2"}}}', check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _other_key(tmp_path):
+    path = tmp_path / f"other-{uuid.uuid4().hex[:6]}.pem"
+    openssl("genpkey", "-algorithm", "ed25519", "-out", str(path))
+    return path
+
+
+@pytest.mark.parametrize("case, reason, code_word, found", [
+    ("no csr", "MalformedResourceSlice", "BadRequest", "spec.csr"),
+    ("no consumerClusterID", "MalformedResourceSlice", "BadRequest", "spec.consumerClusterID"),
+    ("not a CSR", "InvalidCSR", "BadRequest", "PKCS#10"),
+    ("OU in the subject", "CSRForbiddenContent", "BadRequest", "found OU"),
+    ("CN of another slice", "CSRSubjectMismatch", "BadRequest", "found CN=other-"),
+    ("the ControlPlane CSR", "CSRSubjectMismatch", "BadRequest", "found CN=cons-"),
+    ("another key", "CSRPublicKeyMismatch", "BadRequest", "Tenant of cons-"),
+    ("originID of another", "LabelMismatch", "BadRequest", "liqo.io/originID"),
+    ("namespace of another consumer", "LabelMismatch", "Forbidden", "of namespace"),
+    ("not a tenant namespace", "WrongNamespace", "BadRequest", "liqo.io/tenant-namespace=true"),
+    ("no Tenant", "SliceTenantNotFound", "BadRequest", "expected a Tenant of cons-"),
+    ("Tenant Drained", "SliceTenantDrained", "Forbidden", "found Drained"),
+])
+def test_replicated_slice_refused(provider, consumers, namespace, tmp_path, case, reason,
+                                  code_word, found):
+    c = consumers()
+    name = "rs"
+    obj = c.slice(name)
+    if case == "no csr":
+        del obj["spec"]["csr"]
+    elif case == "no consumerClusterID":
+        del obj["spec"]["consumerClusterID"]
+    elif case == "not a CSR":
+        obj["spec"]["csr"] = b64("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n")
+    elif case == "OU in the subject":
+        obj["spec"]["csr"] = b64(c.csr(name, f"/O={c.id}/OU=admins/CN={user_name(name, c.id)}"))
+    elif case == "CN of another slice":
+        obj["spec"]["csr"] = b64(c.csr("other"))
+    elif case == "the ControlPlane CSR":
+        obj["spec"]["csr"] = b64(c.csr(name, f"/O=liqo.io/CN={c.id}"))
+    elif case == "another key":
+        obj["spec"]["csr"] = b64(c.csr(name, key=_other_key(tmp_path)))
+    elif case == "originID of another":
+        obj["metadata"]["labels"]["liqo.io/originID"] = "someone-else"
+    elif case == "namespace of another consumer":
+        other = consumers()
+        obj["metadata"]["namespace"] = other.ns
+    elif case == "not a tenant namespace":
+        obj["metadata"]["namespace"] = namespace(provider, "plain")
+    elif case == "no Tenant":
+        provider.kubectl("delete", "tenants.authentication.liqo.io", "--all", "-n", c.ns)
+    elif case == "Tenant Drained":
+        provider.kubectl("patch", "tn", c.id, "-n", c.ns, "--type=merge",
+                         "-p", '{"spec":{"tenantCondition":"Drained"}}')
+    proc = provider.create(obj, check=False)
+    message = expect_denied(proc, reason, code_word)
+    assert found in message, message
+    assert not stored(provider, obj["metadata"]["namespace"], name)
+
+
+def test_update_to_another_key_is_refused(provider, consumers, tmp_path):
+    c = consumers()
+    provider.create(c.slice("rs"))
+    patch = {"spec": {"csr": b64(c.csr("rs", key=_other_key(tmp_path)))}}
+    proc = provider.kubectl("patch", "rslice", "rs", "-n", c.ns, "--type=merge",
+                            "-p", json.dumps(patch), check=False)
+    expect_denied(proc, "CSRPublicKeyMismatch", "BadRequest")
+    # Relabelling an unchecked local slice into a replicated one is checked the same way.
+    local = c.slice("plain", labels={"liqo.io/replicated": None, "liqo.io/originID": None})
+    local["spec"]["csr"] = b64(c.csr("plain", key=_other_key(tmp_path)))
+    provider.create(local)
+    proc = provider.kubectl("label", "rslice", "plain", "-n", c.ns, "liqo.io/replicated=true",
+                            f"liqo.io/originID={c.id}", check=False)
+    expect_denied(proc, "CSRPublicKeyMismatch", "BadRequest")
+
+
+# --- Liqo parity --------------------------------------------------------------------------
+
+def _local_slice(name, ns, provider_id):
+    return {"apiVersion": f"{GROUP}/v1beta1", "kind": "ResourceSlice",
+            "metadata": {"name": name, "namespace": ns,
+                         "labels": {"liqo.io/replication": "true", "liqo.io/remoteID": provider_id,
+                                    "liqo.io/remote-cluster-id": provider_id}},
+            "spec": {"class": "default", "providerClusterID": provider_id}}
+
+
+def test_local_slice_names_are_unique_in_the_cluster(provider, namespace):
+    name = f"pool-{uuid.uuid4().hex[:6]}"
+    a, b = namespace(provider, "lrs"), namespace(provider, "lrs")
+    provider.create(_local_slice(name, a, "prov-a"))
+    proc = provider.create(_local_slice(name, b, "prov-b"), check=False)
+    message = expect_denied(proc, "Duplicate", "Forbidden")
+    assert message.startswith("a resourceslice with the same name already exists in the cluster")
+    provider.kubectl("delete", "rslice", name, "-n", a)
+    # Gone from the webhook's cache shortly after: the name is free again.
+    wait_for(lambda: provider.create(_local_slice(name, b, "prov-b"), check=False).returncode == 0,
+             timeout=15, what="the name to be free again")
+
+
+@pytest.mark.parametrize("change, verb", [
+    (("label", "liqo.io/remote-cluster-id=elsewhere", "--overwrite"), "change the remoteClusterID label"),
+    (("label", "liqo.io/remote-cluster-id-"), "delete the remoteClusterID label"),
+    (("annotate", "liqo.io/cordon=true"), "add the liqo.io/cordon annotation"),
+])
+def test_control_plane_group_may_not_touch_cluster_label_or_cordon(provider, consumers, change, verb):
+    c = consumers()
+    provider.create(c.slice("rs"))
+    kind, *args = change
+    # RBAC is not under test here: system:masters lets the request reach admission, where
+    # only the group liqo.io matters.
+    proc = provider.kubectl(kind, "rslice", "rs", "-n", c.ns, *args, check=False,
+                            as_user=c.id, as_groups=("liqo.io", "system:masters"))
+    message = expect_denied(proc, "ForbiddenChange", "Forbidden")
+    assert f"can't {verb}" in message, message
+    # The provider's admin may cordon (liqoctl cordon resourceslice does so).
+    proc = provider.kubectl("annotate", "rslice", "rs", "-n", c.ns, "liqo.io/cordon=true", check=False)
+    assert proc.returncode == 0, proc.stderr

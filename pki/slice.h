@@ -1,0 +1,35 @@
+/* slice.h - a ResourceSlice's identity: its user name and its CSR, built and
+ * checked. Pure: no I/O.
+ *
+ * A slice's certificate is CN=<name>-<first 12 hex digits of
+ * sha256(consumerClusterID)>, O=<consumerClusterID>, under the consumer's
+ * cluster key (the Tenant's key): Kubernetes then sees user <name>-<hash> in
+ * group <consumerClusterID>. */
+#ifndef TG_PKI_SLICE_H
+#define TG_PKI_SLICE_H
+
+#include <stddef.h>
+#include <openssl/evp.h>
+
+#include "tenant.h"
+#include "verdict.h"
+
+/* "<name>-" + 12 hex digits: a slice name is a DNS subdomain of at most 253. */
+#define TG_SLICE_USER_MAX (253 + 1 + 12 + 1)
+
+/* The slice's user name into out (NUL-terminated). -1 when name or consumer
+ * is empty or out is too small. */
+int tg_slice_user_name(const char *name, const char *consumer_id, char *out, size_t out_len);
+
+/* PEM CSR with the slice's subject, signed by key; malloc'd, NULL on error. */
+char *tg_slice_csr_build(EVP_PKEY *key, const char *name, const char *consumer_id, size_t *pem_len);
+
+/* PROTOCOL.md 5 steps 7-10 for a slice's CSR: one PEM block, self-signature, only O
+ * and CN, no extensions or attributes, exactly CN=<user name> and
+ * O=<consumer_id>, and the key of tenant_key (spec.publicKey of the consumer's
+ * Tenant, raw or PEM). tenant_key NULL (a TolerateNoHandshake Tenant, as Liqo
+ * skips it) checks everything but the key. 0, or -1 with v. */
+int tg_slice_csr_check(const tg_bytes *csr, const char *name, const char *consumer_id, const tg_bytes *tenant_key,
+                       tg_verdict *v);
+
+#endif

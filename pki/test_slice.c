@@ -1,0 +1,183 @@
+/* test_slice.c - a ResourceSlice's user name and CSR: Liqo's documented
+ * vector, building, and the hostile requests the check must refuse. */
+#include "test_helpers.h"
+
+#include "pki/csr.h"
+#include "pki/keys.h"
+#include "pki/slice.h"
+
+#define CONSUMER "wispy-firefly"
+#define SLICE "mypool"
+/* Liqo's docs show the Quota of slice mypool from consumer wispy-firefly as
+ * mypool-c34af51dd912: sha256("wispy-firefly") starts c34af51dd912. */
+#define USER SLICE "-c34af51dd912"
+
+static void test_user_name(void **state)
+{
+    static const struct {
+        const char *name, *consumer, *want;
+        size_t out_len;
+    } cases[] = {
+        {SLICE, CONSUMER, USER, TG_SLICE_USER_MAX},
+        {"a", CONSUMER, "a-c34af51dd912", 15},              /* exactly fits */
+        {"a", CONSUMER, NULL, 14},                          /* one short */
+        {"", CONSUMER, NULL, TG_SLICE_USER_MAX},
+        {SLICE, "", NULL, TG_SLICE_USER_MAX},
+        {NULL, CONSUMER, NULL, TG_SLICE_USER_MAX},
+        {SLICE, NULL, NULL, TG_SLICE_USER_MAX},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[TG_SLICE_USER_MAX] = "";
+        int rc = tg_slice_user_name(cases[i].name, cases[i].consumer, out, cases[i].out_len);
+        if (cases[i].want) {
+            assert_int_equal(rc, 0);
+            assert_string_equal(out, cases[i].want);
+        } else {
+            assert_int_equal(rc, -1);
+        }
+    }
+}
+
+static tg_bytes bytes_of(char *s)
+{
+    return (tg_bytes){.data = (unsigned char *)s, .len = strlen(s)};
+}
+
+/* Built for every key type: accepted against the PEM and (Ed25519) raw forms
+ * of the Tenant key, and it carries exactly O=<consumer>, CN=<user>. */
+static void test_build_and_check(void **state)
+{
+    static const tg_key_type types[] = {TG_KEY_ED25519, TG_KEY_RSA2048, TG_KEY_ECDSA_P256};
+
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        EVP_PKEY *key = tg_key_generate(types[i]);
+        size_t len = 0;
+        char *pem = tg_slice_csr_build(key, SLICE, CONSUMER, &len), *pub = tg_key_public_pem(key, NULL);
+        tg_bytes csr = bytes_of(pem), tkey = bytes_of(pub);
+        tg_verdict v;
+        BIO *bio = BIO_new_mem_buf(pem, (int)len);
+        X509_REQ *req = PEM_read_bio_X509_REQ(bio, NULL, NULL, NULL);
+        char cn[64], o[64];
+
+        assert_non_null(req);
+        X509_NAME_get_text_by_NID(X509_REQ_get_subject_name(req), NID_commonName, cn, sizeof(cn));
+        X509_NAME_get_text_by_NID(X509_REQ_get_subject_name(req), NID_organizationName, o, sizeof(o));
+        assert_string_equal(cn, USER);
+        assert_string_equal(o, CONSUMER);
+        tg_verdict_init(&v);
+        assert_int_equal(tg_slice_csr_check(&csr, SLICE, CONSUMER, &tkey, &v), 0);
+        assert_int_equal(v.reason, TG_ACCEPTED);
+        if (types[i] == TG_KEY_ED25519) {
+            unsigned char raw[32];
+            size_t raw_len = sizeof(raw);
+            tg_bytes rkey = {.data = raw, .len = raw_len};
+            assert_true(EVP_PKEY_get_raw_public_key(key, raw, &raw_len));
+            assert_int_equal(tg_slice_csr_check(&csr, SLICE, CONSUMER, &rkey, &v), 0);
+        }
+        X509_REQ_free(req);
+        BIO_free(bio);
+        OPENSSL_free(pub);
+        free(pem);
+        EVP_PKEY_free(key);
+    }
+    assert_null(tg_slice_csr_build(NULL, SLICE, CONSUMER, NULL));
+}
+
+typedef struct slice_case {
+    const char *desc;
+    th_csr_spec spec;
+    const char *name;           /* the slice's metadata.name; NULL = SLICE */
+    const char *consumer;       /* spec.consumerClusterID; NULL = CONSUMER */
+    int other_key;              /* CSR under another key */
+    int no_tenant_key;          /* Tenant is TolerateNoHandshake */
+    const char *tenant_key;     /* this text as the Tenant's key instead */
+    tg_reason reason;
+    const char *found;
+} slice_case;
+
+static const slice_case cases[] = {
+    {"good", {.subject = {"O=" CONSUMER, "CN=" USER}}, NULL, NULL, 0, 0, NULL, TG_ACCEPTED, NULL},
+    {"good, no-handshake Tenant, any key", {.subject = {"O=" CONSUMER, "CN=" USER}}, NULL, NULL, 1, 1, NULL,
+     TG_ACCEPTED, NULL},
+    {"the ControlPlane CSR", {.subject = {"O=liqo.io", "CN=" CONSUMER}}, NULL, NULL, 0, 0, NULL,
+     TG_CSR_SUBJECT_MISMATCH, "found CN=" CONSUMER},
+    {"CN of another slice", {.subject = {"O=" CONSUMER, "CN=" USER}}, "other", NULL, 0, 0, NULL,
+     TG_CSR_SUBJECT_MISMATCH, "found CN=" USER},
+    {"hash of another consumer", {.subject = {"O=" CONSUMER, "CN=" USER}}, NULL, "cool-firefly", 0, 0, NULL,
+     TG_CSR_SUBJECT_MISMATCH, "found CN=" USER},
+    {"O=liqo.io", {.subject = {"O=liqo.io", "CN=" USER}}, NULL, NULL, 0, 0, NULL, TG_CSR_SUBJECT_MISMATCH,
+     "found O=liqo.io"},
+    {"O=system:masters too", {.subject = {"O=" CONSUMER, "O=system:masters", "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+     TG_CSR_SUBJECT_MISMATCH, "found 2"},
+    {"no O (Liqo panics)", {.subject = {"CN=" USER}}, NULL, NULL, 0, 0, NULL, TG_CSR_SUBJECT_MISMATCH, "found 0"},
+    {"OU", {.subject = {"O=" CONSUMER, "OU=x", "CN=" USER}}, NULL, NULL, 0, 0, NULL, TG_CSR_FORBIDDEN_CONTENT,
+     "found OU"},
+    {"SAN", {.subject = {"O=" CONSUMER, "CN=" USER}, .extension = "subjectAltName=DNS:x"}, NULL, NULL, 0, 0, NULL,
+     TG_CSR_FORBIDDEN_CONTENT, "subjectAltName"},
+    {"challengePassword", {.subject = {"O=" CONSUMER, "CN=" USER}, .challenge_password = 1}, NULL, NULL, 0, 0, NULL,
+     TG_CSR_FORBIDDEN_CONTENT, "challengePassword"},
+    {"another key", {.subject = {"O=" CONSUMER, "CN=" USER}}, NULL, NULL, 1, 0, NULL, TG_CSR_PUBLIC_KEY_MISMATCH,
+     "Tenant of " CONSUMER},
+    {"Tenant key unusable", {.subject = {"O=" CONSUMER, "CN=" USER}}, NULL, NULL, 0, 0, "garbage",
+     TG_CSR_PUBLIC_KEY_MISMATCH, "unusable"},
+    {"no consumer", {.subject = {"O=" CONSUMER, "CN=" USER}}, NULL, "", 0, 0, NULL, TG_MALFORMED_RESOURCE_SLICE,
+     "spec.consumerClusterID"},
+    {"version 2", {.subject = {"O=" CONSUMER, "CN=" USER}, .version = 1}, NULL, NULL, 0, 0, NULL, TG_INVALID_CSR,
+     "found 1"},
+};
+
+static void test_hostile(void **state)
+{
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const slice_case *c = &cases[i];
+        EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519), *other = tg_key_generate(TG_KEY_ED25519);
+        EVP_PKEY *signer = c->other_key ? other : key;
+        char *pem = th_build_csr_pem(signer, signer, &c->spec, NULL);
+        char *pub = tg_key_public_pem(key, NULL), *bad = strdup(c->tenant_key ? c->tenant_key : "");
+        tg_bytes csr = bytes_of(pem), tkey = c->tenant_key ? bytes_of(bad) : bytes_of(pub);
+        tg_verdict v;
+        int rc;
+
+        tg_verdict_init(&v);
+        rc = tg_slice_csr_check(&csr, c->name ? c->name : SLICE, c->consumer ? c->consumer : CONSUMER,
+                                c->no_tenant_key ? NULL : &tkey, &v);
+        print_message("%-36s -> %s: %s\n", c->desc, tg_reason_name(v.reason), v.message);
+        assert_int_equal(v.reason, c->reason);
+        assert_int_equal(rc, c->reason == TG_ACCEPTED ? 0 : -1);
+        if (c->found)
+            assert_non_null(strstr(v.message, c->found));
+        free(bad);
+        OPENSSL_free(pub);
+        free(pem);
+        EVP_PKEY_free(other);
+        EVP_PKEY_free(key);
+    }
+}
+
+/* Not one PEM block: the same step-7 refusals as a Tenant's CSR. */
+static void test_not_a_csr(void **state)
+{
+    static const char *const texts[] = {"", "hello", "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n"};
+    tg_verdict v;
+
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        tg_bytes csr = {.data = (unsigned char *)texts[i], .len = strlen(texts[i])};
+        tg_verdict_init(&v);
+        assert_int_equal(tg_slice_csr_check(&csr, SLICE, CONSUMER, NULL, &v), -1);
+        assert_int_equal(v.reason, TG_INVALID_CSR);
+    }
+    tg_verdict_init(&v);
+    assert_int_equal(tg_slice_csr_check(NULL, SLICE, CONSUMER, NULL, &v), -1);
+    assert_int_equal(v.reason, TG_INVALID_CSR);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_user_name),
+        cmocka_unit_test(test_build_and_check),
+        cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_not_a_csr),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,92 @@
+/* provider_renew.c - the provider's answer to Renews (Liqo v1.2's remote
+ * renewer; PROTOCOL.md 6).
+ *
+ * The Tenant controller renews a consumer's ControlPlane certificate on its
+ * own (at two thirds of its lifetime) and writes it into the Tenant's status.
+ * A consumer learns of it through the Renew it keeps, replicated into its
+ * tenant namespace here (labels liqo.io/replicated=true, liqo.io/originID):
+ * this controller copies the Tenant's status.authParams into the Renew's
+ * status whenever the certificates differ. Renews of other identity types,
+ * of another consumer than the namespace's, or being deleted are left alone. */
+#include "signer/reconcile_common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+
+/* The Tenant of consumer cid in ns: by name first (Tenants are named after
+ * their consumer), *out the Tenant or NULL. The HTTP status. */
+static long get_tenant(tg_api *api, const char *ns, const char *cid, json_object **out, char *err, size_t err_len)
+{
+    char path[768];
+
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, cid);
+    return tg_api_get(api, path, out, err, err_len);
+}
+
+static void on_cached(json_object *obj, void *data)
+{
+    (void)obj;
+    (void)data;
+}
+
+long tg_reconcile_remote_renew(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    char path[768], err[512] = "";
+    json_object *renew = NULL, *tenant = NULL, *patch, *status;
+    const char *cid, *type, *origin, *have, *crt;
+    long st, ret = TG_RECONCILE_RETRY;
+
+    /* Woken by a Tenant event: most consumers keep no Renew; the informer
+     * knows without a GET. */
+    if (s->renew_cache && !tg_cache_get(s->renew_cache, ns, name, on_cached, NULL))
+        return TG_RECONCILE_OK;
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/renews/%s", ns, name);
+    if ((st = tg_api_get(api, path, &renew, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto out;
+    ret = TG_RECONCILE_OK;
+    cid = tg_json_path_string(renew, "spec", "consumerClusterID", NULL);
+    type = tg_json_path_string(renew, "spec", "identityType", NULL);
+    origin = tg_json_path_string(renew, "metadata", "labels", "liqo.io/originID", NULL);
+    if (!cid || !type || strcmp(type, "ControlPlane") != 0 || !origin || strcmp(origin, cid) != 0 ||
+        tg_json_path(renew, "metadata", "deletionTimestamp", NULL))
+        goto out;
+    if ((st = get_tenant(api, ns, cid, &tenant, err, sizeof(err))) == 404) {
+        /* Not this consumer's tenant namespace, or no Tenant (yet): the Tenant's events wake us. */
+        tg_api_event(api, renew, "Warning", "TenantNotFound", "no Tenant of spec.consumerClusterID in this namespace");
+        goto out;
+    }
+    if (st != 200) {
+        ret = TG_RECONCILE_RETRY;
+        goto out;
+    }
+    crt = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
+    have = tg_json_path_string(renew, "status", "authParams", "signedCRT", NULL);
+    if (!crt || !*crt || (have && strcmp(have, crt) == 0))
+        goto out;
+    patch = json_object_new_object();
+    status = json_object_new_object();
+    json_object_object_add(status, "authParams", json_object_get(tg_json_path(tenant, "status", "authParams", NULL)));
+    json_object_object_add(patch, "status", status);
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/renews/%s/status", ns, name);
+    st = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, sizeof(err));
+    json_object_put(patch);
+    if (st != 200) {
+        ret = TG_RECONCILE_RETRY;
+        goto out;
+    }
+    tg_log(TG_LOG_INFO, "renew answered with the Tenant's certificate", TG_LOG_STR("namespace", ns),
+           TG_LOG_STR("renew", name), TG_LOG_STR("cluster_id", cid));
+out:
+    if (ret != TG_RECONCILE_OK)
+        tg_log(TG_LOG_WARN, "remote renew reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("renew", name),
+               TG_LOG_STR("error", err));
+    json_object_put(tenant);
+    json_object_put(renew);
+    return ret;
+}

@@ -1,0 +1,202 @@
+/* slice_resources.c - see slice_resources.h. */
+#include "slice_resources.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kube/json.h"
+
+/* Liqo's --default-node-resources (Helm offloading.defaultNodeResources). */
+static const struct {
+    const char *name, *value;
+} defaults[] = {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}, {"ephemeral-storage", "20Gi"}};
+
+/* No real quantity comes near: keeps every sum and product far from overflow. */
+#define MILLI_MAX ((__int128)1 << 100)
+
+static const char *digits(const char *p, __int128 *v, int *n, int *frac, int in_frac)
+{
+    while (*p >= '0' && *p <= '9') {
+        if (*v < MILLI_MAX)
+            *v = *v * 10 + (*p - '0');
+        (*n)++;
+        if (in_frac)
+            (*frac)++;
+        p++;
+    }
+    return p;
+}
+
+static __int128 pow10i(int e)
+{
+    __int128 r = 1;
+    while (e-- > 0 && r < MILLI_MAX)
+        r *= 10;
+    return r;
+}
+
+int tg_quantity_milli(const char *q, __int128 *milli)
+{
+    static const struct {
+        const char *s;
+        int shift10, exp10;        /* binary: 2^shift10; decimal: 10^exp10 (from -9) */
+    } suffixes[] = {{"Ki", 10, 0}, {"Mi", 20, 0}, {"Gi", 30, 0}, {"Ti", 40, 0}, {"Pi", 50, 0}, {"Ei", 60, 0},
+                    {"n", 0, -9},  {"u", 0, -6},  {"m", 0, -3},  {"k", 0, 3},   {"M", 0, 6},   {"G", 0, 9},
+                    {"T", 0, 12},  {"P", 0, 15},  {"E", 0, 18},  {"", 0, 0}};
+    const char *p = q;
+    __int128 mant = 0;
+    int neg = 0, n = 0, frac = 0, exp10 = 0, shift = 0;
+
+    if (!q || !*q || strlen(q) > 64)
+        return -1;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    p = digits(p, &mant, &n, &frac, 0);
+    if (*p == '.')
+        p = digits(p + 1, &mant, &n, &frac, 1);
+    if (n == 0 || n > 30)
+        return -1;
+    if (*p == 'e' || *p == 'E') {
+        int eneg = 0, en = 0, ev = 0;
+        p++;
+        if (*p == '+' || *p == '-')
+            eneg = *p++ == '-';
+        for (; *p >= '0' && *p <= '9' && en < 3; p++, en++)
+            ev = ev * 10 + (*p - '0');
+        if (en == 0 || *p)
+            return -1;
+        exp10 = eneg ? -ev : ev;
+    } else {
+        size_t i = 0;
+        for (; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+            if (strcmp(p, suffixes[i].s) == 0)
+                break;
+        if (i == sizeof(suffixes) / sizeof(suffixes[0]))
+            return -1;
+        shift = suffixes[i].shift10;
+        exp10 = suffixes[i].exp10;
+    }
+    /* value = mant * 10^(exp10 - frac) * 2^shift, in thousandths: +3. */
+    exp10 += 3 - frac;
+    if (exp10 > 30 || exp10 < -30)
+        return -1;
+    mant <<= shift;
+    if (exp10 >= 0)
+        mant *= pow10i(exp10);
+    else
+        mant /= pow10i(-exp10);      /* below a thousandth: rounded down, as sums go */
+    if (mant > MILLI_MAX)
+        return -1;
+    *milli = neg ? -mant : mant;
+    return 0;
+}
+
+void tg_quantity_text(__int128 milli, char *buf, size_t len)
+{
+    char digits_buf[64];
+    int i = (int)sizeof(digits_buf) - 1, neg = milli < 0, whole = milli % 1000 == 0;
+    __int128 v = neg ? -milli : milli;
+    const char *unit = whole ? "" : "m";
+
+    if (whole)
+        v /= 1000;
+    /* Memory-sized values read better in Gi/Mi (no cpu or pod count is a
+     * multiple of 2^20). */
+    if (whole && v >= ((__int128)1 << 30) && v % ((__int128)1 << 30) == 0)
+        v >>= 30, unit = "Gi";
+    else if (whole && v >= ((__int128)1 << 20) && v % ((__int128)1 << 20) == 0)
+        v >>= 20, unit = "Mi";
+    digits_buf[i] = '\0';
+    do {
+        digits_buf[--i] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v > 0 && i > 1);
+    snprintf(buf, len, "%s%s%s", neg ? "-" : "", digits_buf + i, unit);
+}
+
+/* obj[name] as a quantity; 0 when absent (*present 0), -1 malformed. */
+static int member_milli(json_object *obj, const char *name, __int128 *milli, int *present)
+{
+    json_object *v = NULL;
+    char num[32];
+    const char *text;
+
+    *present = 0;
+    *milli = 0;
+    if (!obj || !json_object_object_get_ex(obj, name, &v) || !v)
+        return 0;
+    *present = 1;
+    if (json_object_is_type(v, json_type_int)) {
+        snprintf(num, sizeof(num), "%lld", (long long)json_object_get_int64(v));
+        text = num;
+    } else if (json_object_is_type(v, json_type_string)) {
+        text = json_object_get_string(v);
+    } else {
+        return -1;
+    }
+    return tg_quantity_milli(text, milli);
+}
+
+/* One granted resource against the policy. */
+static int check_limit(const char *name, __int128 want, json_object *policy, json_object *others, char *why,
+                       size_t why_len)
+{
+    __int128 max, other;
+    int present, other_present;
+    char a[48], b[48], c[48], d[48];
+
+    if (member_milli(tg_json_path(policy, "maxPerSlice", NULL), name, &max, &present) != 0)
+        return snprintf(why, why_len, "the class policy's maxPerSlice.%.64s is not a quantity", name), -1;
+    if (present && want > max) {
+        tg_quantity_text(want, a, sizeof(a));
+        tg_quantity_text(max, b, sizeof(b));
+        tg_quantity_text(want - max, c, sizeof(c));
+        snprintf(why, why_len, "%.64s: %s asked, at most %s per slice (%s over)", name, a, b, c);
+        return -1;
+    }
+    if (member_milli(tg_json_path(policy, "maxPerTenant", NULL), name, &max, &present) != 0 ||
+        member_milli(others, name, &other, &other_present) != 0)
+        return snprintf(why, why_len, "the class policy's maxPerTenant.%.64s or an accepted slice's %.64s is "
+                        "not a quantity", name, name), -1;
+    if (present && other + want > max) {
+        tg_quantity_text(want, a, sizeof(a));
+        tg_quantity_text(other, b, sizeof(b));
+        tg_quantity_text(max, c, sizeof(c));
+        tg_quantity_text(other + want - max, d, sizeof(d));
+        snprintf(why, why_len, "%.64s: %s asked with %s already granted to this consumer, at most %s per consumer "
+                 "(%s over)", name, a, b, c, d);
+        return -1;
+    }
+    return 0;
+}
+
+int tg_slice_resources_decide(json_object *request, json_object *policy, json_object *others,
+                              json_object **granted, char *why, size_t why_len)
+{
+    json_object *g = json_object_new_object();
+    __int128 m;
+    int present;
+
+    *granted = NULL;
+    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+        json_object_object_add(g, defaults[i].name, json_object_new_string(defaults[i].value));
+    if (request && json_object_is_type(request, json_type_object)) {
+        json_object_object_foreach(request, name, value) {
+            if (member_milli(request, name, &m, &present) != 0) {
+                snprintf(why, why_len, "spec.resources.%.64s: expected a quantity", name);
+                goto fail;
+            }
+            json_object_object_add(g, name, json_object_get(value));
+        }
+    }
+    json_object_object_foreach(g, gname, gvalue) {
+        (void)gvalue;
+        if (member_milli(g, gname, &m, &present) != 0 || check_limit(gname, m, policy, others, why, why_len) != 0)
+            goto fail;
+    }
+    *granted = g;
+    return 0;
+fail:
+    json_object_put(g);
+    return -1;
+}

@@ -1,0 +1,35 @@
+/* slice_resources.h - what a provider grants a ResourceSlice of the default
+ * class (PROTOCOL.md 5a; Liqo's remoteresourceslice and, beyond Liqo, a
+ * policy). Pure: no I/O, no clock; table-driven tests.
+ *
+ * Liqo grants every request: its defaults (cpu 4, memory 8Gi, pods 110,
+ * ephemeral-storage 20Gi) overlaid by what the slice asks for. tenantgate
+ * does the same, then applies the class's policy when there is one:
+ *   {"maxPerSlice": {"cpu": "8", ...}, "maxPerTenant": {"cpu": "32", ...}}
+ * maxPerSlice bounds what one slice is granted; maxPerTenant bounds the sum
+ * over the consumer's accepted slices of that class. A resource the policy
+ * does not name is not limited. */
+#ifndef TG_SIGNER_SLICE_RESOURCES_H
+#define TG_SIGNER_SLICE_RESOURCES_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+/* A Kubernetes quantity ("500m", "8Gi", "1e3") in thousandths of its unit;
+ * 0 or -1 when malformed or out of range. */
+int tg_quantity_milli(const char *q, __int128 *milli);
+
+/* An exact text of milli thousandths: "1500m", "2" (2000m), "8Gi" and "512Mi"
+ * (whole multiples of 2^30 and 2^20). */
+void tg_quantity_text(__int128 milli, char *buf, size_t len);
+
+/* The decision. request: spec.resources (may be NULL); policy: the class's
+ * policy object (may be NULL: no limits); others: the summed status.resources
+ * of the consumer's other accepted slices of the class (may be NULL).
+ * 0 with *granted (a new object: defaults overlaid by the request), or -1
+ * with why ("cpu: 10 asked, at most 8 per slice (2 over)"). A malformed
+ * quantity or policy is -1 too. */
+int tg_slice_resources_decide(json_object *request, json_object *policy, json_object *others,
+                              json_object **granted, char *why, size_t why_len);
+
+#endif

@@ -1,0 +1,122 @@
+/* test_slice_resources.c - quantities, Liqo's defaults, and the class policy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kube/json.h"
+#include "signer/slice_resources.h"
+
+static void test_quantities(void **state)
+{
+    static const struct {
+        const char *q;
+        long long milli;           /* -1: malformed */
+    } cases[] = {
+        {"4", 4000}, {"500m", 500}, {"1.5", 1500}, {"0.5", 500}, {".5", 500}, {"1Ki", 1024000},
+        {"8Gi", 8589934592000LL}, {"1k", 1000000}, {"1M", 1000000000}, {"2e3", 2000000}, {"1E-3", 1},
+        {"110", 110000}, {"+3", 3000}, {"-2", -2000}, {"100u", 0}, {"1n", 0}, {"0", 0},
+        {"", -1}, {"four", -1}, {"1Gb", -1}, {"1.2.3", -1}, {"1e", -1}, {"e3", -1}, {"1 Gi", -1}, {"1ki", -1},
+        {"1e9999", -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        __int128 m = 0;
+        int rc = tg_quantity_milli(cases[i].q, &m);
+        if (cases[i].milli == -1 && cases[i].q[0] != '-') {
+            if (rc == 0)
+                fail_msg("%s: expected malformed", cases[i].q);
+            continue;
+        }
+        if (rc != 0 || m != cases[i].milli)
+            fail_msg("%s: expected %lld, found rc %d, %lld", cases[i].q, cases[i].milli, rc, (long long)m);
+    }
+}
+
+static void test_text(void **state)
+{
+    char buf[64];
+
+    tg_quantity_text(4000, buf, sizeof(buf));
+    assert_string_equal(buf, "4");
+    tg_quantity_text(1500, buf, sizeof(buf));
+    assert_string_equal(buf, "1500m");
+    tg_quantity_text(-2000, buf, sizeof(buf));
+    assert_string_equal(buf, "-2");
+    tg_quantity_text(0, buf, sizeof(buf));
+    assert_string_equal(buf, "0");
+    tg_quantity_text((__int128)8589934592 * 1000, buf, sizeof(buf));
+    assert_string_equal(buf, "8Gi");
+    tg_quantity_text((__int128)536870912 * 1000, buf, sizeof(buf));
+    assert_string_equal(buf, "512Mi");
+    tg_quantity_text((__int128)1000 * 1000, buf, sizeof(buf));
+    assert_string_equal(buf, "1000");
+}
+
+static json_object *j(const char *text)
+{
+    json_object *o = text ? tg_json_parse(text, strlen(text), NULL, 0) : NULL;
+    if (text)
+        assert_non_null(o);
+    return o;
+}
+
+static void test_decisions(void **state)
+{
+    static const struct {
+        const char *desc, *request, *policy, *others;
+        const char *want;          /* granted JSON (compared as text), or NULL when denied */
+        const char *why;
+    } cases[] = {
+        {"Liqo's defaults", NULL, NULL, NULL,
+         "{ \"cpu\": \"4\", \"memory\": \"8Gi\", \"pods\": \"110\", \"ephemeral-storage\": \"20Gi\" }", NULL},
+        {"request overlays", "{\"cpu\":\"2\",\"nvidia.com/gpu\":1}", NULL, NULL,
+         "{ \"cpu\": \"2\", \"memory\": \"8Gi\", \"pods\": \"110\", \"ephemeral-storage\": \"20Gi\", "
+         "\"nvidia.com/gpu\": 1 }", NULL},
+        {"within the policy", "{\"cpu\":\"8\"}", "{\"maxPerSlice\":{\"cpu\":\"8\"},\"maxPerTenant\":{\"cpu\":\"16\"}}",
+         "{\"cpu\":\"8\"}",
+         "{ \"cpu\": \"8\", \"memory\": \"8Gi\", \"pods\": \"110\", \"ephemeral-storage\": \"20Gi\" }", NULL},
+        {"over per slice", "{\"cpu\":\"10\"}", "{\"maxPerSlice\":{\"cpu\":\"8\"}}", NULL, NULL,
+         "cpu: 10 asked, at most 8 per slice (2 over)"},
+        {"a default over per slice", NULL, "{\"maxPerSlice\":{\"memory\":\"4Gi\"}}", NULL, NULL,
+         "memory: 8Gi asked, at most 4Gi per slice (4Gi over)"},
+        {"over per tenant", "{\"cpu\":\"4\"}", "{\"maxPerTenant\":{\"cpu\":\"10\"}}", "{\"cpu\":\"7500m\"}", NULL,
+         "cpu: 4 asked with 7500m already granted to this consumer, at most 10 per consumer (1500m over)"},
+        {"bad request quantity", "{\"cpu\":\"lots\"}", NULL, NULL, NULL, "spec.resources.cpu: expected a quantity"},
+        {"bad policy", NULL, "{\"maxPerSlice\":{\"cpu\":\"x\"}}", NULL, NULL, "maxPerSlice.cpu is not a quantity"},
+        {"unnamed resources unlimited", "{\"pods\":\"1000\"}", "{\"maxPerSlice\":{\"cpu\":\"8\"}}", NULL,
+         "{ \"cpu\": \"4\", \"memory\": \"8Gi\", \"pods\": \"1000\", \"ephemeral-storage\": \"20Gi\" }", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *req = j(cases[i].request), *pol = j(cases[i].policy), *oth = j(cases[i].others), *g = NULL;
+        char why[256] = "";
+        int rc = tg_slice_resources_decide(req, pol, oth, &g, why, sizeof(why));
+
+        print_message("%-28s -> %s\n", cases[i].desc, rc == 0 ? json_object_to_json_string(g) : why);
+        if (cases[i].want) {
+            assert_int_equal(rc, 0);
+            assert_string_equal(json_object_to_json_string_ext(g, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE), cases[i].want);
+        } else {
+            assert_int_equal(rc, -1);
+            assert_null(g);
+            if (!strstr(why, cases[i].why))
+                fail_msg("%s: %s", cases[i].desc, why);
+        }
+        json_object_put(g);
+        json_object_put(req);
+        json_object_put(pol);
+        json_object_put(oth);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quantities),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_decisions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

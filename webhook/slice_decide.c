@@ -1,0 +1,204 @@
+/* slice_decide.c - see slice_decide.h. */
+#include "slice_decide.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/base64.h"
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "pki/slice.h"
+#include "pki/tenant.h"
+#include "webhook/placement.h"
+
+/* Liqo's own denial texts (its ResourceSlice webhook), kept word for word. */
+#define LIQO_DUPLICATE "a resourceslice with the same name already exists in the cluster"
+
+static int intercepted(const tg_review_request *req)
+{
+    return (req->op == TG_OP_CREATE || req->op == TG_OP_UPDATE) &&
+           strcmp(req->resource_group, TG_TENANT_GROUP) == 0 && strcmp(req->resource, TG_SLICE_RESOURCE) == 0 &&
+           req->sub_resource[0] == '\0';
+}
+
+/* metadata.<map>[key] of obj, or NULL. */
+static const char *meta_value(json_object *obj, const char *map, const char *key)
+{
+    json_object *m = obj ? tg_json_path(obj, "metadata", map, NULL) : NULL;
+    return m ? tg_json_string(m, key) : NULL;
+}
+
+static int same_value(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Liqo parity: what group liqo.io may not touch on UPDATE. */
+static int check_control_plane_change(const tg_review_request *req, tg_verdict *v)
+{
+    static const struct {
+        const char *map, *key, *what;
+    } guarded[] = {
+        {"labels", TG_LABEL_REMOTE_CLUSTER_ID, "the remoteClusterID label"},
+        {"annotations", TG_ANNOTATION_CORDON, "the " TG_ANNOTATION_CORDON " annotation"},
+    };
+
+    if (req->op != TG_OP_UPDATE || !tg_review_user_in_group(req, TG_GROUP_CONTROL_PLANE))
+        return 0;
+    for (size_t i = 0; i < sizeof(guarded) / sizeof(guarded[0]); i++) {
+        const char *was = meta_value(req->old_object, guarded[i].map, guarded[i].key);
+        const char *now = meta_value(req->object, guarded[i].map, guarded[i].key);
+        if (!same_value(was, now))
+            return tg_verdict_deny(v, TG_FORBIDDEN_CHANGE,
+                                   "control plane users (group %s) can't %s %s: expected %s%.*s%s, found %s%.*s%s",
+                                   TG_GROUP_CONTROL_PLANE, !was ? "add" : (!now ? "delete" : "change"),
+                                   guarded[i].what, was ? "\"" : "", TG_SHOWN, was ? was : "none", was ? "\"" : "",
+                                   now ? "\"" : "", TG_SHOWN, now ? now : "none", now ? "\"" : "");
+    }
+    return 0;
+}
+
+/* Liqo parity: local slice names are unique in the cluster (the virtual
+ * node is named after the slice). */
+static int check_local_name(const tg_review_request *req, const tg_lookup *lk, const char *name, tg_verdict *v)
+{
+    if (req->op != TG_OP_CREATE || !name[0])
+        return 0;
+    if (lk->ops->local_slice_name_exists(lk, name))
+        return tg_verdict_deny(v, TG_DUPLICATE,
+                               LIQO_DUPLICATE ": expected no local ResourceSlice (%s=true) named %.*s, found one",
+                               TG_LABEL_REPLICATION, TG_SHOWN, name);
+    return 0;
+}
+
+/* Step 3: the replicator's labels name the consumer the spec names. */
+static int check_labels(json_object *obj, const char *consumer, tg_verdict *v)
+{
+    const char *origin = meta_value(obj, "labels", TG_LABEL_ORIGIN_ID);
+    const char *remote = meta_value(obj, "labels", TG_LABEL_REMOTE_CLUSTER_ID);
+
+    if (!origin || strcmp(origin, consumer) != 0)
+        return tg_verdict_deny(v, TG_LABEL_MISMATCH, "expected label %s=%.*s (spec.consumerClusterID), found %s%.*s%s",
+                               TG_LABEL_ORIGIN_ID, TG_SHOWN, consumer, origin ? "\"" : "", TG_SHOWN,
+                               origin ? origin : "no such label", origin ? "\"" : "");
+    if (remote && strcmp(remote, consumer) != 0)
+        return tg_verdict_deny(v, TG_LABEL_MISMATCH, "expected label %s=%.*s (spec.consumerClusterID), found \"%.*s\"",
+                               TG_LABEL_REMOTE_CLUSTER_ID, TG_SHOWN, consumer, TG_SHOWN, remote);
+    return 0;
+}
+
+/* Step 1 for the CSR: present, and strict base64. */
+static int decode_csr(json_object *obj, tg_bytes *out, tg_verdict *v)
+{
+    json_object *spec = tg_json_path(obj, "spec", NULL), *field = NULL;
+    char err[128];
+
+    if (!spec || !json_object_object_get_ex(spec, "csr", &field) || !field ||
+        !json_object_is_type(field, json_type_string) || json_object_get_string_len(field) == 0)
+        return tg_verdict_deny(v, TG_MALFORMED_RESOURCE_SLICE,
+                               "expected spec.csr (filled by the consumer before replication), found none");
+    out->data = tg_base64_decode(json_object_get_string(field), (size_t)json_object_get_string_len(field), &out->len,
+                                 err, sizeof(err));
+    if (!out->data)
+        return tg_verdict_deny(v, TG_MALFORMED_RESOURCE_SLICE, "spec.csr: expected base64, found %s", err);
+    return 0;
+}
+
+/* Steps 5-7 against the consumer's Tenant. */
+static int check_against_tenant(const tg_lookup *lk, const char *ns, const char *name, const char *consumer,
+                                const tg_bytes *csr, tg_verdict *v)
+{
+    tg_lookup_tenant t = {0};
+    tg_bytes key;
+    int rc;
+
+    if (lk->ops->tenant_for_cluster(lk, ns, consumer, &t) != TG_LOOKUP_FOUND)
+        return tg_verdict_deny(v, TG_SLICE_TENANT_NOT_FOUND,
+                               "expected a Tenant of %.*s (spec.consumerClusterID) in namespace %.*s, found none",
+                               TG_SHOWN, consumer, TG_SHOWN, ns);
+    if (t.drained) {
+        tg_lookup_tenant_clear(&t);
+        return tg_verdict_deny(v, TG_SLICE_TENANT_DRAINED,
+                               "expected the Tenant of %.*s to be Active or Cordoned, found Drained", TG_SHOWN,
+                               consumer);
+    }
+    key = (tg_bytes){.data = t.public_key, .len = t.public_key_len};
+    if (!t.no_handshake && !t.public_key) {
+        tg_lookup_tenant_clear(&t);
+        return tg_verdict_deny(v, TG_CSR_PUBLIC_KEY_MISMATCH,
+                               "spec.csr: expected the key of the Tenant of %.*s, found a Tenant without spec.publicKey",
+                               TG_SHOWN, consumer);
+    }
+    rc = tg_slice_csr_check(csr, name, consumer, t.no_handshake ? NULL : &key, v);
+    tg_lookup_tenant_clear(&t);
+    return rc;
+}
+
+/* The beyond-Liqo check of a replicated slice. */
+static int check_replicated(const tg_review_request *req, const tg_lookup *lk, const char *ns, const char *name,
+                            tg_verdict *v)
+{
+    const char *consumer = tg_json_path_string(req->object, "spec", "consumerClusterID", NULL);
+    tg_bytes csr = {0};
+    int rc = -1;
+
+    if (!consumer || !consumer[0])
+        return tg_verdict_deny(v, TG_MALFORMED_RESOURCE_SLICE,
+                               "expected spec.consumerClusterID (filled by the consumer before replication), found none");
+    if (!tg_cluster_id_valid(consumer))
+        return tg_verdict_deny(v, TG_INVALID_CLUSTER_ID,
+                               "spec.consumerClusterID: expected at most 63 characters of [a-z0-9-], starting and "
+                               "ending alphanumeric, found \"%.*s\"",
+                               TG_SHOWN, consumer);
+    if (decode_csr(req->object, &csr, v) != 0 || check_labels(req->object, consumer, v) != 0)
+        goto out;
+    if (tg_placement_tenant_namespace(lk, ns, v) != 0 ||
+        tg_placement_owner(lk, ns, consumer, "spec.consumerClusterID", v) != 0)
+        goto out;
+    rc = check_against_tenant(lk, ns, name, consumer, &csr, v);
+out:
+    free(csr.data);
+    return rc;
+}
+
+static int needs_cache(const tg_lookup *lk)
+{
+    return !lk->ops->synced(lk) || !lk->ops->tenant_for_cluster || !lk->ops->local_slice_name_exists;
+}
+
+void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk, tg_decision *d)
+{
+    const char *name, *ns, *replicated;
+
+    tg_decision_init(d);
+    if (!intercepted(req)) {
+        d->reason = TG_REASON_NOT_INTERCEPTED;
+        return;
+    }
+    d->intercepted = 1;
+    if (!req->object || !json_object_is_type(tg_json_path(req->object, "metadata", NULL), json_type_object)) {
+        tg_verdict_deny(&d->verdict, TG_MALFORMED_RESOURCE_SLICE,
+                        "request.object: expected a ResourceSlice with metadata, found none");
+        goto out;
+    }
+    if (req->op == TG_OP_UPDATE && tg_json_path_string(req->object, "metadata", "deletionTimestamp", NULL))
+        goto out;
+    if (check_control_plane_change(req, &d->verdict) != 0)
+        goto out;
+
+    name = req->name[0] ? req->name : tg_json_path_string(req->object, "metadata", "name", NULL);
+    ns = req->namespace_[0] ? req->namespace_ : tg_json_path_string(req->object, "metadata", "namespace", NULL);
+    replicated = meta_value(req->object, "labels", TG_LABEL_REPLICATED);
+    if (needs_cache(lk)) {
+        tg_decide_error(d, 500, TG_REASON_NOT_SYNCED, "cache not synced, retry later");
+        d->intercepted = 1;
+        return;
+    }
+    if (replicated && strcmp(replicated, "true") == 0)
+        check_replicated(req, lk, ns ? ns : "", name ? name : "", &d->verdict);
+    else
+        check_local_name(req, lk, name ? name : "", &d->verdict);
+out:
+    tg_decision_finish(d);
+}

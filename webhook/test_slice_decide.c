@@ -1,0 +1,383 @@
+/* test_slice_decide.c - the ResourceSlice decision over a table of fake
+ * clusters (lookup.h is our own interface: a fake cluster is a plain table).
+ * Each case is an AdmissionReview built here with a real key and CSR, tweaked
+ * for the reason it must get. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <openssl/evp.h>
+
+#include "kube/base64.h"
+#include "kube/json.h"
+#include "pki/csr.h"
+#include "pki/keys.h"
+#include "pki/slice.h"
+#include "webhook/slice_decide.h"
+
+#define CONSUMER "wispy-firefly"
+#define NS "liqo-tenant-" CONSUMER
+#define SLICE "mypool"
+
+/* ---- the fake cluster ---- */
+
+typedef struct fake_tenant {
+    const char *ns, *cluster_id;
+    int drained, no_handshake, no_key;
+} fake_tenant;
+
+typedef struct fake_cluster {
+    int unsynced;
+    const char *tenant_ns_label;     /* of namespace NS; NULL = "true" */
+    const char *owner_label;         /* of namespace NS; NULL = CONSUMER */
+    fake_tenant tenants[2];
+    const char *local_slices[2];
+} fake_cluster;
+
+static char *tenant_key_pem;         /* the consumer's key, as its Tenant carries it */
+
+static int fake_synced(const tg_lookup *lk)
+{
+    return !((const fake_cluster *)lk->data)->unsynced;
+}
+
+static int fake_namespace_label(const tg_lookup *lk, const char *ns, const char *key,
+                                char value[TG_LABEL_VALUE_MAX], int *ns_exists)
+{
+    const fake_cluster *c = lk->data;
+    const char *v;
+
+    *ns_exists = strcmp(ns, NS) == 0;
+    if (!*ns_exists)
+        return TG_LOOKUP_NOT_FOUND;
+    v = strcmp(key, TG_LABEL_TENANT_NAMESPACE) == 0 ? (c->tenant_ns_label ? c->tenant_ns_label : "true")
+                                                    : (c->owner_label ? c->owner_label : CONSUMER);
+    snprintf(value, TG_LABEL_VALUE_MAX, "%s", v);
+    return TG_LOOKUP_FOUND;
+}
+
+static int fake_tenant_for_cluster(const tg_lookup *lk, const char *ns, const char *cluster_id,
+                                   tg_lookup_tenant *out)
+{
+    const fake_cluster *c = lk->data;
+
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < 2 && c->tenants[i].ns; i++) {
+        const fake_tenant *t = &c->tenants[i];
+        if (strcmp(t->ns, ns) != 0 || strcmp(t->cluster_id, cluster_id) != 0)
+            continue;
+        out->drained = t->drained;
+        out->no_handshake = t->no_handshake;
+        if (!t->no_key) {
+            out->public_key_len = strlen(tenant_key_pem);
+            out->public_key = (unsigned char *)strdup(tenant_key_pem);
+        }
+        return TG_LOOKUP_FOUND;
+    }
+    return TG_LOOKUP_NOT_FOUND;
+}
+
+static int fake_local_slice_name_exists(const tg_lookup *lk, const char *name)
+{
+    const fake_cluster *c = lk->data;
+    for (size_t i = 0; i < 2 && c->local_slices[i]; i++)
+        if (strcmp(c->local_slices[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static const tg_lookup_ops fake_ops = {
+    .synced = fake_synced,
+    .namespace_label = fake_namespace_label,
+    .tenant_for_cluster = fake_tenant_for_cluster,
+    .local_slice_name_exists = fake_local_slice_name_exists,
+};
+
+/* ---- reviews ---- */
+
+static EVP_PKEY *consumer_key, *other_key;
+
+static char *b64(const char *text)
+{
+    return tg_base64_encode((const unsigned char *)text, strlen(text), NULL);
+}
+
+/* The replicated copy as Liqo's replicator writes it into the provider. */
+static json_object *replicated_slice(EVP_PKEY *key, const char *cn_name, const char *o_consumer)
+{
+    char *csr = tg_slice_csr_build(key, cn_name, o_consumer, NULL), *csr64 = b64(csr), text[8192];
+    json_object *obj;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"authentication.liqo.io/v1beta1\",\"kind\":\"ResourceSlice\","
+             "\"metadata\":{\"name\":\"" SLICE "\",\"namespace\":\"" NS "\",\"labels\":{"
+             "\"liqo.io/replication\":\"false\",\"liqo.io/replicated\":\"true\","
+             "\"liqo.io/originID\":\"" CONSUMER "\",\"liqo.io/remote-cluster-id\":\"" CONSUMER "\","
+             "\"liqo.io/remoteID\":\"cool-firefly\"}},"
+             "\"spec\":{\"class\":\"default\",\"consumerClusterID\":\"" CONSUMER "\","
+             "\"providerClusterID\":\"cool-firefly\",\"csr\":\"%s\"}}",
+             csr64);
+    obj = tg_json_parse(text, strlen(text), NULL, 0);
+    assert_non_null(obj);
+    free(csr64);
+    free(csr);
+    return obj;
+}
+
+/* A local slice as liqoctl / kubectl tenantgate create it on the consumer. */
+static json_object *local_slice(void)
+{
+    static const char text[] =
+        "{\"apiVersion\":\"authentication.liqo.io/v1beta1\",\"kind\":\"ResourceSlice\","
+        "\"metadata\":{\"name\":\"" SLICE "\",\"namespace\":\"liqo-tenant-cool-firefly\",\"labels\":{"
+        "\"liqo.io/replication\":\"true\",\"liqo.io/remoteID\":\"cool-firefly\","
+        "\"liqo.io/remote-cluster-id\":\"cool-firefly\"}},\"spec\":{\"class\":\"default\"}}";
+    return tg_json_parse(text, sizeof(text) - 1, NULL, 0);
+}
+
+static json_object *review(const char *op, json_object *obj, json_object *old, const char *group)
+{
+    json_object *root = json_object_new_object(), *req = json_object_new_object();
+    json_object *res = json_object_new_object(), *ui = json_object_new_object(), *groups = json_object_new_array();
+
+    json_object_object_add(root, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
+    json_object_object_add(root, "kind", json_object_new_string("AdmissionReview"));
+    json_object_object_add(req, "uid", json_object_new_string("u1"));
+    json_object_object_add(res, "group", json_object_new_string("authentication.liqo.io"));
+    json_object_object_add(res, "version", json_object_new_string("v1beta1"));
+    json_object_object_add(res, "resource", json_object_new_string("resourceslices"));
+    json_object_object_add(req, "resource", res);
+    json_object_object_add(req, "operation", json_object_new_string(op));
+    json_object_object_add(req, "name", json_object_new_string(SLICE));
+    json_object_object_add(req, "namespace", json_object_new_string(
+        tg_json_path_string(obj, "metadata", "namespace", NULL)));
+    json_object_array_add(groups, json_object_new_string("system:authenticated"));
+    if (group)
+        json_object_array_add(groups, json_object_new_string(group));
+    json_object_object_add(ui, "groups", groups);
+    json_object_object_add(req, "userInfo", ui);
+    json_object_object_add(req, "object", obj);
+    if (old)
+        json_object_object_add(req, "oldObject", old);
+    json_object_object_add(root, "request", req);
+    return root;
+}
+
+/* ---- tweaks ---- */
+
+static void set_path(json_object *obj, const char *a, const char *b, const char *key, const char *value)
+{
+    json_object *m = b ? tg_json_path(obj, a, b, NULL) : tg_json_path(obj, a, NULL);
+    if (!m) {
+        json_object *parent = tg_json_path(obj, a, NULL);
+        m = json_object_new_object();
+        json_object_object_add(parent, b, m);
+    }
+    if (value)
+        json_object_object_add(m, key, json_object_new_string(value));
+    else
+        json_object_object_del(m, key);
+}
+
+typedef struct slice_case {
+    const char *desc;
+    fake_cluster cluster;
+    const char *op;                      /* NULL = CREATE */
+    int local;                           /* a local slice instead of a replicated copy */
+    int other_key, other_cn;             /* CSR under another key / for another slice name */
+    const char *label, *label_value;     /* metadata.labels tweak */
+    const char *spec_field, *spec_value; /* spec tweak (NULL value: delete) */
+    int delete_spec_field;
+    const char *group;                   /* requester's extra group (UPDATE) */
+    const char *annotation, *old_annotation;   /* liqo.io/cordon now / before (UPDATE) */
+    int deleting;                        /* UPDATE of an object being deleted */
+    const char *reason;
+    int code;
+    const char *found;
+} slice_case;
+
+#define OK_CLUSTER {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}}
+
+static const slice_case cases[] = {
+    {"replicated, good", OK_CLUSTER, .reason = "Accepted"},
+    {"replicated, update, good", OK_CLUSTER, .op = "UPDATE", .reason = "Accepted"},
+    {"no-handshake Tenant: any key", {.tenants = {{.ns = NS, .cluster_id = CONSUMER, .no_handshake = 1}}}, .other_key = 1,
+     .reason = "Accepted"},
+    {"no consumerClusterID", OK_CLUSTER, .spec_field = "consumerClusterID", .delete_spec_field = 1,
+     .reason = "MalformedResourceSlice", .code = 400, .found = "spec.consumerClusterID"},
+    {"no csr", OK_CLUSTER, .spec_field = "csr", .delete_spec_field = 1, .reason = "MalformedResourceSlice",
+     .code = 400, .found = "spec.csr"},
+    {"csr not base64", OK_CLUSTER, .spec_field = "csr", .spec_value = "!!!!", .reason = "MalformedResourceSlice",
+     .code = 400, .found = "base64"},
+    {"bad consumer id", OK_CLUSTER, .spec_field = "consumerClusterID", .spec_value = "Wispy_Firefly",
+     .reason = "InvalidClusterID", .code = 400, .found = "Wispy_Firefly"},
+    {"originID of another", OK_CLUSTER, .label = "liqo.io/originID", .label_value = "other",
+     .reason = "LabelMismatch", .code = 400, .found = "liqo.io/originID"},
+    {"no originID", OK_CLUSTER, .label = "liqo.io/originID", .reason = "LabelMismatch", .code = 400,
+     .found = "no such label"},
+    {"remote-cluster-id of another", OK_CLUSTER, .label = "liqo.io/remote-cluster-id", .label_value = "other",
+     .reason = "LabelMismatch", .code = 400, .found = "\"other\""},
+    {"not a tenant namespace", {.tenant_ns_label = "false", .tenants = {{.ns = NS, .cluster_id = CONSUMER}}},
+     .reason = "WrongNamespace", .code = 400, .found = "\"false\""},
+    {"namespace of another consumer", {.owner_label = "other", .tenants = {{.ns = NS, .cluster_id = CONSUMER}}},
+     .reason = "LabelMismatch", .code = 403, .found = "\"other\""},
+    {"no Tenant", {.tenants = {{.ns = NS, .cluster_id = "other"}}}, .reason = "SliceTenantNotFound", .code = 400,
+     .found = "Tenant of " CONSUMER},
+    {"Tenant Drained", {.tenants = {{.ns = NS, .cluster_id = CONSUMER, .drained = 1}}}, .reason = "SliceTenantDrained", .code = 403,
+     .found = "Drained"},
+    {"Tenant without key", {.tenants = {{.ns = NS, .cluster_id = CONSUMER, .no_key = 1}}}, .reason = "CSRPublicKeyMismatch",
+     .code = 400, .found = "without spec.publicKey"},
+    {"CSR under another key", OK_CLUSTER, .other_key = 1, .reason = "CSRPublicKeyMismatch", .code = 400,
+     .found = "Tenant of " CONSUMER},
+    {"CSR for another slice", OK_CLUSTER, .other_cn = 1, .reason = "CSRSubjectMismatch", .code = 400,
+     .found = "CN=other-c34af51dd912"},
+    {"the Tenant's CSR reused", OK_CLUSTER, .spec_field = "csr", .spec_value = "TENANT_CSR",
+     .reason = "CSRSubjectMismatch", .code = 400, .found = "found CN=" CONSUMER},
+    {"unsynced", {.unsynced = 1}, .reason = "CacheNotSynced", .code = 500},
+    {"update while deleting", {.tenants = {{.ns = NS, .cluster_id = "other"}}}, .op = "UPDATE", .deleting = 1, .reason = "Accepted"},
+    /* Liqo parity */
+    {"local, unique", {.local_slices = {"other"}}, .local = 1, .reason = "Accepted"},
+    {"local, name taken", {.local_slices = {SLICE}}, .local = 1, .reason = "Duplicate", .code = 403,
+     .found = "a resourceslice with the same name already exists in the cluster"},
+    {"local, update of itself", {.local_slices = {SLICE}}, .local = 1, .op = "UPDATE", .reason = "Accepted"},
+    {"liqo.io changes remote-cluster-id", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io",
+     .label = "liqo.io/remote-cluster-id", .label_value = "x", .reason = "ForbiddenChange", .code = 403,
+     .found = "can't change the remoteClusterID label"},
+    {"liqo.io deletes remote-cluster-id", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io",
+     .label = "liqo.io/remote-cluster-id", .reason = "ForbiddenChange", .code = 403,
+     .found = "can't delete the remoteClusterID label"},
+    {"liqo.io adds cordon", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .annotation = "true",
+     .reason = "ForbiddenChange", .code = 403, .found = "can't add the liqo.io/cordon annotation"},
+    {"liqo.io removes cordon", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .old_annotation = "true",
+     .reason = "ForbiddenChange", .code = 403, .found = "can't delete the liqo.io/cordon annotation"},
+    {"liqo.io keeps cordon", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .annotation = "true",
+     .old_annotation = "true", .reason = "Accepted"},
+    {"admin adds cordon", OK_CLUSTER, .op = "UPDATE", .group = "system:masters", .annotation = "true",
+     .reason = "Accepted"},
+};
+
+static json_object *build_object(const slice_case *c)
+{
+    json_object *obj;
+
+    if (c->local)
+        return local_slice();
+    obj = replicated_slice(c->other_key ? other_key : consumer_key, c->other_cn ? "other" : SLICE, CONSUMER);
+    if (c->label)
+        set_path(obj, "metadata", "labels", c->label, c->label_value);
+    if (c->spec_field && c->delete_spec_field)
+        json_object_object_del(tg_json_path(obj, "spec", NULL), c->spec_field);
+    if (c->spec_field && c->spec_value && strcmp(c->spec_value, "TENANT_CSR") == 0) {
+        char *pem = tg_csr_build(consumer_key, CONSUMER, NULL), *enc = b64(pem);
+        set_path(obj, "spec", NULL, "csr", enc);
+        free(enc);
+        free(pem);
+    } else if (c->spec_field && c->spec_value) {
+        set_path(obj, "spec", NULL, c->spec_field, c->spec_value);
+    }
+    if (c->annotation)
+        set_path(obj, "metadata", "annotations", "liqo.io/cordon", c->annotation);
+    if (c->deleting)
+        set_path(obj, "metadata", NULL, "deletionTimestamp", "2026-01-01T00:00:00Z");
+    return obj;
+}
+
+static void run_case(const slice_case *c)
+{
+    tg_lookup lk = {.ops = &fake_ops, .data = (void *)&c->cluster};
+    json_object *obj = build_object(c), *old = NULL, *root;
+    const char *op = c->op ? c->op : "CREATE";
+    tg_review_request req;
+    tg_decision d;
+    char err[256], *text;
+
+    if (strcmp(op, "UPDATE") == 0) {
+        old = c->local ? local_slice() : replicated_slice(consumer_key, SLICE, CONSUMER);
+        if (c->old_annotation)
+            set_path(old, "metadata", "annotations", "liqo.io/cordon", c->old_annotation);
+    }
+    root = review(op, obj, old, c->group);
+    text = strdup(json_object_to_json_string(root));
+    json_object_put(root);
+    assert_int_equal(tg_review_parse(text, strlen(text), &req, err, sizeof(err)), 0);
+    tg_decide_validate_slice(&req, &lk, &d);
+    print_message("%-36s -> %s %s\n", c->desc, d.reason, d.response.allowed ? "" : d.response.message);
+    assert_string_equal(d.reason, c->reason);
+    assert_true(d.intercepted);
+    if (strcmp(c->reason, "Accepted") == 0) {
+        assert_true(d.response.allowed);
+    } else {
+        assert_false(d.response.allowed);
+        assert_int_equal(d.response.code, c->code);
+        assert_int_equal(strncmp(d.response.message, c->reason, strlen(c->reason)), 0);
+        if (c->found)
+            assert_non_null(strstr(d.response.message, c->found));
+    }
+    tg_decision_clear(&d);
+    tg_review_request_clear(&req);
+    free(text);
+}
+
+static void test_cases(void **state)
+{
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        run_case(&cases[i]);
+}
+
+/* DELETE, /status and other resources are not ours. */
+static void test_not_intercepted(void **state)
+{
+    static const char *const bodies[] = {
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+        "\"resource\":{\"group\":\"authentication.liqo.io\",\"resource\":\"resourceslices\"},"
+        "\"operation\":\"DELETE\"}}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+        "\"resource\":{\"group\":\"authentication.liqo.io\",\"resource\":\"resourceslices\"},"
+        "\"subResource\":\"status\",\"operation\":\"UPDATE\",\"object\":{}}}",
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+        "\"resource\":{\"group\":\"authentication.liqo.io\",\"resource\":\"tenants\"},"
+        "\"operation\":\"CREATE\",\"object\":{}}}",
+    };
+    fake_cluster c = {.unsynced = 1};
+    tg_lookup lk = {.ops = &fake_ops, .data = &c};
+
+    for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+        tg_review_request req;
+        tg_decision d;
+        char err[128];
+        assert_int_equal(tg_review_parse(bodies[i], strlen(bodies[i]), &req, err, sizeof(err)), 0);
+        tg_decide_validate_slice(&req, &lk, &d);
+        assert_true(d.response.allowed);
+        assert_false(d.intercepted);
+        tg_decision_clear(&d);
+        tg_review_request_clear(&req);
+    }
+}
+
+static int setup(void **state)
+{
+    consumer_key = tg_key_generate(TG_KEY_ED25519);
+    other_key = tg_key_generate(TG_KEY_ED25519);
+    tenant_key_pem = tg_key_public_pem(consumer_key, NULL);
+    return consumer_key && other_key && tenant_key_pem ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    EVP_PKEY_free(consumer_key);
+    EVP_PKEY_free(other_key);
+    OPENSSL_free(tenant_key_pem);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cases),
+        cmocka_unit_test(test_not_intercepted),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
