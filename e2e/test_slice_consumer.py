@@ -23,7 +23,8 @@ import uuid
 import pytest
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
-from test_signer import consumer_signer, installed, provider_signer, signer_bin  # noqa: F401
+from test_signer import (CONSUMER_ID, consumer_signer, installed, provider_signer,  # noqa: F401
+                         signer_bin)
 from testbed import openssl, wait_for
 
 GROUP = "authentication.liqo.io"
@@ -43,9 +44,10 @@ def cli(build_dir):
 
 @pytest.fixture
 def peered(cli, provider, consumer, provider_signer, consumer_signer, tmp_path):
-    """A consumer authenticated with the provider: (cid, pid, ControlPlane kubeconfig path)."""
-    tag = uuid.uuid4().hex[:6]
-    cid, pid = f"c-{tag}", f"p-{tag}"
+    """A consumer authenticated with the provider: (cid, pid, ControlPlane kubeconfig path).
+    The consumer's id is its signer's (the slice and Renew controllers write it); the provider's
+    is fresh per test, and the provider's tenant namespace is gone before the next test."""
+    cid, pid = CONSUMER_ID, f"p-{uuid.uuid4().hex[:6]}"
     rc, out, err = cli("authenticate", "--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig",
                        provider.kubeconfig, "--cluster-id", cid, "--remote-cluster-id", pid)
     assert rc == 0, out + err
@@ -54,8 +56,10 @@ def peered(cli, provider, consumer, provider_signer, consumer_signer, tmp_path):
     yield cid, pid, kc
     for c, ns in ((provider, f"liqo-tenant-{cid}"), (consumer, f"liqo-tenant-{pid}")):
         c.kubectl("delete", f"resourceslices.{GROUP}", "--all", "-n", ns, "--wait=false", check=False)
-    provider.kubectl("delete", "tenant", "--all", "-n", f"liqo-tenant-{cid}", "--wait=false", check=False)
-    provider.kubectl("delete", "namespace", f"liqo-tenant-{cid}", "--wait=false", check=False)
+    provider.kubectl("delete", "tenant", "--all", "-n", f"liqo-tenant-{cid}", "--wait=true",
+                     "--timeout=60s", check=False)
+    provider.kubectl("delete", "namespace", f"liqo-tenant-{cid}", "--wait=true", "--timeout=120s",
+                     check=False, timeout=150)
     consumer.kubectl("delete", "namespace", f"liqo-tenant-{pid}", "--wait=false", check=False)
 
 
