@@ -19,6 +19,7 @@ import json
 import subprocess
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -48,6 +49,9 @@ def peered(cli, provider, consumer, provider_signer, consumer_signer, tmp_path):
     The consumer's id is its signer's (the slice and Renew controllers write it); the provider's
     is fresh per test, and the provider's tenant namespace is gone before the next test."""
     cid, pid = CONSUMER_ID, f"p-{uuid.uuid4().hex[:6]}"
+    # The consumer's signer makes the cluster key at its first start.
+    wait_for(lambda: consumer.exists("secret", "authentication-keys", "-n", "liqo"), timeout=60,
+             what="the consumer signer's authentication-keys")
     rc, out, err = cli("authenticate", "--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig",
                        provider.kubeconfig, "--cluster-id", cid, "--remote-cluster-id", pid)
     assert rc == 0, out + err
@@ -109,7 +113,7 @@ def _verdict(consumer, ns, name, auth, cert=None, provider=None):
                               "message": f"ResourceSlice authentication {auth.lower()}"}]}
     if cert is not None:
         status["authParams"] = {"signedCRT": base64.b64encode(cert).decode(),
-                                "ca": base64.b64encode(provider.ca_file.read_bytes()).decode(),
+                                "ca": base64.b64encode(Path(provider.ca_file).read_bytes()).decode(),
                                 "apiServer": provider.server}
     consumer.kubectl("patch", "rslice", name, "-n", ns, "--subresource=status", "--type=merge",
                      "-p", json.dumps({"status": status}))
