@@ -439,6 +439,51 @@ def test_deleted_tenant_loses_access_and_cannot_be_replayed(provider, consumer, 
     assert denial(replay.stderr)[0] == "SignatureVerificationFailed", replay.stderr
 
 
+def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, provider_signer,
+                                                                     cid, tenant_space):
+    """The nonce label is no permission: whoever may create a Secret in `default`, or one under
+    another name in the tenant namespace, gets no nonce written into it.  Only liqo-nonce in
+    liqo-tenant-<cid> is filled (signer/nonce_scope.h); the others are logged and counted."""
+    pns, _ = tenant_space
+    labels = {"liqo.io/nonce": "true", "liqo.io/remote-cluster-id": cid}
+    rogues = [("default", "liqo-nonce", "namespace"), (pns, f"nonce-{cid}", "name")]
+
+    def skips(reason):
+        return provider_signer.metrics().get(
+            ("tenantgate_signer_nonce_skips_total", frozenset({("reason", reason)})), 0)
+
+    def filled(ns, name):
+        return bool((provider.get_json("secret", name, "-n", ns).get("data") or {}).get("nonce"))
+
+    before = {reason: skips(reason) for _, _, reason in rogues}
+    try:
+        for ns, name, _ in rogues:
+            provider.kubectl("delete", "secret", name, "-n", ns, "--ignore-not-found", "--wait=true")
+            provider.apply({"apiVersion": "v1", "kind": "Secret",
+                            "metadata": {"name": name, "namespace": ns, "labels": labels}})
+        # created after the rogues: once it is filled, they have been seen too
+        assert len(unb64(provider_nonce(provider, cid, pns))) == 64
+        wait_for(lambda: all(skips(r) > before[r] for _, _, r in rogues)
+                 or any(filled(ns, name) for ns, name, _ in rogues),
+                 timeout=10, what="the signer to skip (or fill) the labelled Secrets")
+        for ns, name, _ in rogues:
+            assert not filled(ns, name), f"the signer wrote a nonce into {ns}/{name}"
+        ignored = set()
+        for line in provider_signer.log().splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("msg", "").startswith("nonce Secret ignored"):
+                ignored.add((e.get("namespace"), e.get("secret"), e.get("reason")))
+        for ns, name, reason in rogues:
+            assert skips(reason) > before[reason], reason
+            assert (ns, name, reason) in ignored, (ns, name, ignored)
+    finally:
+        for ns, name, _ in rogues:
+            provider.kubectl("delete", "secret", name, "-n", ns, "--ignore-not-found", check=False)
+
+
 def _restart_in_own_signer_mode(signer, tmp_path, max_lifetime):
     """Mint an Ed25519 CA in tmp_path and restart the signer signing with it
     (--signer-name tenantgate.io/identity). Returns the CA certificate's path."""

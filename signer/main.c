@@ -373,6 +373,10 @@ static void register_metrics(signer_main *m)
     m->s.m_cert_expiry = tg_metrics_gauge(r, "tenantgate_signer_certificate_expiry_timestamp_seconds",
                                           "NotAfter of the certificate in each Tenant's status.", 1,
                                           (const char *[]){"cluster_id"});
+    m->s.m_nonce_skips = tg_metrics_counter(r, "tenantgate_signer_nonce_skips_total",
+                                            "Nonce reconciles that left a labelled Secret alone: not named "
+                                            "liqo-nonce, not in a liqo-tenant-<id> namespace, or not labelled for "
+                                            "that id.", 1, (const char *[]){"reason"});
     m->m_queue = tg_metrics_gauge(r, "tenantgate_signer_queue_depth", "Keys waiting in the work queue.", 0, NULL);
     m->m_in_flight = tg_metrics_gauge(r, "tenantgate_signer_queue_in_flight", "Keys being reconciled.", 0, NULL);
     m->m_leader = tg_metrics_gauge(r, "tenantgate_signer_leader", "1 while this replica acts.", 0, NULL);

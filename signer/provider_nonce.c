@@ -1,5 +1,7 @@
-/* provider_nonce.c - the provider's nonce controller (PROTOCOL.md 6): a labelled
- * nonce Secret gets a fresh nonce when it has none; one is never overwritten. */
+/* provider_nonce.c - the provider's nonce controller (PROTOCOL.md 6): the
+ * Secret liqo-nonce of a tenant namespace gets a fresh nonce when it has none;
+ * one is never overwritten. Other Secrets carrying the nonce label are left
+ * alone (nonce_scope.h). */
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
@@ -9,30 +11,77 @@
 
 #include "common/log.h"
 #include "kube/json.h"
+#include "kube/tenant_json.h"
 #include "pki/nonce.h"
+#include "signer/nonce_scope.h"
 
-/* Give a labelled nonce Secret a nonce if it has none; never overwrite. */
+/* What the cache shows of a nonce Secret: only what the decision needs, so no
+ * nonce text is copied out. */
+typedef struct nonce_view {
+    int found;
+    int has_nonce;                 /* data.nonce is set */
+    int has_cluster;               /* the cluster label is set (and fits) */
+    char cluster[128];
+} nonce_view;
+
+static void view_secret(json_object *sec, nonce_view *v)
+{
+    const char *b64 = tg_json_path_string(sec, "data", "nonce", NULL);
+    const char *cid = tg_json_path_string(sec, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+
+    v->found = 1;
+    v->has_nonce = b64 && *b64;
+    v->has_cluster = cid && strlen(cid) < sizeof(v->cluster);
+    snprintf(v->cluster, sizeof(v->cluster), "%s", v->has_cluster ? cid : "");
+}
+
+static void on_nonce_visit(json_object *sec, void *data) { view_secret(sec, data); }
+
+/* Out of scope: say so (debug, names only) and count it; nothing to retry. */
+static long skip(tg_signer *s, const char *ns, const char *name, tg_nonce_scope sc)
+{
+    const char *reason = tg_nonce_scope_reason(sc);
+
+    tg_log(TG_LOG_DEBUG, "nonce Secret ignored: only liqo-nonce in liqo-tenant-<its cluster id> is filled",
+           TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name), TG_LOG_STR("reason", reason));
+    if (s->m_nonce_skips)
+        tg_counter_add(tg_metric_series_get(s->m_nonce_skips, (const char *[]){reason}), 1);
+    return TG_RECONCILE_OK;
+}
+
+/* Give the tenant namespace's liqo-nonce a nonce if it has none; never overwrite. */
 long tg_reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     char path[1024], err[512], nonce[TG_NONCE_TEXT_LEN + 1];
     json_object *sec = NULL;
+    nonce_view v = {0};
+    tg_nonce_scope sc;
     long st;
 
-    {
-        /* A nonce is never overwritten: one in the cache is final, no GET needed. */
-        char *b64 = NULL;
-        int has = rc_cached_nonce_b64(s, ns, name, &b64) == 1 && b64;
-        if (b64)
-            rc_free_secret(b64, strlen(b64));
-        if (has)
-            return TG_RECONCILE_OK;
-    }
+    /* A Secret out of scope costs no GET: its name and namespace say so, or
+     * the labels the cache has (else the live ones below). A nonce in the
+     * cache is final, so a filled Secret costs none either. */
+    if (s->nonce_cache && tg_cache_synced(s->nonce_cache))
+        tg_cache_get(s->nonce_cache, ns, name, on_nonce_visit, &v);
+    sc = tg_nonce_scope_of(ns, name, v.has_cluster ? v.cluster : NULL);
+    if (sc != TG_NONCE_SCOPE_OK && (v.found || sc != TG_NONCE_SCOPE_CLUSTER))
+        return skip(s, ns, name, sc);
+    if (v.found && v.has_nonce)
+        return TG_RECONCILE_OK;
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
     if ((st = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
         return TG_RECONCILE_OK;
     if (st != 200)
         goto fail;
-    if (tg_json_path_string(sec, "data", "nonce", NULL) && *tg_json_path_string(sec, "data", "nonce", NULL)) {
+    /* Decide again on the live labels; the patch below carries this
+     * resourceVersion, so a relabel in between makes it fail (409) and retry. */
+    memset(&v, 0, sizeof(v));
+    view_secret(sec, &v);
+    if ((sc = tg_nonce_scope_of(ns, name, v.has_cluster ? v.cluster : NULL)) != TG_NONCE_SCOPE_OK) {
+        json_object_put(sec);
+        return skip(s, ns, name, sc);
+    }
+    if (v.has_nonce) {
         json_object_put(sec);
         return TG_RECONCILE_OK;
     }

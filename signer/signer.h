@@ -77,6 +77,7 @@ typedef struct tg_signer {
     tg_metric_family *m_tenant_verdicts; /* {verdict, reason} */
     tg_metric_family *m_issue_seconds;
     tg_metric_family *m_cert_expiry; /* {cluster_id} */
+    tg_metric_family *m_nonce_skips; /* {reason}: labelled Secrets the nonce controller left alone */
 } tg_signer;
 
 /* What a reconcile asks of the queue. */
