@@ -21,6 +21,9 @@ import time
 
 import pytest
 
+from wire_client import (burst, closed_by_server, h1_post, h2_connect, h2_frame, h2_post,  # noqa: E402
+                         idle_after_one_request, raw_tls, stalled_h2_streams)
+
 BIN = os.environ.get("TG_WEBHOOK_BIN", "tenantgate-webhook")
 TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
 MiB = 1 << 20
@@ -53,6 +56,8 @@ def replace_atomically(src, dst):
 
 
 class Webhook:
+    server_hostname = "localhost"
+
     def __init__(self, tmp_path, *extra):
         self.dir = str(tmp_path)
         src_cert, src_key = mint_cert(self.dir, "first", "first")
@@ -550,89 +555,14 @@ def test_sigterm_grace_bounds_a_stuck_client(tmp_path):
 
 # ---------- connection limits, HTTP/2 hardening, shutdown, memory ----------
 
-H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-
-
-def h2_frame(ftype, flags, stream, payload=b""):
-    return struct.pack(">I", len(payload))[1:] + bytes([ftype, flags]) + struct.pack(">I", stream) + payload
-
-
-def hpack_literal(index, value):
-    """Literal header field without indexing, name from the static table
-    (index < 15), value not Huffman-coded (< 127 bytes)."""
-    assert index < 15 and len(value) < 127
-    return bytes([index, len(value)]) + value
-
-
-def h2_post(stream, body=None, end_stream=True):
-    """HEADERS (and DATA) of a POST /validate/tenants."""
-    block = (b"\x83\x87" + hpack_literal(4, b"/validate/tenants") + hpack_literal(1, b"localhost") +
-             b"\x0f\x10" + bytes([16]) + b"application/json")       # content-type: static index 31
-    if body is None:
-        return h2_frame(1, 0x4 | (0x1 if end_stream else 0), stream, block)
-    return h2_frame(1, 0x4, stream, block) + h2_frame(0, 0x1 if end_stream else 0, stream, body)
-
-
-def h2_connect(webhook, initial_window=None):
-    """A TLS connection that negotiated h2, preface and SETTINGS sent."""
-    s = webhook.ssl_context(alpn=("h2",)).wrap_socket(socket.create_connection(("127.0.0.1", webhook.port)),
-                                                      server_hostname="localhost")
-    assert s.selected_alpn_protocol() == "h2"
-    settings = b"" if initial_window is None else struct.pack(">HI", 4, initial_window)
-    s.sendall(H2_PREFACE + h2_frame(4, 0, 0, settings))
-    return s
-
-
-def closed_by_server(s, wait):
-    """True once the server has closed s (EOF or reset) within wait seconds;
-    whatever it sends before (SETTINGS, GOAWAY, answers) is read and dropped."""
-    s.settimeout(wait)
-    deadline = time.time() + wait
-    try:
-        while time.time() < deadline:
-            if not s.recv(65536):
-                return True
-    except (socket.timeout, TimeoutError):
-        return False
-    except (ConnectionResetError, BrokenPipeError, ssl.SSLError, OSError):
-        return True
-    return False
-
-
 def test_http2_stalled_streams_are_closed(tmp_path):
     w = Webhook(tmp_path, "--http2", "--request-timeout", "1")
     body = fixture("review-v1-delete.json")
     try:
-        stalled = []
-        # an answer the client never lets through (flow-control window 0)
-        for _ in range(10):
-            s = h2_connect(w, initial_window=0)
-            s.sendall(h2_post(1, body))
-            stalled.append(s)
-        # a body that never ends, kept "alive" with PINGs (h2o's idle timer
-        # restarts on every read)
-        for _ in range(10):
-            s = h2_connect(w)
-            s.sendall(h2_post(1, body[:20], end_stream=False))
-            stalled.append(s)
-        pinger_stop = threading.Event()
-
-        def ping():
-            while not pinger_stop.wait(0.3):
-                for s in stalled[10:]:
-                    try:
-                        s.sendall(h2_frame(6, 0, 0, b"\0" * 8))
-                    except OSError:
-                        pass
-        t = threading.Thread(target=ping)
-        t.start()
-        try:
+        with stalled_h2_streams(w, body) as stalled:
             start = time.time()
             assert all(closed_by_server(s, 6) for s in stalled)
             assert time.time() - start < 6
-        finally:
-            pinger_stop.set()
-            t.join()
         assert w.metric('tenantgate_webhook_connections_closed_total{reason="stalled_stream"}') == 20
         # a healthy client is served
         assert curl_h2(w) == b"2 200"
@@ -701,13 +631,6 @@ def test_max_connections(tmp_path):
         w.stop()
 
 
-def raw_tls(webhook):
-    s = webhook.ssl_context().wrap_socket(socket.create_connection(("127.0.0.1", webhook.port)),
-                                          server_hostname="localhost")
-    s.settimeout(5)
-    return s
-
-
 def read_answers(s):
     """Everything the server sends until it closes (or 2 s of silence)."""
     data = b""
@@ -751,37 +674,12 @@ def test_ambiguous_body_length_is_400_and_closes(webhook):
                           'reason="AmbiguousLength"}') == 3
 
 
-def reset_close(s):
-    """Close with a TCP reset (SO_LINGER 0), as a crashed or impatient peer does."""
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    s.close()
-
-
 def test_sigterm_closes_idle_connections_at_once(tmp_path):
     w = Webhook(tmp_path, "--shutdown-grace", "4", "--http2")
     body = fixture("review-v1-delete.json")
-    request = (b"POST /validate/tenants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               b"Content-Length: %d\r\n\r\n" % len(body)) + body
     try:
-        keep = []
-        # idle HTTP/1.1 keep-alive connections
-        for _ in range(60):
-            s = raw_tls(w)
-            s.sendall(request)
-            assert s.recv(65536).startswith(b"HTTP/1.1 200")
-            keep.append(s)
-        # idle HTTP/2 connections that have answered a request
-        for _ in range(8):
-            s = h2_connect(w)
-            s.sendall(h2_post(1, body))
-            s.recv(65536)
-            keep.append(s)
-        # peers that answered and then reset: their closes must not hold the exit
-        for _ in range(30):
-            s = raw_tls(w)
-            s.sendall(request)
-            s.recv(65536)
-            reset_close(s)
+        # peers that reset after their answer must not hold the exit either
+        keep = idle_after_one_request(w, body)
         time.sleep(0.5)
         start = time.time()
         w.proc.send_signal(signal.SIGTERM)
@@ -795,32 +693,11 @@ def test_sigterm_closes_idle_connections_at_once(tmp_path):
         w.stop()
 
 
-def burst(webhook, n, request):
-    socks = []
-    for _ in range(n):
-        s = webhook.ssl_context().wrap_socket(socket.create_connection(("127.0.0.1", webhook.port)),
-                                              server_hostname="localhost")
-        s.sendall(request)
-        socks.append(s)
-    for s in socks:
-        s.settimeout(5)
-        try:
-            s.recv(65536)
-        except OSError:
-            pass
-    for i, s in enumerate(socks):
-        if i % 2:
-            reset_close(s)
-        else:
-            s.close()
-
-
 @pytest.mark.skipif(FDS < 4500, reason="needs 4,500 file descriptors")
 def test_memory_returns_after_bursts(tmp_path):
     w = Webhook(tmp_path, "--max-connections", "3000")
     body = fixture("review-v1-delete.json")
-    request = (b"POST /validate/tenants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               b"Content-Length: %d\r\n\r\n" % len(body)) + body
+    request = h1_post(body)
     try:
         if w.sanitized():
             pytest.skip("ASan's quarantine holds freed memory on purpose")
