@@ -30,6 +30,8 @@
  * the CSR informer tells which CSRs were made for the Tenant's current
  * request without keeping the requests themselves. */
 #define TG_LABEL_CSR_REQUEST "tenantgate.io/request-sha256"
+/* When we made the CSR (wall clock, ms): orders CSRs of the same second. */
+#define CSR_CREATED_MS_LABEL "tenantgate.io/created-ms"
 #define REQUEST_HASH_LEN 32
 
 static void request_hash(const char *csr_b64, char out[REQUEST_HASH_LEN + 1])
@@ -47,21 +49,27 @@ static void request_hash(const char *csr_b64, char out[REQUEST_HASH_LEN + 1])
 typedef struct csr_pick {
     char name[256];
     char ts[64];        /* creationTimestamp */
+    long long ms;       /* our label CSR_CREATED_MS_LABEL, 0 if absent */
     int issued;
     int denied;
     int found;
 } csr_pick;
 
 /* Take (name, ts) if it is newer than what p holds: newest stamp, then the
- * greatest name. 1 taken. */
-static int pick_newer(csr_pick *p, const char *name, const char *ts, int issued, int denied)
+ * newest creation in milliseconds (creationTimestamp has whole seconds, and
+ * a CSR made at once after a denial often shares its second with the denied
+ * one), then the greatest name. 1 taken. */
+static int pick_newer(csr_pick *p, const char *name, const char *ts, long long ms, int issued, int denied)
 {
     int cmp = p->found ? strcmp(ts, p->ts) : 1;
 
+    if (cmp == 0)
+        cmp = ms > p->ms ? 1 : ms < p->ms ? -1 : 0;
     if (cmp < 0 || (cmp == 0 && strcmp(name, p->name) < 0))
         return 0;
     strcpy(p->ts, ts);
     strcpy(p->name, name);
+    p->ms = ms;
     p->issued = issued;
     p->denied = denied;
     p->found = 1;
@@ -86,17 +94,19 @@ static void on_csr_visit(json_object *c, void *data)
     const char *ts = tg_json_path_string(c, "metadata", "creationTimestamp", NULL);
     const char *name = tg_json_path_string(c, "metadata", "name", NULL);
     const char *crt = tg_json_path_string(c, "status", "certificate", NULL);
+    const char *ms_text = tg_json_path_string(c, "metadata", "labels", CSR_CREATED_MS_LABEL, NULL);
+    long long ms = ms_text ? strtoll(ms_text, NULL, 10) : 0;
     int issued = crt && *crt, denied;
 
     if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->any.ts) ||
         strlen(name) >= sizeof(l->any.name))
         return;
     denied = rc_csr_decided(c) < 0;   /* the CSR cache keeps the conditions */
-    pick_newer(&l->any, name, ts, issued, denied);
+    pick_newer(&l->any, name, ts, ms, issued, denied);
     if (!l->hash || !hash || strcmp(hash, l->hash) != 0)
         return;
     l->cur_denied += denied;
-    if (!pick_newer(&l->cur, name, ts, issued, denied))
+    if (!pick_newer(&l->cur, name, ts, ms, issued, denied))
         return;
     free(l->certificate);
     l->certificate = NULL;
@@ -361,8 +371,12 @@ static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const cha
     json_object *resp = NULL;
     json_object *csr = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
     json_object *spec = json_object_new_object(), *usages = json_object_new_array();
+    char created_ms[32];
+    struct timespec now;
     long r;
 
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(created_ms, sizeof(created_ms), "%lld", (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
     json_object_object_add(csr, "apiVersion", rc_jstr("certificates.k8s.io/v1"));
     json_object_object_add(csr, "kind", rc_jstr("CertificateSigningRequest"));
     json_object_object_add(meta, "generateName", rc_jstr("liqo-identity-"));
@@ -371,6 +385,7 @@ static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const cha
     json_object_object_add(labels, TG_LABEL_TENANT_NS, rc_jstr(ns));
     if (hash && *hash)
         json_object_object_add(labels, TG_LABEL_CSR_REQUEST, rc_jstr(hash));
+    json_object_object_add(labels, CSR_CREATED_MS_LABEL, json_object_new_string(created_ms));
     json_object_object_add(meta, "labels", labels);
     json_object_object_add(csr, "metadata", meta);
     /* spec.csr is already base64 of the PEM: the same bytes the webhook admitted */
