@@ -12,6 +12,11 @@ overlay that only names the images, and the cert step (certs/tenantgate-certs --
     with the signer running in-cluster;
   - a rolling update of the webhook under a steady stream of admissions loses none;
   - the signer's two replicas hold one Lease; deleting the leader's pod hands it over.
+  - under a burst of admissions no container passes its memory limit, is OOM killed or restarts
+    (peaks and CPU throttling read from each container's cgroup);
+  - a rotated ServiceAccount token (written into the pods' projected volumes the way the
+    kubelet's atomic writer does) is re-read: revoking the old one breaks nothing, revoking
+    the new one without a replacement makes the signer leader lose its Lease.
 
 Marked `node`: run with `make test-node` or `e2e/run -m node test_deploy.py` (ctest label
 e2e-node).  Needs root, `make images` and e2e/node-bin (see e2e/README.md)."""
@@ -153,6 +158,24 @@ def tenant_in_wrong_namespace(name):
             "spec": {"clusterID": name}}
 
 
+def new_namespace_reaches_webhooks(cluster, tag):
+    """Create a tenant namespace and wait until every webhook pod's watch has cached it
+    (its count of cached namespaces goes up by one)."""
+    def count(p):
+        text = http_ok(p["status"]["podIP"], 8080, "/metrics")
+        m = re.search(r'^tenantgate_webhook_cache_objects\{cache="namespaces"\} (\S+)$', text, re.M)
+        return float(m.group(1)) if m else None
+    before = {p["metadata"]["name"]: count(p) or 0.0 for p in pods(cluster, WEBHOOK)}
+    name = f"liqo-tenant-{tag}-{uuid.uuid4().hex[:6]}"
+    cluster.apply(tenant_namespace_manifest(name[len("liqo-tenant-"):], name=name))
+    try:
+        for p in pods(cluster, WEBHOOK):
+            wait_for(lambda: (count(p) or 0.0) >= before[p["metadata"]["name"]] + 1, timeout=30,
+                     what=f"{p['metadata']['name']} to cache {name}")
+    finally:
+        cluster.delete_namespace(name)
+
+
 # --- the tests -------------------------------------------------------------------------------
 
 def test_pods_ready_through_their_probes(node_provider, deployed):
@@ -226,17 +249,7 @@ def test_in_cluster_config(node_provider, deployed):
         token = Path(f"/proc/{pid}/root/var/run/secrets/kubernetes.io/serviceaccount/token")
         assert token.read_text().count(".") == 2
     # The webhooks' watches run on that config: a new tenant namespace reaches both caches.
-    name = f"liqo-tenant-incluster-{uuid.uuid4().hex[:6]}"
-    c.apply(tenant_namespace_manifest(name[len("liqo-tenant-"):], name=name))
-    try:
-        for p in pods(c, WEBHOOK):
-            def cached():
-                text = http_ok(p["status"]["podIP"], 8080, "/metrics")
-                m = re.search(r'^tenantgate_webhook_cache_objects\{cache="namespaces"\} (\S+)$', text, re.M)
-                return m and float(m.group(1)) >= 1
-            wait_for(cached, timeout=30, what=f"{p['metadata']['name']} to cache the new namespace")
-    finally:
-        c.delete_namespace(name)
+    new_namespace_reaches_webhooks(c, "incluster")
 
 
 def test_authentication_from_a_second_cluster(node_provider, deployed, consumer, build_dir,
@@ -350,3 +363,234 @@ def test_signer_leader_election(node_provider, deployed):
                       timeout=60, what="one leader and one standby again")
     assert next(n for n, v in states.items() if v == 1.0) in new
     print(f"signer Lease handed over in {took:.1f} s")
+
+
+# --- under load: the containers' own cgroup numbers --------------------------------------------
+
+LOAD_REQUESTS = 1000
+LOAD_WORKERS = 8
+
+
+def cgroup_dir(pid, controller):
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if controller in controllers.split(","):
+            return Path("/sys/fs/cgroup") / controllers / path.lstrip("/")
+    raise AssertionError(f"pid {pid} has no {controller} cgroup")
+
+
+def kv_file(path):
+    return {k: int(v) for k, v in (line.split() for line in path.read_text().splitlines())}
+
+
+def memory_limit(cluster, deployment):
+    spec = cluster.get_json("deployment", deployment, "-n", NS)["spec"]["template"]["spec"]
+    value = spec["containers"][0]["resources"]["limits"]["memory"]
+    m = re.fullmatch(r"(\d+)Mi", value)
+    assert m, value
+    return int(m.group(1)) * 1024 * 1024
+
+
+def admission_burst(cluster, n, workers):
+    """n Tenant creates straight to the apiserver (no kubectl per request), `workers` at a
+    time over kept-alive TLS connections; each one is sent to a webhook pod and denied."""
+    import http.client
+    import ssl
+    sa = "tg-load"
+    token = cluster.serviceaccount_token("default", sa, duration="10m")
+    if not cluster.exists("clusterrolebinding", sa):
+        cluster.kubectl("create", "clusterrolebinding", sa, "--clusterrole", "cluster-admin",
+                        f"--serviceaccount=default:{sa}")
+    host, port = cluster.server.split("//")[1].rsplit(":", 1)
+    ctx = ssl.create_default_context(cafile=str(cluster.ca_file))
+    counts = {"denied": 0, "other": []}
+    lock = threading.Lock()
+    todo = iter(range(n))
+
+    def worker():
+        conn = http.client.HTTPSConnection(host, int(port), context=ctx, timeout=30)
+        try:
+            while True:
+                with lock:
+                    i = next(todo, None)
+                if i is None:
+                    return
+                body = json.dumps(tenant_in_wrong_namespace(f"load-{i}"))
+                conn.request("POST", "/apis/authentication.liqo.io/v1beta1/namespaces/default/tenants",
+                             body=body, headers={"Authorization": f"Bearer {token}",
+                                                 "Content-Type": "application/json"})
+                r = conn.getresponse()
+                text = r.read().decode(errors="replace")
+                with lock:
+                    if r.status in (400, 403) and "denied the request" in text:
+                        counts["denied"] += 1
+                    else:
+                        counts["other"].append((r.status, text[:200]))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "admission burst did not finish in 300 s"
+    return counts, time.monotonic() - t0
+
+
+def test_limits_hold_under_an_admission_burst(node_provider, deployed):
+    """LOAD_REQUESTS admissions through the apiserver to the webhook pods; then each
+    container's memory peak and CPU throttling from its own cgroup (v1), against the
+    Deployment's limit; no restart, no OOM kill."""
+    c = node_provider
+    before = {p["metadata"]["name"]: p for p in pods(c, WEBHOOK)}
+    served0 = {}
+    for name, p in before.items():
+        text = http_ok(p["status"]["podIP"], 8080, "/metrics")
+        served0[name] = sum(float(v) for v in re.findall(
+            r'^tenantgate_webhook_requests_total\{[^}]*\} (\S+)$', text, re.M))
+    counts, took = admission_burst(c, LOAD_REQUESTS, LOAD_WORKERS)
+    assert counts["other"] == [], counts["other"][:5]
+    assert counts["denied"] == LOAD_REQUESTS
+    print(f"admission burst: {LOAD_REQUESTS} denials, {LOAD_WORKERS} at a time, {took:.1f} s")
+    served = 0.0
+    for app in (WEBHOOK, SIGNER):
+        limit = memory_limit(c, app)
+        for p in pods(c, app):
+            name = p["metadata"]["name"]
+            st = p["status"]["containerStatuses"][0]
+            assert st["restartCount"] == 0, st
+            assert "terminated" not in st.get("lastState", {}), st["lastState"]
+            pid, mem = container_pid(c, p)
+            assert int((mem / "memory.limit_in_bytes").read_text()) == limit
+            peak = int((mem / "memory.max_usage_in_bytes").read_text())
+            oom = kv_file(mem / "memory.oom_control")
+            cpu = kv_file(cgroup_dir(pid, "cpu") / "cpu.stat")
+            print(f"{name}: memory peak {peak / 2**20:.1f} MiB of {limit / 2**20:.0f} MiB, "
+                  f"failcnt {int((mem / 'memory.failcnt').read_text())}, "
+                  f"oom_kill {oom.get('oom_kill', 0)}, cpu periods {cpu['nr_periods']} "
+                  f"throttled {cpu['nr_throttled']} ({cpu['throttled_time'] / 1e6:.0f} ms)")
+            assert peak < limit, (name, peak, limit)
+            assert oom.get("oom_kill", 0) == 0, oom
+            if app == WEBHOOK:
+                assert name in before, "a webhook pod was replaced during the burst"
+                text = http_ok(p["status"]["podIP"], 8080, "/metrics")
+                served += sum(float(v) for v in re.findall(
+                    r'^tenantgate_webhook_requests_total\{[^}]*\} (\S+)$', text, re.M)) - served0[name]
+    # Every admission of the burst was answered by one of these two pods.
+    assert served >= LOAD_REQUESTS, served
+
+
+# --- a rotated ServiceAccount token ------------------------------------------------------------
+
+def token_volume(cluster, pod):
+    """The pod's projected ServiceAccount token volume, in the kubelet's root dir on the host."""
+    base = cluster.state_dir / "node" / "kubelet" / "pods" / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~projected"
+    vols = [d for d in base.iterdir() if d.name.startswith("kube-api-access-")]
+    assert len(vols) == 1, vols
+    return vols[0]
+
+
+def install_token(volume, token):
+    """Replace the volume's token the way the kubelet's atomic writer does: a new timestamped
+    directory with every file, a `..data_tmp` symlink renamed over `..data`, the old directory
+    removed.  Owners and modes are the old files' (the kubelet made them readable by the
+    container's uid)."""
+    import shutil
+    old = os.readlink(volume / "..data")
+    stamp = time.strftime("..%Y_%m_%d_%H_%M_%S.", time.gmtime()) + f"{time.time_ns() % 10**9:09d}"
+    new = volume / stamp
+    new.mkdir()
+    st = (volume / old).stat()
+    os.chown(new, st.st_uid, st.st_gid)
+    os.chmod(new, st.st_mode & 0o7777)
+    for f in (volume / old).iterdir():
+        data = token.encode() if f.name == "token" else f.read_bytes()
+        fs = f.stat()
+        (new / f.name).write_bytes(data)
+        os.chown(new / f.name, fs.st_uid, fs.st_gid)
+        os.chmod(new / f.name, fs.st_mode & 0o7777)
+    os.symlink(stamp, volume / "..data_tmp")
+    os.rename(volume / "..data_tmp", volume / "..data")
+    shutil.rmtree(volume / old)
+
+
+def bound_tokens(cluster, secret):
+    """A fresh Secret and, for each ServiceAccount, a token bound to it (deleting the Secret
+    revokes them)."""
+    cluster.kubectl("create", "secret", "generic", secret, "-n", NS, "--from-literal=x=y")
+    return {sa: cluster.kubectl("create", "token", sa, "-n", NS, "--bound-object-kind", "Secret",
+                                "--bound-object-name", secret, "--duration", "10m").stdout.strip()
+            for sa in (WEBHOOK, SIGNER)}
+
+
+def install_everywhere(cluster, tokens):
+    for app in (WEBHOOK, SIGNER):
+        for p in pods(cluster, app):
+            install_token(token_volume(cluster, p), tokens[app])
+            pid, _ = container_pid(cluster, p)
+            seen = Path(f"/proc/{pid}/root/var/run/secrets/kubernetes.io/serviceaccount/token")
+            assert seen.read_text() == tokens[app], "the container does not see the new token"
+
+
+def lease_renewed(cluster, after):
+    """The Lease's renewTime (RFC 3339, microseconds) once it is later than `after`."""
+    t = cluster.get_json("lease", SIGNER, "-n", NS)["spec"].get("renewTime", "")
+    return t if t > after else None
+
+
+def webhook_still_works(cluster):
+    r = cluster.apply(tenant_in_wrong_namespace(f"t-{uuid.uuid4().hex[:6]}"), check=False)
+    reason, _ = denial(r.stderr)
+    assert r.returncode != 0 and reason, r.stderr
+    new_namespace_reaches_webhooks(cluster, "rot")
+
+
+def restarts(cluster):
+    return {p["metadata"]["name"]: p["status"]["containerStatuses"][0]["restartCount"]
+            for app in (WEBHOOK, SIGNER) for p in pods(cluster, app)}
+
+
+def test_rotated_token_is_reread(node_provider, deployed):
+    """The kubelet's rotation of the projected token, done by hand (it rotates only after 80%
+    of a TTL of at least 10 min): token A, bound to Secret A, is installed in every pod and
+    used; then B is installed and A revoked (Secret A deleted): the signer keeps renewing its
+    Lease and the webhook keeps admitting and watching, with no restart.  Then B is revoked
+    with nothing new installed: the signer leader must lose its Lease and restart, which shows
+    the services really authenticate with the file's token (the pod's own token stays valid
+    all along) and that this test can fail.  The pods are replaced afterwards."""
+    c = node_provider
+    wait_for(lambda: lease_holder(c), timeout=60, what="a signer Lease holder")
+    try:
+        a = bound_tokens(c, "tg-rotation-a")
+        install_everywhere(c, a)
+        # The client re-reads the file at most every TG_KUBE_TOKEN_REREAD_MS (60 s) or on a
+        # 401; past that, the signer's renewals (every 2 s) carry A.
+        time.sleep(65)
+        b = bound_tokens(c, "tg-rotation-b")
+        install_everywhere(c, b)
+        c.kubectl("delete", "secret", "tg-rotation-a", "-n", NS)
+        t0 = c.get_json("lease", SIGNER, "-n", NS)["spec"]["renewTime"]
+        time.sleep(20)  # two renew deadlines: a leader on A would have exited by now
+        holder = lease_holder(c)
+        wait_for(lambda: lease_renewed(c, t0), timeout=10, what="Lease renewals on token B")
+        assert lease_holder(c) == holder
+        webhook_still_works(c)
+        assert set(restarts(c).values()) == {0}, restarts(c)
+        # The other way: revoke B and give nothing new.
+        t1 = time.monotonic()
+        c.kubectl("delete", "secret", "tg-rotation-b", "-n", NS)
+        wait_for(lambda: any(n > 0 for n in restarts(c).values()), timeout=60,
+                 what="the signer leader to lose its Lease once its token is revoked")
+        print(f"token A -> B with A revoked: no restart; B revoked: a restart after "
+              f"{time.monotonic() - t1:.1f} s")
+    finally:
+        for s in ("tg-rotation-a", "tg-rotation-b"):
+            c.kubectl("delete", "secret", s, "-n", NS, "--ignore-not-found")
+        # Fresh pods get fresh volumes with the kubelet's own token.
+        for d in (WEBHOOK, SIGNER):
+            c.kubectl("rollout", "restart", f"deployment/{d}", "-n", NS)
+        for d in (WEBHOOK, SIGNER):
+            c.kubectl("rollout", "status", f"deployment/{d}", "-n", NS, "--timeout=180s",
+                      timeout=200)

@@ -228,6 +228,8 @@ EOF
   # failCgroupV1 false, cgroupfs driver, no per-QoS cgroups (so no node-allocatable
   # enforcement), failSwapOn false.  resolvConf "": pods get no nameserver, so nothing
   # leaves the bed's two subnets.  Eviction thresholds low: the disk is shared.
+  # syncFrequency 10m: each periodic pod sync rewrites projected volumes with the kubelet's
+  # own token; test_deploy.py rotates tokens in them by hand and needs them to stay put.
   cat > "$nd/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -236,6 +238,7 @@ cgroupDriver: cgroupfs
 cgroupsPerQOS: false
 enforceNodeAllocatable: []
 failSwapOn: false
+syncFrequency: 10m
 containerRuntimeEndpoint: unix://$nd/containerd.sock
 address: $node_ip
 port: 10250
