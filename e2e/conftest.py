@@ -14,6 +14,8 @@ k8s_bin    -> pathlib.Path   dir with the pinned kube-apiserver, kube-controller
 provider   -> Cluster        a real control plane, started on first use, once per run
 consumer   -> Cluster        a second, independent one (own CA, etcd, ports)
 crds       -> None           manifests/crds applied to provider and consumer, established
+cli_bin    -> pathlib.Path   <build_dir>/cli/kubectl-tenantgate (the test fails if it is not built)
+cli        -> run(*args, env=None, timeout=180) -> (exit status, stdout, stderr) of cli_bin
 node_provider -> Cluster     a third control plane with a real node (e2e/cluster up NAME --node:
                              kube-scheduler, containerd, kubelet, pods in the bed's own network
                              namespace); its apiserver is at https://10.250.N.1:443.  Only the
@@ -158,6 +160,23 @@ def source_dir():
 @pytest.fixture(scope="session")
 def build_dir(source_dir):
     return Path(os.environ.get("TG_BUILD_DIR", source_dir / "build")).resolve()
+
+
+@pytest.fixture(scope="session")
+def cli_bin(build_dir):
+    path = build_dir / "cli" / "kubectl-tenantgate"
+    if not path.exists():
+        pytest.fail(f"{path} not built (cmake --build {build_dir} --target kubectl-tenantgate)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli(cli_bin):
+    def run(*args, env=None, timeout=180):
+        p = subprocess.run([str(cli_bin), *map(str, args)], capture_output=True, text=True,
+                           timeout=timeout, env=env)
+        return p.returncode, p.stdout, p.stderr
+    return run
 
 
 @pytest.fixture(scope="session")

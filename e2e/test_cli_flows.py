@@ -42,19 +42,6 @@ SEED_AUTHENTICATE_LINES = [
 
 
 @pytest.fixture(scope="module")
-def cli(build_dir):
-    path = build_dir / "cli" / "kubectl-tenantgate"
-    if not path.exists():
-        pytest.fail(f"{path} not built (cmake --build {build_dir} --target kubectl-tenantgate)")
-
-    def run(*args, env=None, timeout=180):
-        p = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True,
-                           timeout=timeout, env=env)
-        return p.returncode, p.stdout, p.stderr
-    return run
-
-
-@pytest.fixture(scope="module")
 def signer_bin(build_dir):
     """Overrides test_signer's: skip (never fail) when the signer is not built."""
     path = build_dir / "signer" / "tenantgate-signer"

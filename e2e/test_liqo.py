@@ -318,19 +318,6 @@ def test_what_liqos_schema_lets_through_the_webhook_refuses(provider, webhook, l
 
 # --- (b) tenantgate-made Tenants ------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def cli(build_dir):
-    path = build_dir / "cli" / "kubectl-tenantgate"
-    if not path.exists():
-        pytest.fail(f"{path} not built (cmake --build {build_dir} --target kubectl-tenantgate)")
-
-    def run(*args, timeout=120):
-        p = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True,
-                           timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-    return run
-
-
 def has_key_format_flag(cli):
     _, out, err = cli("generate", "tenant", "--help")
     return "--public-key-format" in out + err

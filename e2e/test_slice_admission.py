@@ -36,13 +36,10 @@ def b64(data):
 
 
 @pytest.fixture(scope="module")
-def cli(build_dir):
-    path = build_dir / "cli" / "kubectl-tenantgate"
-    if not path.exists():
-        pytest.fail(f"{path} not built")
-
+def cli(cli_bin):
+    """Overrides conftest's: stdout only, and the command must succeed."""
     def run(*args):
-        p = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=60)
+        p = subprocess.run([str(cli_bin), *map(str, args)], capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         return p.stdout
     return run

@@ -20,14 +20,6 @@ GROUP = "authentication.liqo.io"
 EXIT_REJECTED, EXIT_TIMEOUT = 1, 4
 
 
-@pytest.fixture(scope="module")
-def cli_path(build_dir):
-    path = build_dir / "cli" / "kubectl-tenantgate"
-    if not path.exists():
-        pytest.fail(f"{path} not built")
-    return path
-
-
 @pytest.fixture
 def provider_ns(consumer, crds):
     """A provider id and the consumer's tenant namespace for it."""
@@ -40,14 +32,14 @@ def provider_ns(consumer, crds):
     consumer.kubectl("delete", "namespace", ns, "--wait=false", check=False)
 
 
-def run(cli_path, consumer, *args, timeout=60):
-    p = subprocess.run([str(cli_path), *args, "--kubeconfig", str(consumer.kubeconfig)],
+def run(cli_bin, consumer, *args, timeout=60):
+    p = subprocess.run([str(cli_bin), *args, "--kubeconfig", str(consumer.kubeconfig)],
                        capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
-def start(cli_path, consumer, *args):
-    return subprocess.Popen([str(cli_path), *args, "--kubeconfig", str(consumer.kubeconfig)],
+def start(cli_bin, consumer, *args):
+    return subprocess.Popen([str(cli_bin), *args, "--kubeconfig", str(consumer.kubeconfig)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -67,9 +59,9 @@ def wait_created(consumer, ns, name):
     return consumer.get_json("rslice", name, "-n", ns)
 
 
-def test_create_applies_liqos_slice_and_waits_for_acceptance(cli_path, consumer, provider_ns):
+def test_create_applies_liqos_slice_and_waits_for_acceptance(cli_bin, consumer, provider_ns):
     pid, ns = provider_ns
-    proc = start(cli_path, consumer, "create", "resourceslice", "mypool", "--remote-cluster-id", pid,
+    proc = start(cli_bin, consumer, "create", "resourceslice", "mypool", "--remote-cluster-id", pid,
                  "--cpu", "2", "--memory", "4Gi", "--resource", "nvidia.com/gpu=1", "--timeout", "60s")
     got = wait_created(consumer, ns, "mypool")
     assert got["metadata"]["labels"] == {"liqo.io/replication": "true", "liqo.io/remoteID": pid,
@@ -89,28 +81,28 @@ def test_create_applies_liqos_slice_and_waits_for_acceptance(cli_path, consumer,
                                 " INFO  ResourceSlice resources: Accepted"]
 
     # get: the table, and the document
-    rc, out, err = run(cli_path, consumer, "get", "resourceslice", "--remote-cluster-id", pid)
+    rc, out, err = run(cli_bin, consumer, "get", "resourceslice", "--remote-cluster-id", pid)
     assert rc == 0, err
     assert out.split() == ["NAME", "AUTHENTICATION", "RESOURCES", "mypool", "Accepted", "Accepted"]
-    rc, out, err = run(cli_path, consumer, "get", "rslice", "mypool", "--remote-cluster-id", pid,
+    rc, out, err = run(cli_bin, consumer, "get", "rslice", "mypool", "--remote-cluster-id", pid,
                        "-o", "json")
     assert rc == 0 and json.loads(out)["spec"]["resources"]["cpu"] == "2", err
 
     # create again: an update that keeps what the consumer's signer owns (spec.csr)
     consumer.kubectl("patch", "rslice", "mypool", "-n", ns, "--type=merge",
                      "-p", '{"spec":{"consumerClusterID":"cons","csr":"Y3Ny"}}')
-    rc, out, err = run(cli_path, consumer, "create", "resourceslice", "mypool",
+    rc, out, err = run(cli_bin, consumer, "create", "resourceslice", "mypool",
                        "--remote-cluster-id", pid, "--cpu", "3", "--timeout", "20s")
     assert rc == 0, err
     spec = consumer.get_json("rslice", "mypool", "-n", ns)["spec"]
     assert spec["resources"] == {"cpu": "3"} and spec["csr"] == "Y3Ny"
 
     # delete, then delete again
-    rc, out, err = run(cli_path, consumer, "delete", "resourceslice", "mypool",
+    rc, out, err = run(cli_bin, consumer, "delete", "resourceslice", "mypool",
                        "--remote-cluster-id", pid, "--wait")
     assert rc == 0 and "ResourceSlice deleted" in err, err
     assert not consumer.exists("rslice", "mypool", "-n", ns)
-    rc, out, err = run(cli_path, consumer, "delete", "rs", "mypool", "--remote-cluster-id", pid)
+    rc, out, err = run(cli_bin, consumer, "delete", "rs", "mypool", "--remote-cluster-id", pid)
     assert rc == 0 and "ResourceSlice already absent" in err, err
 
 
@@ -122,9 +114,9 @@ def test_create_applies_liqos_slice_and_waits_for_acceptance(cli_path, consumer,
      "ResourceSlice resources: Denied by the provider: ResourceSliceResourcesDenied: "
      "ResourceSlice resources denied"),
 ])
-def test_denied_ends_with_the_providers_reason(cli_path, consumer, provider_ns, answer, said):
+def test_denied_ends_with_the_providers_reason(cli_bin, consumer, provider_ns, answer, said):
     pid, ns = provider_ns
-    proc = start(cli_path, consumer, "create", "resourceslice", "denied", "--remote-cluster-id", pid,
+    proc = start(cli_bin, consumer, "create", "resourceslice", "denied", "--remote-cluster-id", pid,
                  "--timeout", "60s")
     wait_created(consumer, ns, "denied")
     verdict(consumer, ns, "denied", **answer)
@@ -133,18 +125,18 @@ def test_denied_ends_with_the_providers_reason(cli_path, consumer, provider_ns, 
     assert said in err, err
 
 
-def test_no_verdict_times_out_and_says_what_it_waited_for(cli_path, consumer, provider_ns):
+def test_no_verdict_times_out_and_says_what_it_waited_for(cli_bin, consumer, provider_ns):
     pid, ns = provider_ns
-    rc, out, err = run(cli_path, consumer, "create", "resourceslice", "silent", "--remote-cluster-id",
+    rc, out, err = run(cli_bin, consumer, "create", "resourceslice", "silent", "--remote-cluster-id",
                        pid, "--timeout", "2s")
     assert rc == EXIT_TIMEOUT, err
     assert "timed out after 2s waiting for the provider's verdict on ResourceSlice" in err, err
     assert consumer.exists("rslice", "silent", "-n", ns)
 
 
-def test_output_prints_without_applying(cli_path, consumer, provider_ns):
+def test_output_prints_without_applying(cli_bin, consumer, provider_ns):
     pid, ns = provider_ns
-    rc, out, err = run(cli_path, consumer, "create", "resourceslice", "shown", "--remote-cluster-id",
+    rc, out, err = run(cli_bin, consumer, "create", "resourceslice", "shown", "--remote-cluster-id",
                        pid, "--class", "gold", "--no-virtual-node", "-o", "json")
     assert rc == 0, err
     doc = json.loads(out)
@@ -153,7 +145,7 @@ def test_output_prints_without_applying(cli_path, consumer, provider_ns):
     assert not consumer.exists("rslice", "shown", "-n", ns)
 
 
-def test_without_tenant_namespace_it_says_so(cli_path, consumer, crds):
-    rc, out, err = run(cli_path, consumer, "create", "resourceslice", "x", "--remote-cluster-id",
+def test_without_tenant_namespace_it_says_so(cli_bin, consumer, crds):
+    rc, out, err = run(cli_bin, consumer, "create", "resourceslice", "x", "--remote-cluster-id",
                        f"nowhere-{uuid.uuid4().hex[:4]}")
     assert rc == EXIT_REJECTED and "no tenant namespace for cluster nowhere-" in err, err

@@ -16,7 +16,6 @@ in the consumer's group."""
 import base64
 import hashlib
 import json
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -29,18 +28,6 @@ from test_signer import (CONSUMER_ID, consumer_signer, installed, provider_signe
 from testbed import openssl, wait_for
 
 GROUP = "authentication.liqo.io"
-
-
-@pytest.fixture(scope="module")
-def cli(build_dir):
-    path = build_dir / "cli" / "kubectl-tenantgate"
-    if not path.exists():
-        pytest.fail(f"{path} not built")
-
-    def run(*args, timeout=180):
-        p = subprocess.run([str(path), *map(str, args)], capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr
-    return run
 
 
 @pytest.fixture
