@@ -1,5 +1,6 @@
-/* cache.c - informer store: a hash of namespace/name -> object, an optional
- * label index, and the list/watch state machine.
+/* cache.c - informer store: a hash of namespace/name -> object, optional
+ * indexes (a label's value, the namespace, the name), and the list/watch
+ * state machine.
  *
  * An entry holds its object in one of two forms. Tree mode (the default)
  * keeps the json-c tree: readers visit it directly, with no parse, which the
@@ -20,25 +21,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The indexes an entry can be in: a label's value (tg_cache_new), and the
+ * metadata fields of tg_cache_index_metadata. */
+enum { IDX_LABEL, IDX_NAMESPACE, IDX_NAME, IDX_COUNT };
+
 typedef struct cache_entry {
     char *key;                     /* "ns/name", or "name" when cluster-scoped */
     json_object *obj;              /* tree mode: one reference; NULL in compact mode */
     char *stored;                  /* compact mode: "<resourceVersion>\0<compact JSON>\0"
                                     * in one allocation (see stored_new); NULL in tree mode */
-    char *index_value;             /* the index label's value, or NULL */
-    struct cache_entry *idx_next;  /* others with the same index value */
+    char *index_value[IDX_COUNT];  /* each index's value for this object, or NULL */
+    struct cache_entry *idx_next[IDX_COUNT];  /* others with the same value */
     int seen;                      /* relist mark */
 } cache_entry;
 
 typedef struct index_bucket {
     char *value;
     cache_entry *head;
+    size_t count;                  /* entries in the chain: counts cost no walk */
 } index_bucket;
 
 struct tg_cache {
     pthread_rwlock_t lock;
     struct lh_table *objects;      /* key -> cache_entry (owned) */
-    struct lh_table *index;        /* value -> index_bucket (owned), or NULL */
+    struct lh_table *index[IDX_COUNT];  /* value -> index_bucket (owned), or NULL when off */
     char *index_label;
     char **keep;                   /* dotted paths to keep (NULL-terminated), or NULL: all */
     char *rv;                      /* writer thread only */
@@ -64,7 +70,8 @@ static void entry_free(cache_entry *e)
     json_object_put(e->obj);
     free(e->stored);
     free(e->key);
-    free(e->index_value);
+    for (int i = 0; i < IDX_COUNT; i++)
+        free(e->index_value[i]);
     free(e);
 }
 
@@ -100,9 +107,9 @@ tg_cache *tg_cache_new(const char *index_label)
     c->rv = strdup("");
     if (index_label != NULL) {
         c->index_label = strdup(index_label);
-        c->index = lh_kchar_table_new(64, on_bucket_free);
+        c->index[IDX_LABEL] = lh_kchar_table_new(64, on_bucket_free);
     }
-    if (c->objects == NULL || c->rv == NULL || (index_label && (!c->index_label || !c->index))) {
+    if (c->objects == NULL || c->rv == NULL || (index_label && (!c->index_label || !c->index[IDX_LABEL]))) {
         tg_cache_free(c);
         return NULL;
     }
@@ -113,8 +120,9 @@ void tg_cache_free(tg_cache *c)
 {
     if (c == NULL)
         return;
-    if (c->index)
-        lh_table_free(c->index);
+    for (int i = 0; i < IDX_COUNT; i++)
+        if (c->index[i])
+            lh_table_free(c->index[i]);
     if (c->objects)
         lh_table_free(c->objects);
     free(c->index_label);
@@ -178,6 +186,26 @@ int tg_cache_keep_fields(tg_cache *c, const char *const *paths)
         if ((c->keep[i] = strdup(paths[i])) == NULL)
             return -1;   /* tg_cache_free releases the part made */
     return 0;
+}
+
+int tg_cache_index_metadata(tg_cache *c, unsigned which)
+{
+    static const struct {
+        unsigned flag;
+        int idx;
+    } kinds[] = {{TG_CACHE_BY_NAMESPACE, IDX_NAMESPACE}, {TG_CACHE_BY_NAME, IDX_NAME}};
+    int rc = 0;
+
+    pthread_rwlock_wrlock(&c->lock);
+    /* Entries stored before would be missing from the new index. */
+    if (lh_table_length(c->objects) != 0 || c->synced)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if ((which & kinds[i].flag) && !c->index[kinds[i].idx] &&
+            !(c->index[kinds[i].idx] = lh_kchar_table_new(64, on_bucket_free)))
+            rc = -1;   /* tg_cache_free releases the part made */
+    pthread_rwlock_unlock(&c->lock);
+    return rc;
 }
 
 /* How the keep paths treat member `name` of the object at dotted `pre`
@@ -314,57 +342,74 @@ static const char *entry_rv(const cache_entry *e)
     return e->stored ? e->stored : object_rv(e->obj);
 }
 
-/* --- the label index --- */
+/* --- the indexes --- */
 
 static void index_add(tg_cache *c, cache_entry *e)
 {
-    if (c->index == NULL || e->index_value == NULL)
-        return;
-    struct lh_entry *le = lh_table_lookup_entry(c->index, e->index_value);
-    index_bucket *b;
-    if (le != NULL) {
-        b = lh_entry_v(le);
-    } else {
-        b = calloc(1, sizeof(*b));
-        if (b == NULL || (b->value = strdup(e->index_value)) == NULL ||
-            lh_table_insert(c->index, b->value, b) != 0) {
-            /* Out of memory: the object stays reachable by name, only the
-             * index misses it. Users fall back to a live read. */
-            if (b)
-                free(b->value);
-            free(b);
-            return;
+    for (int i = 0; i < IDX_COUNT; i++) {
+        if (c->index[i] == NULL || e->index_value[i] == NULL)
+            continue;
+        struct lh_entry *le = lh_table_lookup_entry(c->index[i], e->index_value[i]);
+        index_bucket *b;
+        if (le != NULL) {
+            b = lh_entry_v(le);
+        } else {
+            b = calloc(1, sizeof(*b));
+            if (b == NULL || (b->value = strdup(e->index_value[i])) == NULL ||
+                lh_table_insert(c->index[i], b->value, b) != 0) {
+                /* Out of memory: the object stays reachable by key, only
+                 * this index misses it (a label index's users fall back to
+                 * a live read). The value goes, so that removal agrees. */
+                if (b)
+                    free(b->value);
+                free(b);
+                free(e->index_value[i]);
+                e->index_value[i] = NULL;
+                continue;
+            }
         }
+        e->idx_next[i] = b->head;
+        b->head = e;
+        b->count++;
     }
-    e->idx_next = b->head;
-    b->head = e;
 }
 
 static void index_remove(tg_cache *c, cache_entry *e)
 {
-    if (c->index == NULL || e->index_value == NULL)
-        return;
-    struct lh_entry *le = lh_table_lookup_entry(c->index, e->index_value);
-    if (le == NULL)
-        return;
-    index_bucket *b = lh_entry_v(le);
-    for (cache_entry **p = &b->head; *p; p = &(*p)->idx_next) {
-        if (*p == e) {
-            *p = e->idx_next;
-            break;
+    for (int i = 0; i < IDX_COUNT; i++) {
+        if (c->index[i] == NULL || e->index_value[i] == NULL)
+            continue;
+        struct lh_entry *le = lh_table_lookup_entry(c->index[i], e->index_value[i]);
+        if (le == NULL)
+            continue;
+        index_bucket *b = lh_entry_v(le);
+        for (cache_entry **p = &b->head; *p; p = &(*p)->idx_next[i]) {
+            if (*p == e) {
+                *p = e->idx_next[i];
+                b->count--;
+                break;
+            }
         }
+        e->idx_next[i] = NULL;
+        if (b->head == NULL)
+            lh_table_delete_entry(c->index[i], le);
     }
-    e->idx_next = NULL;
-    if (b->head == NULL)
-        lh_table_delete_entry(c->index, le);
 }
 
-static char *index_value_of(tg_cache *c, json_object *obj)
+/* Fills values[] with the object's value for each index that is on
+ * (strdup'd, NULL when the object has none or out of memory). */
+static void index_values_of(tg_cache *c, json_object *obj, char *values[IDX_COUNT])
 {
-    if (c->index_label == NULL)
-        return NULL;
-    const char *v = tg_json_string(tg_json_path(obj, "metadata", "labels", NULL), c->index_label);
-    return v ? strdup(v) : NULL;
+    const char *v[IDX_COUNT] = {NULL};
+
+    if (c->index[IDX_LABEL])
+        v[IDX_LABEL] = tg_json_string(tg_json_path(obj, "metadata", "labels", NULL), c->index_label);
+    if (c->index[IDX_NAMESPACE])
+        v[IDX_NAMESPACE] = tg_json_path_string(obj, "metadata", "namespace", NULL);
+    if (c->index[IDX_NAME])
+        v[IDX_NAME] = tg_json_path_string(obj, "metadata", "name", NULL);
+    for (int i = 0; i < IDX_COUNT; i++)
+        values[i] = v[i] ? strdup(v[i]) : NULL;
 }
 
 /* --- changes --- */
@@ -442,7 +487,8 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         char *stored = NULL;
         if (c->compact && (stored = stored_new(obj)) == NULL)
             return -1;   /* the entry keeps its last known state */
-        char *iv = index_value_of(c, obj);
+        char *iv[IDX_COUNT];
+        index_values_of(c, obj, iv);
         if (changes)
             change_push(changes, CH_UPDATE, e->obj, e->stored, obj);
         else
@@ -451,8 +497,10 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         index_remove(c, e);
         json_object_put(e->obj);
         e->obj = c->compact ? NULL : json_object_get(obj);
-        free(e->index_value);
-        e->index_value = iv;
+        for (int i = 0; i < IDX_COUNT; i++) {
+            free(e->index_value[i]);
+            e->index_value[i] = iv[i];
+        }
         index_add(c, e);
         return 0;
     }
@@ -466,7 +514,7 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         e->stored = stored_new(obj);
     else
         e->obj = json_object_get(obj);
-    e->index_value = index_value_of(c, obj);
+    index_values_of(c, obj, e->index_value);
     e->seen = 1;
     if ((c->compact && e->stored == NULL) || lh_table_insert(c->objects, e->key, e) != 0) {
         entry_free(e);
@@ -633,19 +681,36 @@ int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_c
     return found;
 }
 
-size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb visit, void *data)
+static size_t get_by(tg_cache *c, int idx, const char *value, tg_cache_visit_cb visit, void *data)
 {
     size_t n = 0;
-    if (c->index == NULL || value == NULL)
+    if (c->index[idx] == NULL || value == NULL)
         return 0;
     pthread_rwlock_rdlock(&c->lock);
-    struct lh_entry *le = lh_table_lookup_entry(c->index, value);
-    if (le != NULL) {
-        for (cache_entry *e = ((index_bucket *)lh_entry_v(le))->head; e; e = e->idx_next)
-            n += visit ? (size_t)visit_entry(e, visit, data) : 1;
+    struct lh_entry *le = lh_table_lookup_entry(c->index[idx], value);
+    if (le != NULL && visit == NULL) {
+        n = ((index_bucket *)lh_entry_v(le))->count;
+    } else if (le != NULL) {
+        for (cache_entry *e = ((index_bucket *)lh_entry_v(le))->head; e; e = e->idx_next[idx])
+            n += (size_t)visit_entry(e, visit, data);
     }
     pthread_rwlock_unlock(&c->lock);
     return n;
+}
+
+size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb visit, void *data)
+{
+    return get_by(c, IDX_LABEL, value, visit, data);
+}
+
+size_t tg_cache_get_by_namespace(tg_cache *c, const char *ns, tg_cache_visit_cb visit, void *data)
+{
+    return get_by(c, IDX_NAMESPACE, ns, visit, data);
+}
+
+size_t tg_cache_get_by_name(tg_cache *c, const char *name, tg_cache_visit_cb visit, void *data)
+{
+    return get_by(c, IDX_NAME, name, visit, data);
 }
 
 size_t tg_cache_foreach(tg_cache *c, tg_cache_visit_cb visit, void *data)

@@ -54,6 +54,14 @@ int tg_cache_set_compact(tg_cache *c);
  * list. paths is NULL-terminated and copied. Returns 0 or -1. */
 int tg_cache_keep_fields(tg_cache *c, const char *const *paths);
 
+/* Also index the objects by metadata.namespace and/or metadata.name
+ * (TG_CACHE_BY_* flags), for readers that would otherwise walk every object
+ * (the webhook's duplicate checks). Call before the first list. Returns 0,
+ * or -1 when objects are already stored or out of memory. */
+#define TG_CACHE_BY_NAMESPACE 0x1u
+#define TG_CACHE_BY_NAME 0x2u
+int tg_cache_index_metadata(tg_cache *c, unsigned which);
+
 /* The result of applying a watch event. */
 #define TG_CACHE_OK 0
 #define TG_CACHE_ERROR (-1)    /* malformed event or an ERROR event: rewatch from the last RV */
@@ -90,8 +98,16 @@ typedef void (*tg_cache_visit_cb)(json_object *obj, void *data);
  * and in the two readers below. */
 int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_cb visit, void *data);
 
-/* Every object whose index label equals value. Returns how many were visited. */
+/* Every object whose index label equals value. Returns how many were visited
+ * (visit NULL: how many there are, without a walk). */
 size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb visit, void *data);
+
+/* Every object in namespace ns, and every object called name in any
+ * namespace, from the indexes of tg_cache_index_metadata (0 when that index
+ * is off). Same returns as tg_cache_get_by_index: a count without a walk
+ * when visit is NULL, so "how many Tenants in ns" costs one hash lookup. */
+size_t tg_cache_get_by_namespace(tg_cache *c, const char *ns, tg_cache_visit_cb visit, void *data);
+size_t tg_cache_get_by_name(tg_cache *c, const char *name, tg_cache_visit_cb visit, void *data);
 
 /* Every object. Returns how many were visited. */
 size_t tg_cache_foreach(tg_cache *c, tg_cache_visit_cb visit, void *data);

@@ -320,6 +320,7 @@ tg_informer *tg_informer_new(tg_kube_client *client, const tg_informer_opts *o, 
     if (inf->cache == NULL || inf->path == NULL ||
         (o->keep_fields != NULL && tg_cache_keep_fields(inf->cache, o->keep_fields) != 0) ||
         (o->compact && tg_cache_set_compact(inf->cache) != 0) ||
+        (o->index_metadata && tg_cache_index_metadata(inf->cache, o->index_metadata) != 0) ||
         (o->label_selector && (inf->label_selector = strdup(o->label_selector)) == NULL) ||
         (o->field_selector && (inf->field_selector = strdup(o->field_selector)) == NULL) ||
         (o->resume_rv && (inf->resume_rv = strdup(o->resume_rv)) == NULL))

@@ -25,6 +25,8 @@ typedef struct tg_informer_opts {
     const char *label_selector;    /* "liqo.io/nonce=true", or NULL */
     const char *field_selector;    /* or NULL */
     const char *index_label;       /* a label to index by (cache.h), or NULL */
+    unsigned index_metadata;       /* TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME, or 0
+                                    * (tg_cache_index_metadata) */
     const char *const *keep_fields;/* NULL-terminated dotted paths to keep
                                     * (tg_cache_keep_fields), or NULL: all */
     long page_size;                /* list page size; 0: 500 */

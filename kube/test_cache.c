@@ -735,6 +735,136 @@ static void test_index_and_handlers_follow_changes(void **state)
     tg_cache_free(c);
 }
 
+/* The metadata indexes (namespace, name) on a stream of events and relists:
+ * each step's counts and the objects each lookup visits, against what a walk
+ * of the cache would find. The webhook's duplicate checks read these. */
+typedef struct keys_seen {
+    char keys[256];
+} keys_seen;
+
+static void collect_key(json_object *o, void *data)
+{
+    keys_seen *ks = data;
+    char k[96];
+    key_of(o, k, sizeof(k));
+    /* Insert sorted, so that bucket order does not matter. */
+    char *list[16];
+    size_t n = 0;
+    char copy[256];
+    snprintf(copy, sizeof(copy), "%s", ks->keys);
+    for (char *save = NULL, *t = strtok_r(copy, " ", &save); t && n < 15; t = strtok_r(NULL, " ", &save))
+        list[n++] = t;
+    list[n++] = k;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(list[j - 1], list[j]) > 0; j--) {
+            char *x = list[j];
+            list[j] = list[j - 1];
+            list[j - 1] = x;
+        }
+    size_t at = 0;
+    char out[256] = "";
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(out + at, sizeof(out) - at, "%s%s", i ? " " : "", list[i]);
+    memcpy(ks->keys, out, sizeof(out));
+}
+
+typedef struct walk_match {
+    const char *ns, *name;
+    keys_seen seen;
+} walk_match;
+
+static void walk_visit(json_object *o, void *data)
+{
+    walk_match *w = data;
+    const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+    if ((w->ns && ns && strcmp(ns, w->ns) == 0) || (w->name && name && strcmp(name, w->name) == 0))
+        collect_key(o, &w->seen);
+}
+
+static void test_metadata_indexes(void **state)
+{
+    enum { EV, LIST };
+    static const struct step {
+        int what;
+        int type;                  /* EV: the watch event type */
+        const char *objs;          /* "ns/name rv" ('-' for no namespace), ';'-separated for LIST */
+        const char *by_ns[3][2];   /* namespace -> the keys it yields, sorted */
+        const char *by_name[3][2]; /* name -> the keys it yields, sorted */
+    } steps[] = {
+        {EV, TG_WATCH_ADDED, "t1/a 1", {{"t1", "t1/a"}, {"t2", ""}}, {{"a", "t1/a"}, {"b", ""}}},
+        {EV, TG_WATCH_ADDED, "t2/a 2", {{"t1", "t1/a"}, {"t2", "t2/a"}}, {{"a", "t1/a t2/a"}}},
+        {EV, TG_WATCH_ADDED, "t1/b 3", {{"t1", "t1/a t1/b"}, {"t2", "t2/a"}}, {{"a", "t1/a t2/a"}, {"b", "t1/b"}}},
+        /* a modification keeps the object in its buckets, once */
+        {EV, TG_WATCH_MODIFIED, "t1/a 4", {{"t1", "t1/a t1/b"}}, {{"a", "t1/a t2/a"}}},
+        {EV, TG_WATCH_DELETED, "t1/a 5", {{"t1", "t1/b"}, {"t2", "t2/a"}}, {{"a", "t2/a"}, {"b", "t1/b"}}},
+        /* deleting what is not there changes nothing */
+        {EV, TG_WATCH_DELETED, "t9/a 6", {{"t9", ""}, {"t1", "t1/b"}}, {{"a", "t2/a"}}},
+        /* cluster-scoped: by name only */
+        {EV, TG_WATCH_ADDED, "-/a 7", {{"", ""}, {"t1", "t1/b"}}, {{"a", "a t2/a"}}},
+        /* a relist: t2/a and -/a vanish, t3/c is new, t1/b stays */
+        {LIST, 0, "t1/b 3;t3/c 8", {{"t1", "t1/b"}, {"t2", ""}, {"t3", "t3/c"}}, {{"a", ""}, {"b", "t1/b"}, {"c", "t3/c"}}},
+        {LIST, 0, "", {{"t1", ""}, {"t3", ""}}, {{"b", ""}, {"c", ""}}},
+    };
+    tg_cache *c = cache_new(state, INDEX);
+    assert_int_equal(tg_cache_index_metadata(c, TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME), 0);
+
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        const struct step *st = &steps[i];
+        json_object *objs[4];
+        size_t nobj = 0;
+        char copy[128], *save = NULL;
+        snprintf(copy, sizeof(copy), "%s", st->objs);
+        for (char *q = strtok_r(copy, ";", &save); q && nobj < 4; q = strtok_r(NULL, ";", &save)) {
+            char ns[16], name[16], rv[16];
+            assert_int_equal(sscanf(q, "%15[^/]/%15s %15s", ns, name, rv), 3);
+            objs[nobj++] = obj(strcmp(ns, "-") ? ns : NULL, name, rv, "c1");
+        }
+        if (st->what == EV) {
+            tg_watch_event ev = {st->type, objs[0]};
+            char err[200];
+            assert_int_equal(tg_cache_apply(c, &ev, NULL, err, sizeof(err)), TG_CACHE_OK);
+            json_object_put(objs[0]);
+        } else {
+            assert_int_equal(list_replace(c, "100", objs, nobj, NULL), 0);
+        }
+        for (int by = 0; by < 2; by++) {
+            for (size_t j = 0; j < 3; j++) {
+                const char *const *want = by ? st->by_name[j] : st->by_ns[j];
+                if (!want[0])
+                    break;
+                keys_seen seen = {""};
+                walk_match w = {.ns = by ? NULL : want[0], .name = by ? want[0] : NULL};
+                size_t count = by ? tg_cache_get_by_name(c, want[0], NULL, NULL)
+                                  : tg_cache_get_by_namespace(c, want[0], NULL, NULL);
+                size_t visited = by ? tg_cache_get_by_name(c, want[0], collect_key, &seen)
+                                    : tg_cache_get_by_namespace(c, want[0], collect_key, &seen);
+                tg_cache_foreach(c, walk_visit, &w);
+                if (strcmp(seen.keys, want[1]) != 0 || strcmp(w.seen.keys, want[1]) != 0)
+                    fail_msg("step %zu: by %s %s gives \"%s\" (a walk: \"%s\"), want \"%s\"", i,
+                             by ? "name" : "namespace", want[0], seen.keys, w.seen.keys, want[1]);
+                size_t nwant = want[1][0] ? 1 : 0;
+                for (const char *p = want[1]; *p; p++)
+                    nwant += *p == ' ';
+                assert_int_equal(count, nwant);
+                assert_int_equal(visited, nwant);
+            }
+        }
+    }
+    /* The label index is still its own. */
+    assert_int_equal(tg_cache_get_by_index(c, "c1", NULL, NULL), 0);
+    tg_cache_free(c);
+
+    /* Without the call there is no index (0, not a walk); after data, refused. */
+    c = cache_new(state, INDEX);
+    json_object *one[] = {obj("t1", "a", "1", "c1")};
+    assert_int_equal(list_replace(c, "2", one, 1, NULL), 0);
+    assert_int_equal(tg_cache_get_by_namespace(c, "t1", NULL, NULL), 0);
+    assert_int_equal(tg_cache_get_by_name(c, "a", NULL, NULL), 0);
+    assert_int_equal(tg_cache_index_metadata(c, TG_CACHE_BY_NAME), -1);
+    tg_cache_free(c);
+}
+
 /* Handlers may be left out: a missing one is skipped, never replaced by
  * another (an update is not reported as an add). */
 static void test_partial_handlers(void **state)
@@ -1069,6 +1199,7 @@ static void test_compact_memory(void **state)
     cmocka_unit_test_prestate(test_keep_fields, (void *)(mode)),               \
     cmocka_unit_test_prestate(test_annotations_follow_keep_paths, (void *)(mode)), \
     cmocka_unit_test_prestate(test_index_and_handlers_follow_changes, (void *)(mode)), \
+    cmocka_unit_test_prestate(test_metadata_indexes, (void *)(mode)),          \
     cmocka_unit_test_prestate(test_partial_handlers, (void *)(mode))
 
 int main(void)

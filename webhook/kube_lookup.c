@@ -83,37 +83,20 @@ static int kl_namespace_label(const tg_lookup *lk, const char *ns, const char *k
     return lv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
 }
 
-typedef struct match_visit {
-    const char *field;             /* "namespace" or "name" */
-    const char *want;
-    size_t count;
-} match_visit;
-
-static void visit_match(json_object *obj, void *data)
-{
-    match_visit *mv = data;
-    const char *v = tg_json_path_string(obj, "metadata", mv->field, NULL);
-
-    if (v && strcmp(v, mv->want) == 0)
-        mv->count++;
-}
-
+/* The duplicate checks are index lookups (one hash probe each), so that an
+ * admission costs the same with 5,000 cached Tenants as with 5. */
 static size_t kl_tenants_in_namespace(const tg_lookup *lk, const char *ns)
 {
     tg_kube_lookup *kl = lk->data;
-    match_visit mv = {.field = "namespace", .want = ns};
 
-    tg_cache_foreach(tg_informer_cache(kl->tenants), visit_match, &mv);
-    return mv.count;
+    return tg_cache_get_by_namespace(tg_informer_cache(kl->tenants), ns, NULL, NULL);
 }
 
 static int kl_tenant_name_exists(const tg_lookup *lk, const char *name)
 {
     tg_kube_lookup *kl = lk->data;
-    match_visit mv = {.field = "name", .want = name};
 
-    tg_cache_foreach(tg_informer_cache(kl->tenants), visit_match, &mv);
-    return mv.count > 0;
+    return tg_cache_get_by_name(tg_informer_cache(kl->tenants), name, NULL, NULL) > 0;
 }
 
 typedef struct nonce_visit {
@@ -168,42 +151,26 @@ static void visit_tenant(json_object *obj, void *data)
         tv->out->public_key = tg_base64_decode(key, strlen(key), &tv->out->public_key_len, err, sizeof(err));
 }
 
-typedef struct ns_tenant_visit {
-    const char *ns;
-    tenant_visit *tv;
-} ns_tenant_visit;
-
-static void visit_tenant_in_ns(json_object *obj, void *data)
-{
-    ns_tenant_visit *nv = data;
-    const char *ns = tg_json_path_string(obj, "metadata", "namespace", NULL);
-
-    if (ns && strcmp(ns, nv->ns) == 0)
-        visit_tenant(obj, nv->tv);
-}
-
 static int kl_tenant_for_cluster(const tg_lookup *lk, const char *ns, const char *cluster_id, tg_lookup_tenant *out)
 {
     tg_kube_lookup *kl = lk->data;
     tenant_visit tv = {.cluster_id = cluster_id, .out = out};
-    ns_tenant_visit nv = {.ns = ns, .tv = &tv};
 
     memset(out, 0, sizeof(*out));
     /* Tenants are named after their consumer (Liqo and our CLI): a direct
-     * hit first, a walk for a Tenant someone named otherwise. */
+     * hit first, then the namespace's others for a Tenant someone named
+     * otherwise. */
     tg_cache_get(tg_informer_cache(kl->tenants), ns, cluster_id, visit_tenant, &tv);
     if (!tv.found)
-        tg_cache_foreach(tg_informer_cache(kl->tenants), visit_tenant_in_ns, &nv);
+        tg_cache_get_by_namespace(tg_informer_cache(kl->tenants), ns, visit_tenant, &tv);
     return tv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
 }
 
 static int kl_local_slice_name_exists(const tg_lookup *lk, const char *name)
 {
     tg_kube_lookup *kl = lk->data;
-    match_visit mv = {.field = "name", .want = name};
 
-    tg_cache_foreach(tg_informer_cache(kl->local_slices), visit_match, &mv);
-    return mv.count > 0;
+    return tg_cache_get_by_name(tg_informer_cache(kl->local_slices), name, NULL, NULL) > 0;
 }
 
 static void kl_cache_sizes(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets)
@@ -324,9 +291,9 @@ static const char *const keep_tenant[] = {"spec.clusterID", "spec.tenantConditio
                                           "spec.publicKey", NULL};
 
 static tg_informer *start_informer(tg_kube_lookup *kl, const char *path, const char *selector,
-                                   const char *index_label, const char *const *keep, char *err, size_t err_len)
+                                   unsigned index_metadata, const char *const *keep, char *err, size_t err_len)
 {
-    tg_informer_opts opts = {.path = path, .label_selector = selector, .index_label = index_label,
+    tg_informer_opts opts = {.path = path, .label_selector = selector, .index_metadata = index_metadata,
                              .keep_fields = keep};
     tg_informer *inf = tg_informer_new(kl->client, &opts, err, err_len);
 
@@ -353,12 +320,15 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
         goto fail;
     if (!(kl->client = tg_kube_client_new(loop, &kl->config, err, err_len)))
         goto fail;
-    if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", NULL,
+    /* Namespaces and nonce Secrets are read by key; Tenants by namespace and
+     * by name too (duplicates), local slices by name. */
+    if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", 0,
                                           keep_metadata, err, err_len)) ||
-        !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, NULL, keep_tenant, err, err_len)) ||
-        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, NULL, keep_nonce, err, err_len)) ||
-        !(kl->local_slices = start_informer(kl, SLICES_PATH, LOCAL_SLICE_SELECTOR, NULL, keep_metadata, err,
-                                            err_len)))
+        !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME,
+                                       keep_tenant, err, err_len)) ||
+        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, 0, keep_nonce, err, err_len)) ||
+        !(kl->local_slices = start_informer(kl, SLICES_PATH, LOCAL_SLICE_SELECTOR, TG_CACHE_BY_NAME,
+                                            keep_metadata, err, err_len)))
         goto fail;
     kl->lookup.ops = &kube_ops;
     kl->lookup.data = kl;
