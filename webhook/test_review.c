@@ -206,6 +206,88 @@ static void test_response_patch_base64(void **state)
     json_object_put(o);
 }
 
+/* The answer as json-c writes it from a tree (how tg_review_response_json
+ * built it before it wrote the text directly): the oracle for the bytes. */
+static char *answer_by_json_c(tg_review_version version, const char *uid, const tg_review_response *resp)
+{
+    json_object *root = json_object_new_object(), *response = json_object_new_object();
+    char *copy;
+
+    json_object_object_add(root, "apiVersion", json_object_new_string(version == TG_REVIEW_V1BETA1
+                                                                          ? "admission.k8s.io/v1beta1"
+                                                                          : "admission.k8s.io/v1"));
+    json_object_object_add(root, "kind", json_object_new_string("AdmissionReview"));
+    json_object_object_add(response, "uid", json_object_new_string(uid));
+    json_object_object_add(response, "allowed", json_object_new_boolean(resp->allowed));
+    if (!resp->allowed) {
+        json_object *status = json_object_new_object();
+        json_object_object_add(status, "code", json_object_new_int(resp->code));
+        json_object_object_add(status, "message", json_object_new_string(resp->message));
+        if (resp->reason)
+            json_object_object_add(status, "reason", json_object_new_string(resp->reason));
+        json_object_object_add(response, "status", status);
+    }
+    if (resp->nwarnings > 0) {
+        json_object *w = json_object_new_array();
+        for (size_t i = 0; i < resp->nwarnings; i++)
+            json_object_array_add(w, json_object_new_string(resp->warnings[i]));
+        json_object_object_add(response, "warnings", w);
+    }
+    if (resp->allowed && resp->patch) {
+        unsigned char b64[512];
+        int n = EVP_EncodeBlock(b64, (const unsigned char *)resp->patch, (int)resp->patch_len);
+        json_object_object_add(response, "patchType", json_object_new_string("JSONPatch"));
+        json_object_object_add(response, "patch", json_object_new_string_len((const char *)b64, n));
+    }
+    json_object_object_add(root, "response", response);
+    copy = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(root);
+    return copy;
+}
+
+/* Byte for byte what json-c writes, on strings with every kind of byte. */
+static void test_response_matches_json_c(void **state)
+{
+    static char all_controls[40], high[140];
+    static const char *const strings[] = {
+        "", "plain-uid-0001", "q\"uote", "back\\slash", "sl/ash//", "tab\there\nnl\rcr\bbs\fff",
+        "del\x7f", "utf8 \xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80", "bad \xff\xfe \xc3", all_controls, high,
+        "Duplicate: expected no other Tenant in namespace liqo-tenant-x, found 1",
+    };
+    static const char patch[] = "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{}}]";
+    const size_t n = sizeof(strings) / sizeof(strings[0]);
+
+    for (int i = 1; i < 0x20; i++)
+        all_controls[i - 1] = (char)i;
+    for (int i = 0x7f; i <= 0xff && i - 0x7f < (int)sizeof(high) - 1; i++)
+        high[i - 0x7f] = (char)i;
+    for (size_t i = 0; i < n; i++) {
+        const char *str = strings[i], *other = strings[(i + 3) % n];
+        const tg_review_response cases[] = {
+            {.allowed = 1},
+            {.allowed = 1, .patch = patch, .patch_len = sizeof(patch) - 1},
+            {.allowed = 1, .warnings = {str, other}, .nwarnings = 2},
+            {.allowed = 0, .code = 403, .message = str, .reason = "Forbidden"},
+            {.allowed = 0, .code = 500, .message = other, .reason = str, .warnings = {str}, .nwarnings = 1},
+            {.allowed = 0, .code = 400, .message = str, .patch = patch, .patch_len = 3},
+        };
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+            for (int v = 0; v < 2; v++) {
+                tg_review_version version = v ? TG_REVIEW_V1BETA1 : TG_REVIEW_V1;
+                size_t len = 0;
+                char *got = tg_review_response_json(version, str, &cases[c], &len);
+                char *want = answer_by_json_c(version, str, &cases[c]);
+                assert_non_null(got);
+                if (strcmp(got, want) != 0)
+                    fail_msg("string %zu, case %zu:\n got  %s\n want %s", i, c, got, want);
+                assert_int_equal(len, strlen(got));
+                free(got);
+                free(want);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_response_allowed),
         cmocka_unit_test(test_response_denied_with_warnings),
         cmocka_unit_test(test_response_patch_base64),
+        cmocka_unit_test(test_response_matches_json_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
