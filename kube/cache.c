@@ -3,12 +3,12 @@
  * state machine.
  *
  * An entry holds its object in one of two forms. Tree mode (the default)
- * keeps the json-c tree: readers visit it directly, with no parse, which the
- * webhook needs on every admission. Compact mode keeps the object as its
- * compact JSON text: a json-c tree costs about four times its text (every
- * object node carries its own hash table), which matters to the signer with
- * thousands of Tenants and CSRs; readers and handlers then get a tree parsed
- * from the text for the duration of one call. */
+ * keeps the json-c tree: readers visit it directly, with no parse. Compact
+ * mode keeps the object as its compact JSON text: a json-c tree costs about
+ * four times its text (every object node carries its own hash table), which
+ * matters to the signer with thousands of Tenants and CSRs and to the
+ * webhook's idle RSS; readers and handlers then get a tree parsed from the
+ * text for the duration of one call. */
 #include "kube/cache.h"
 #include "errbuf.h"
 #include "kube/json.h"
@@ -50,6 +50,12 @@ struct tg_cache {
     char *rv;                      /* writer thread only */
     int synced;
     int compact;                   /* store JSON text, not trees (tg_cache_set_compact) */
+    /* A paged list being staged (writer thread only): tree mode keeps the
+     * items' references, compact mode their compact texts, NUL-separated,
+     * in one buffer. */
+    json_object *staged_items;
+    char *staged;
+    size_t staged_len, staged_cap, staged_n;
 };
 
 /* Handler calls are collected under the write lock and made after it. */
@@ -130,6 +136,7 @@ void tg_cache_free(tg_cache *c)
         free(c->keep[i]);
     free(c->keep);
     free(c->rv);
+    tg_cache_discard(c);
     pthread_rwlock_destroy(&c->lock);
     free(c);
 }
@@ -320,21 +327,14 @@ static const char *stored_json(const char *stored)
 }
 
 /* A fresh tree (one reference) from the stored text, or NULL. The text is
- * json-c's own output, so plain parsing suffices; the depth limit is the one
- * the object passed on its way in. NULL only when out of memory: callers
+ * json-c's own output, so plain parsing suffices (tg_json_parse_own, with
+ * the thread's cached tokener); the depth limit is the one the object passed
+ * on its way in. NULL only when out of memory: callers
  * treat it as "not found". */
 static json_object *stored_parse(const char *stored)
 {
     const char *json = stored_json(stored);
-    size_t len = strlen(json);
-    if (len > INT_MAX)
-        return NULL;
-    json_tokener *tok = json_tokener_new_ex(TG_DOC_MAX_DEPTH);
-    if (tok == NULL)
-        return NULL;
-    json_object *obj = json_tokener_parse_ex(tok, json, (int)len);
-    json_tokener_free(tok);
-    return obj;
+    return tg_json_parse_own(json, strlen(json));
 }
 
 static const char *entry_rv(const cache_entry *e)
@@ -549,40 +549,81 @@ static int set_rv(tg_cache *c, const char *rv)
     return 0;
 }
 
-int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_cache_handlers *h,
-                     char *err, size_t err_len)
+/* Every item a list object with a name: checked before anything is stored, so
+ * that a bad list leaves the cache as it was. */
+static int check_items(json_object *items, char *err, size_t err_len)
 {
     if (!json_object_is_type(items, json_type_array))
         return tg_errf(err, err_len, "list has no items array");
-    if (rv == NULL || *rv == '\0')
-        return tg_errf(err, err_len, "list has no metadata.resourceVersion");
     size_t n = json_object_array_length(items);
-    /* Validate first so that a bad list leaves the cache as it was. */
     for (size_t i = 0; i < n; i++) {
         json_object *it = json_object_array_get_idx(items, i);
         if (!json_object_is_type(it, json_type_object) ||
             tg_json_path_string(it, "metadata", "name", NULL) == NULL)
             return tg_errf(err, err_len, "list item %zu has no metadata.name", i);
     }
+    return 0;
+}
+
+/* The items of a replace, one at a time, as new references: a list's array,
+ * or the staged compact texts parsed back one by one. */
+typedef struct item_source {
+    json_object *items;            /* or NULL: the texts */
+    const char *text;              /* the next staged text */
+    size_t i, n;
+} item_source;
+
+static json_object *next_item(item_source *src, int *oom)
+{
+    json_object *it;
+
+    if (src->i >= src->n)
+        return NULL;
+    src->i++;
+    if (src->items)
+        return json_object_get(json_object_array_get_idx(src->items, src->i - 1));
+    size_t len = strlen(src->text);
+    it = tg_json_parse_own(src->text, len);
+    src->text += len + 1;
+    if (it == NULL)
+        *oom = 1;
+    return it;
+}
+
+/* Changes are collected only for handlers that will see them: each one holds
+ * its objects until delivery, which for a list would keep every parsed item
+ * alive at once. */
+static change_list *changes_for(const tg_cache_handlers *h, change_list *l)
+{
+    return h != NULL && (h->on_add || h->on_update || h->on_delete) ? l : NULL;
+}
+
+static int replace_from(tg_cache *c, item_source *src, const char *rv, const tg_cache_handlers *h, char *err,
+                        size_t err_len)
+{
+    if (rv == NULL || *rv == '\0')
+        return tg_errf(err, err_len, "list has no metadata.resourceVersion");
 
     change_list changes = {0};
-    int rc = 0;
+    int rc = 0, oom = 0;
     pthread_rwlock_wrlock(&c->lock);
     struct lh_entry *le, *tmp;
     lh_foreach(c->objects, le)
         ((cache_entry *)lh_entry_v(le))->seen = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        json_object *it = json_object_array_get_idx(items, i);
+    for (json_object *it; rc == 0 && (it = next_item(src, &oom)) != NULL;) {
         strip(c, it);
         char *key = object_key(it);
-        if (key == NULL || upsert(c, key, it, &changes) != 0)
+        if (key == NULL || upsert(c, key, it, changes_for(h, &changes)) != 0)
             rc = tg_errf(err, err_len, "out of memory storing the list");
+        json_object_put(it);
     }
+    if (oom)
+        rc = tg_errf(err, err_len, "out of memory storing the list");
     if (rc == 0) {
         /* Whatever the list no longer has was deleted while we were not watching. */
         lh_foreach_safe(c->objects, le, tmp) {
             if (!((cache_entry *)lh_entry_v(le))->seen)
-                remove_entry(c, le, &changes);
+                remove_entry(c, le, changes_for(h, &changes));
         }
         if (set_rv(c, rv) != 0)
             rc = tg_errf(err, err_len, "out of memory");
@@ -592,6 +633,90 @@ int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_c
     pthread_rwlock_unlock(&c->lock);
     changes_deliver(&changes, h);
     return rc;
+}
+
+int tg_cache_replace(tg_cache *c, json_object *items, const char *rv, const tg_cache_handlers *h,
+                     char *err, size_t err_len)
+{
+    if (check_items(items, err, err_len) != 0)
+        return -1;
+    item_source src = {.items = items, .n = json_object_array_length(items)};
+    return replace_from(c, &src, rv, h, err, err_len);
+}
+
+/* --- paged lists --- */
+
+static int stage_text(tg_cache *c, const char *text, size_t len)
+{
+    if (c->staged_len + len + 1 > c->staged_cap) {
+        size_t cap = c->staged_cap ? c->staged_cap : 16384;
+        while (cap < c->staged_len + len + 1)
+            cap *= 2;
+        char *p = realloc(c->staged, cap);
+        if (p == NULL)
+            return -1;
+        c->staged = p;
+        c->staged_cap = cap;
+    }
+    memcpy(c->staged + c->staged_len, text, len + 1);
+    c->staged_len += len + 1;
+    c->staged_n++;
+    return 0;
+}
+
+int tg_cache_stage(tg_cache *c, json_object *items, char *err, size_t err_len)
+{
+    if (json_object_is_type(items, json_type_null))
+        return 0;   /* an empty page */
+    if (check_items(items, err, err_len) != 0)
+        return -1;
+    size_t n = json_object_array_length(items);
+    if (!c->compact) {
+        if (c->staged_items == NULL && (c->staged_items = json_object_new_array()) == NULL)
+            return tg_errf(err, err_len, "out of memory");
+        for (size_t i = 0; i < n; i++)
+            if (json_object_array_add(c->staged_items, json_object_get(json_object_array_get_idx(items, i))) != 0)
+                return tg_errf(err, err_len, "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_object *it = json_object_array_get_idx(items, i);
+        size_t len;
+        strip(c, it);
+        const char *text = json_object_to_json_string_length(
+            it, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+        if (text == NULL || stage_text(c, text, len) != 0)
+            return tg_errf(err, err_len, "out of memory");
+    }
+    return 0;
+}
+
+int tg_cache_commit(tg_cache *c, const char *rv, const tg_cache_handlers *h, char *err, size_t err_len)
+{
+    int rc;
+
+    if (!c->compact) {
+        json_object *items = c->staged_items ? c->staged_items : json_object_new_array();
+        c->staged_items = NULL;
+        if (items == NULL)
+            return tg_errf(err, err_len, "out of memory");
+        rc = tg_cache_replace(c, items, rv, h, err, err_len);
+        json_object_put(items);
+        return rc;
+    }
+    item_source src = {.text = c->staged, .n = c->staged_n};
+    rc = replace_from(c, &src, rv, h, err, err_len);
+    tg_cache_discard(c);
+    return rc;
+}
+
+void tg_cache_discard(tg_cache *c)
+{
+    json_object_put(c->staged_items);
+    c->staged_items = NULL;
+    free(c->staged);
+    c->staged = NULL;
+    c->staged_len = c->staged_cap = c->staged_n = 0;
 }
 
 int tg_cache_apply(tg_cache *c, const tg_watch_event *ev, const tg_cache_handlers *h, char *err, size_t err_len)
@@ -620,9 +745,9 @@ int tg_cache_apply(tg_cache *c, const tg_watch_event *ev, const tg_cache_handler
     if (ev->type == TG_WATCH_DELETED) {
         struct lh_entry *le = lh_table_lookup_entry(c->objects, key);
         if (le != NULL)
-            remove_entry(c, le, &changes);
+            remove_entry(c, le, changes_for(h, &changes));
         free(key);
-    } else if (upsert(c, key, obj, &changes) != 0) {
+    } else if (upsert(c, key, obj, changes_for(h, &changes)) != 0) {
         rc = tg_errf(err, err_len, "out of memory storing an event");
     }
     if (rc == TG_CACHE_OK && set_rv(c, rv) != 0)

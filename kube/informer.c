@@ -25,7 +25,6 @@ struct tg_informer {
     inf_state state;
     int relist_after_wait;         /* what the timer starts: a list or a watch */
     tg_kube_request *req;          /* the list page or watch in flight */
-    json_object *items;            /* pages collected so far */
     char *continue_token;
     tg_watch_parser parser;
     next_step watch_next;          /* set by the event callback when it stops the stream */
@@ -93,8 +92,7 @@ static char *make_url(const tg_informer *inf, const char *query)
 
 static void list_reset(tg_informer *inf)
 {
-    json_object_put(inf->items);
-    inf->items = NULL;
+    tg_cache_discard(inf->cache);
     free(inf->continue_token);
     inf->continue_token = NULL;
 }
@@ -132,16 +130,14 @@ static void on_list_page(tg_kube_request *req, const tg_kube_response *resp, voi
         return;
     }
     inf->stats.pages++;
-    if (inf->items == NULL && (inf->items = json_object_new_array()) == NULL) {
-        note_error(inf, "list %s: out of memory", inf->path);
+    char err[200];
+    if (tg_cache_stage(inf->cache, items, err, sizeof(err)) != 0) {
+        note_error(inf, "list %s: %s", inf->path, err);
         json_object_put(list);
         list_reset(inf);
         wait_then(inf, 1);
         return;
     }
-    size_t n = items ? json_object_array_length(items) : 0;
-    for (size_t i = 0; i < n; i++)
-        json_object_array_add(inf->items, json_object_get(json_object_array_get_idx(items, i)));
 
     const char *cont = tg_json_path_string(list, "metadata", "continue", NULL);
     const char *rv = tg_json_path_string(list, "metadata", "resourceVersion", NULL);
@@ -152,9 +148,15 @@ static void on_list_page(tg_kube_request *req, const tg_kube_response *resp, voi
         start_list(inf);
         return;
     }
-    char err[200];
-    int rc = tg_cache_replace(inf->cache, inf->items, rv, &inf->handlers, err, sizeof(err));
+    /* The page's tree goes before the objects are stored (cache.h, paged lists). */
+    char *rv_copy = rv ? strdup(rv) : NULL;
     json_object_put(list);
+    int rc = -1;
+    if (rv && !rv_copy)
+        snprintf(err, sizeof(err), "out of memory");
+    else
+        rc = tg_cache_commit(inf->cache, rv_copy, &inf->handlers, err, sizeof(err));
+    free(rv_copy);
     list_reset(inf);
     if (rc != 0) {
         note_error(inf, "list %s: %s", inf->path, err);

@@ -471,6 +471,23 @@ fail:
     return NULL;
 }
 
+json_object *tg_json_parse_own(const char *text, size_t len)
+{
+    json_tokener *tok;
+    json_object *obj;
+
+    if (len > TG_DOC_MAX_BYTES || len > INT_MAX || (tok = tokener_take()) == NULL)
+        return NULL;
+    obj = json_tokener_parse_ex(tok, text, (int)len);
+    if (obj != NULL && (json_tokener_get_error(tok) != json_tokener_success ||
+                        json_tokener_get_parse_end(tok) != len)) {
+        json_object_put(obj);
+        obj = NULL;
+    }
+    tokener_give(tok, len);
+    return obj;
+}
+
 const char *tg_json_string(json_object *obj, const char *key)
 {
     json_object *val;

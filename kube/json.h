@@ -23,6 +23,12 @@
  * NULL always means failure. err may be NULL. */
 json_object *tg_json_parse(const char *text, size_t len, char *err, size_t err_len);
 
+/* Parse text that json-c itself wrote from a tree tg_json_parse accepted (a
+ * cache's compact copy): the same tokener, reused per thread, without the
+ * strictness pass, which such text passes by construction. Returns a new
+ * reference, or NULL (out of memory, or text that is not such output). */
+json_object *tg_json_parse_own(const char *text, size_t len);
+
 /* obj[key] when obj is an object and the member is a string without embedded
  * NUL bytes; otherwise NULL. The pointer lives as long as obj. */
 const char *tg_json_string(json_object *obj, const char *key);

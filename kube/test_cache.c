@@ -865,6 +865,85 @@ static void test_metadata_indexes(void **state)
     tg_cache_free(c);
 }
 
+/* A list in pages, staged then committed, stores what one replace of the
+ * whole list stores, with the same handler calls; a malformed page stages
+ * nothing and, discarded, leaves the cache as it was. */
+static void test_paged_list_stage_commit(void **state)
+{
+    static const struct {
+        const char *pages[3];      /* "ns/name rv cluster" items, ';'-separated; "BAD": an unnamed item */
+        int stage_rc[3];
+        int commit;                /* 1: commit after the pages; 0: discard */
+        const char *want[6];       /* handler calls (a set) */
+        size_t count;              /* objects after */
+        const char *index[2];      /* label value -> how many, "value=n" */
+    } cases[] = {
+        {{"a/x 1 c1;b/x 2 c2", "c/x 3 c1", "d/y 4 c3"}, {0, 0, 0}, 1,
+         {"add a/x 1", "add b/x 2", "add c/x 3", "add d/y 4"}, 4, {"c1=2", "c3=1"}},
+        /* the same objects again, one changed, one gone: a relist's delta */
+        {{"a/x 1 c1", "", "c/x 5 c2;d/y 4 c3"}, {0, 0, 0}, 1,
+         {"update c/x 3->5", "delete b/x"}, 3, {"c1=1", "c2=1"}},
+        /* a bad second page: discarded, nothing changes */
+        {{"e/x 6 c1", "BAD", NULL}, {0, -1, 0}, 0, {NULL}, 3, {"c1=1", "c2=1"}},
+        /* an empty list empties the cache */
+        {{"", NULL, NULL}, {0, 0, 0}, 1, {"delete a/x", "delete c/x", "delete d/y"}, 0, {"c1=0", "c3=0"}},
+    };
+    log_t log = {0};
+    tg_cache_handlers h = {on_add, on_update, on_delete, &log};
+    tg_cache *c = cache_new(state, INDEX);
+
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        log.n = 0;
+        for (size_t p = 0; p < 3 && cases[k].pages[p]; p++) {
+            json_object *arr = json_object_new_array();
+            char copy[128], *save = NULL, err[200] = "";
+            snprintf(copy, sizeof(copy), "%s", cases[k].pages[p]);
+            for (char *q = strtok_r(copy, ";", &save); q; q = strtok_r(NULL, ";", &save)) {
+                char ns[16], name[16], rv[16], cl[16];
+                if (strcmp(q, "BAD") == 0) {
+                    json_object_array_add(arr, tg_json_parse("{\"metadata\":{}}", 15, NULL, 0));
+                    continue;
+                }
+                assert_int_equal(sscanf(q, "%15[^/]/%15s %15s %15s", ns, name, rv, cl), 4);
+                json_object_array_add(arr, obj(ns, name, rv, cl));
+            }
+            assert_int_equal(tg_cache_stage(c, arr, err, sizeof(err)), cases[k].stage_rc[p]);
+            if (cases[k].stage_rc[p] != 0)
+                assert_non_null(strstr(err, "no metadata.name"));
+            json_object_put(arr);   /* the caller frees each page at once */
+            if (cases[k].stage_rc[p] != 0)
+                break;
+        }
+        char err[200];
+        if (cases[k].commit)
+            assert_int_equal(tg_cache_commit(c, "100", &h, err, sizeof(err)), 0);
+        else
+            tg_cache_discard(c);
+        size_t nwant = 0;
+        while (nwant < 6 && cases[k].want[nwant])
+            nwant++;
+        assert_log(&log, cases[k].want, nwant);
+        assert_int_equal(tg_cache_count(c), cases[k].count);
+        for (size_t i = 0; i < 2 && cases[k].index[i]; i++) {
+            char value[16];
+            size_t n;
+            assert_int_equal(sscanf(cases[k].index[i], "%15[^=]=%zu", value, &n), 2);
+            assert_int_equal(tg_cache_get_by_index(c, value, NULL, NULL), n);
+        }
+    }
+    assert_true(tg_cache_synced(c));
+    /* A commit without a resourceVersion fails and empties the staging. */
+    json_object *one = json_object_new_array();
+    json_object_array_add(one, obj("z", "x", "9", "c1"));
+    char err[200];
+    assert_int_equal(tg_cache_stage(c, one, err, sizeof(err)), 0);
+    json_object_put(one);
+    assert_int_equal(tg_cache_commit(c, NULL, &h, err, sizeof(err)), -1);
+    assert_int_equal(tg_cache_commit(c, "101", &h, err, sizeof(err)), 0);
+    assert_int_equal(tg_cache_count(c), 0);
+    tg_cache_free(c);
+}
+
 /* Handlers may be left out: a missing one is skipped, never replaced by
  * another (an update is not reported as an add). */
 static void test_partial_handlers(void **state)
@@ -1200,6 +1279,7 @@ static void test_compact_memory(void **state)
     cmocka_unit_test_prestate(test_annotations_follow_keep_paths, (void *)(mode)), \
     cmocka_unit_test_prestate(test_index_and_handlers_follow_changes, (void *)(mode)), \
     cmocka_unit_test_prestate(test_metadata_indexes, (void *)(mode)),          \
+    cmocka_unit_test_prestate(test_paged_list_stage_commit, (void *)(mode)),   \
     cmocka_unit_test_prestate(test_partial_handlers, (void *)(mode))
 
 int main(void)
