@@ -1,5 +1,6 @@
 /* metrics.c - Prometheus registry and text exposition. */
 #include "metrics.h"
+#include "strbuf.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -271,33 +272,10 @@ unsigned long long tg_histogram_count(tg_metric_series *s)
 
 /* ---- rendering ---- */
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
+typedef tg_strbuf sbuf;
 
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        char *np;
-        while (b->len + n + 1 > cap)
-            cap *= 2;
-        if (!(np = realloc(b->p, cap))) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np, b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+static void sb_put(sbuf *b, const char *s, size_t n) { tg_strbuf_put(b, s, n); }
+static void sb_str(sbuf *b, const char *s) { tg_strbuf_str(b, s); }
 
 /* HELP text escapes \ and newline; label values also escape the double quote. */
 static void sb_escaped(sbuf *b, const char *s, int quote)

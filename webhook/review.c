@@ -6,6 +6,7 @@
 #include <string.h>
 #include <openssl/evp.h>
 
+#include "common/strbuf.h"
 #include "kube/json.h"
 
 #define API_GROUP "admission.k8s.io/"
@@ -152,36 +153,16 @@ void tg_review_request_clear(tg_review_request *req)
  * output is byte for byte what json-c writes for the same tree with
  * JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE (test_review.c
  * compares the two on hostile strings). */
-typedef struct outbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} outbuf;
+typedef tg_strbuf outbuf;
 
 static void out_put(outbuf *o, const char *s, size_t n)
 {
-    if (o->oom)
-        return;
-    if (o->len + n + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap : 256;
-        char *p;
-        while (cap < o->len + n + 1)
-            cap *= 2;
-        if ((p = realloc(o->p, cap)) == NULL) {
-            o->oom = 1;
-            return;
-        }
-        o->p = p;
-        o->cap = cap;
-    }
-    memcpy(o->p + o->len, s, n);
-    o->len += n;
-    o->p[o->len] = '\0';
+    tg_strbuf_put(o, s, n);
 }
 
 static void out_lit(outbuf *o, const char *s)
 {
-    out_put(o, s, strlen(s));
+    tg_strbuf_str(o, s);
 }
 
 /* A JSON string as json-c escapes it: the two-character escapes, \u00XX for
