@@ -132,6 +132,10 @@ def consumer_signer(consumer, installed, signer_bin, tmp_path_factory):
     kc = consumer.serviceaccount_kubeconfig(NS, SA, duration="6h")
     s = Signer(signer_bin, consumer, kc, tmp_path_factory.mktemp("signer-c"), "signer-consumer",
                "--cluster-id", CONSUMER_ID, "--controllers", CONSUMER_CONTROLLERS).start()
+    # The cluster key is made at the signer's first start (the previous module's teardown
+    # removed it with namespace liqo); commands that read it must not race that start.
+    wait_for(lambda: consumer.exists("secret", "authentication-keys", "-n", NS), timeout=60,
+             what="the consumer signer's authentication-keys")
     yield s
     s.stop()
 
