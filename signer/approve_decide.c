@@ -12,6 +12,7 @@
 #include "kube/tenant_json.h"
 #include "pki/csr.h"
 #include "pki/keys.h"
+#include "pki/slice.h"
 #include "pki/tenant.h"
 
 static int deny(tg_approve_decision *d, const char *reason, const char *fmt, ...)
@@ -162,5 +163,182 @@ int tg_approve_decide(json_object *csr, json_object *tenant, const char *nonce,
 done:
     free(pem);
     tg_tenant_clear(&t);
+    return out->approve;
+}
+
+/* ---------- ResourceSlices ---------- */
+
+#define LABEL_REPLICATED "liqo.io/replicated"
+#define LABEL_ORIGIN_ID "liqo.io/originID"
+
+/* The consumer id a replicated slice names, after its labels agree; NULL after deny. */
+static const char *slice_consumer(json_object *slice, tg_approve_decision *d)
+{
+    const char *consumer = tg_json_path_string(slice, "spec", "consumerClusterID", NULL);
+    const char *replicated = tg_json_path_string(slice, "metadata", "labels", LABEL_REPLICATED, NULL);
+    const char *origin = tg_json_path_string(slice, "metadata", "labels", LABEL_ORIGIN_ID, NULL);
+
+    if (!consumer || !*consumer) {
+        deny(d, tg_reason_name(TG_MALFORMED_RESOURCE_SLICE), "expected spec.consumerClusterID, found none");
+        return NULL;
+    }
+    if (!tg_cluster_id_valid(consumer)) {
+        deny(d, tg_reason_name(TG_INVALID_CLUSTER_ID), "spec.consumerClusterID: expected a cluster id, found \"%.64s\"",
+             consumer);
+        return NULL;
+    }
+    if (!replicated || strcmp(replicated, "true") != 0 || !origin || strcmp(origin, consumer) != 0) {
+        deny(d, tg_reason_name(TG_LABEL_MISMATCH), "expected labels %s=true and %s=%s, found %s and %.64s",
+             LABEL_REPLICATED, LABEL_ORIGIN_ID, consumer, replicated ? replicated : "none", origin ? origin : "none");
+        return NULL;
+    }
+    return consumer;
+}
+
+/* The Tenant of consumer in ns: present, not being deleted, not Drained; its
+ * key (NULL for TolerateNoHandshake) into *key. 0, or -1 after deny. */
+static int slice_tenant(json_object *tenant, const char *ns, const char *consumer, const tg_approve_policy *p,
+                        tg_tenant *t, tg_approve_decision *d)
+{
+    tg_verdict v;
+
+    if (!tenant)
+        return deny(d, tg_reason_name(TG_SLICE_TENANT_NOT_FOUND), "expected a Tenant of %s in namespace %s, found none",
+                    consumer, ns);
+    if (tg_json_path(tenant, "metadata", "deletionTimestamp", NULL))
+        return deny(d, TG_DENY_TENANT_DELETED, "Tenant %s is being deleted", consumer);
+    tg_verdict_init(&v);
+    if (tg_tenant_from_json(tenant, t, &v) != 0)
+        return deny(d, tg_reason_name(v.reason), "the Tenant of %s: %s", consumer, v.message);
+    if (strcmp(t->cluster_id, consumer) != 0)
+        return deny(d, tg_reason_name(TG_SLICE_TENANT_NOT_FOUND), "expected a Tenant of %s, found one of %.64s",
+                    consumer, t->cluster_id);
+    if (t->condition == TG_CONDITION_DRAINED)
+        return deny(d, tg_reason_name(TG_SLICE_TENANT_DRAINED),
+                    "expected the Tenant of %s to be Active or Cordoned, found Drained", consumer);
+    if (t->authz_policy == TG_POLICY_TOLERATE_NO_HANDSHAKE && !p->allow_no_handshake)
+        return deny(d, tg_reason_name(TG_MALFORMED_TENANT), "the Tenant of %s is TolerateNoHandshake, not allowed here",
+                    consumer);
+    if (t->authz_policy != TG_POLICY_TOLERATE_NO_HANDSHAKE && t->public_key.len == 0)
+        return deny(d, tg_reason_name(TG_CSR_PUBLIC_KEY_MISMATCH), "the Tenant of %s has no spec.publicKey", consumer);
+    return 0;
+}
+
+/* The decoded spec.csr of a slice (PEM text, malloc'd); NULL after deny. */
+static unsigned char *slice_request(json_object *slice, size_t *len, tg_approve_decision *d)
+{
+    const char *b64 = tg_json_path_string(slice, "spec", "csr", NULL);
+    char err[128];
+    unsigned char *pem;
+
+    if (!b64 || !*b64) {
+        deny(d, tg_reason_name(TG_MALFORMED_RESOURCE_SLICE), "expected spec.csr, found none");
+        return NULL;
+    }
+    if (!(pem = tg_base64_decode(b64, strlen(b64), len, err, sizeof(err))))
+        deny(d, tg_reason_name(TG_MALFORMED_RESOURCE_SLICE), "spec.csr: expected base64, found %s", err);
+    return pem;
+}
+
+/* slice_request and the subject/key checks; the request (malloc'd) or NULL after deny. */
+static unsigned char *slice_checked_request(json_object *slice, json_object *tenant, const tg_approve_policy *p,
+                                            size_t *len, tg_approve_decision *d)
+{
+    const char *ns = tg_json_path_string(slice, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(slice, "metadata", "name", NULL);
+    const char *consumer;
+    char want_ns[128];
+    unsigned char *pem = NULL;
+    tg_tenant t;
+    tg_verdict v;
+    tg_bytes csr;
+
+    memset(&t, 0, sizeof(t));
+    if (!(consumer = slice_consumer(slice, d)))
+        return NULL;
+    snprintf(want_ns, sizeof(want_ns), TG_TENANT_NAMESPACE_PREFIX "%s", consumer);
+    if (!ns || strcmp(ns, want_ns) != 0) {
+        deny(d, tg_reason_name(TG_WRONG_NAMESPACE), "expected the slice in %s (the tenant namespace of %s), found %.64s",
+             want_ns, consumer, ns ? ns : "none");
+        return NULL;
+    }
+    if (slice_tenant(tenant, ns, consumer, p, &t, d) != 0 || !(pem = slice_request(slice, len, d)))
+        goto out;
+    tg_verdict_init(&v);
+    csr = (tg_bytes){.data = pem, .len = *len};
+    if (tg_slice_csr_check(&csr, name ? name : "", consumer,
+                           t.authz_policy == TG_POLICY_TOLERATE_NO_HANDSHAKE ? NULL : &t.public_key, &v) != 0) {
+        deny(d, tg_reason_name(v.reason), "%s", v.message);
+        free(pem);
+        pem = NULL;
+    }
+out:
+    tg_tenant_clear(&t);
+    return pem;
+}
+
+int tg_slice_auth_decide(json_object *slice, json_object *tenant, const tg_approve_policy *policy,
+                         tg_approve_decision *out)
+{
+    size_t len = 0;
+    unsigned char *pem;
+
+    memset(out, 0, sizeof(*out));
+    if (!slice) {
+        deny(out, TG_DENY_NO_SLICE, "expected a ResourceSlice, found none");
+        return 0;
+    }
+    if (!(pem = slice_checked_request(slice, tenant, policy, &len, out)))
+        return 0;
+    free(pem);
+    out->approve = 1;
+    snprintf(out->reason, sizeof(out->reason), "%s", TG_APPROVE_REASON_SLICE);
+    snprintf(out->message, sizeof(out->message), "spec.csr matches the Tenant of %s",
+             tg_json_path_string(slice, "spec", "consumerClusterID", NULL));
+    return 1;
+}
+
+int tg_approve_decide_slice(json_object *csr, json_object *slice, json_object *tenant,
+                            const tg_approve_policy *policy, tg_approve_decision *out)
+{
+    const char *label = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+    const char *ref = tg_json_path_string(csr, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
+    const char *consumer;
+    unsigned char *want = NULL, *got = NULL;
+    size_t want_len = 0, got_len = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (check_signer(csr, policy, out) != 0 || check_usages(csr, out) != 0)
+        return 0;
+    if (!slice) {
+        deny(out, TG_DENY_NO_SLICE, "expected an admitted ResourceSlice %.300s, found none", ref ? ref : "(none named)");
+        return 0;
+    }
+    if (tg_json_path(slice, "metadata", "deletionTimestamp", NULL)) {
+        deny(out, TG_DENY_SLICE_DELETED, "ResourceSlice %.300s is being deleted", ref ? ref : "?");
+        return 0;
+    }
+    consumer = tg_json_path_string(slice, "spec", "consumerClusterID", NULL);
+    if (!label || !consumer || strcmp(label, consumer) != 0) {
+        deny(out, tg_reason_name(TG_LABEL_MISMATCH), "expected label %s=%.64s, found %.64s", TG_LABEL_REMOTE_CLUSTER_ID,
+             consumer ? consumer : "?", label ? label : "none");
+        return 0;
+    }
+    if (!(want = slice_checked_request(slice, tenant, policy, &want_len, out)))
+        return 0;
+    if ((got = csr_request(csr, &got_len, out))) {
+        /* Same subject and key is not enough: only the admitted request is signed. */
+        if (got_len != want_len || memcmp(got, want, got_len) != 0)
+            deny(out, TG_DENY_REQUEST_SLICE, "expected the request of ResourceSlice %.300s, found a different one",
+                 ref ? ref : "?");
+        else {
+            out->approve = 1;
+            snprintf(out->reason, sizeof(out->reason), "%s", TG_APPROVE_REASON_SLICE);
+            snprintf(out->message, sizeof(out->message), "request matches ResourceSlice %.300s of %s, validated",
+                     ref ? ref : "?", consumer);
+        }
+    }
+    free(got);
+    free(want);
     return out->approve;
 }

@@ -44,4 +44,32 @@ typedef struct tg_approve_decision {
 int tg_approve_decide(json_object *csr, json_object *tenant, const char *nonce,
                       const tg_approve_policy *policy, tg_approve_decision *out);
 
+/* ---------- ResourceSlices (PROTOCOL.md 5a and 6a) ---------- */
+
+/* A CSR made for a replicated slice carries this annotation: "<ns>/<name>"
+ * of the slice (names may be longer than a label value). */
+#define TG_ANNOTATION_CSR_SLICE "tenantgate.io/resourceslice"
+#define TG_APPROVE_REASON_SLICE "ResourceSliceValidated"
+#define TG_DENY_NO_SLICE "NoMatchingResourceSlice"
+#define TG_DENY_SLICE_DELETED "ResourceSliceDeleted"
+#define TG_DENY_REQUEST_SLICE "RequestNotFromResourceSlice"
+
+/* The provider's authentication of a replicated slice (the webhook's checks
+ * of PROTOCOL.md 5a again, on live objects): labels liqo.io/replicated=true
+ * and liqo.io/originID = spec.consumerClusterID (a valid id), the namespace
+ * liqo-tenant-<consumer>, its Tenant (NULL: none) named after the consumer,
+ * not being deleted and not Drained, and spec.csr with CN <name>-<h>, O
+ * <consumer> and the Tenant's key (tg_slice_csr_check). Reasons are the
+ * PROTOCOL.md 5/5a codes. Always fills out; returns out->approve. */
+int tg_slice_auth_decide(json_object *slice, json_object *tenant, const tg_approve_policy *policy,
+                         tg_approve_decision *out);
+
+/* The approver's decision on a CSR annotated TG_ANNOTATION_CSR_SLICE: signer
+ * and usages as for a Tenant, the slice (NULL: none) exists and is not being
+ * deleted, its label liqo.io/remote-cluster-id on the CSR names the slice's
+ * consumer, tg_slice_auth_decide passes, and spec.request is byte-for-byte
+ * the slice's spec.csr. Always fills out; returns out->approve. */
+int tg_approve_decide_slice(json_object *csr, json_object *slice, json_object *tenant,
+                            const tg_approve_policy *policy, tg_approve_decision *out);
+
 #endif

@@ -200,3 +200,49 @@ fail:
     json_object_put(g);
     return -1;
 }
+
+int tg_slice_resources_add(json_object *others, json_object *add)
+{
+    char text[64];
+    __int128 a, b;
+    int present, rc = 0;
+
+    if (!add || !json_object_is_type(add, json_type_object))
+        return 0;
+    json_object_object_foreach(add, name, value) {
+        (void)value;
+        if (member_milli(add, name, &a, &present) != 0 || member_milli(others, name, &b, &present) != 0) {
+            rc = -1;
+            continue;
+        }
+        tg_quantity_text(a + b, text, sizeof(text));
+        json_object_object_add(others, name, json_object_new_string(text));
+    }
+    return rc;
+}
+
+int tg_slice_resources_verdict(const char *class_, tg_slice_tenant_state tenant, const char *cur_status,
+                               json_object *request, json_object *policy, json_object *others,
+                               json_object **granted, char *reason, size_t reason_len, char *why, size_t why_len)
+{
+    *granted = NULL;
+    if (class_ && *class_ && strcmp(class_, "default") != 0)
+        return 0;   /* another class: its own controller decides (Liqo) */
+    if (tenant == TG_SLICE_T_DRAINED) {
+        snprintf(reason, reason_len, "%s", TG_RES_DENY_DRAINED);
+        snprintf(why, why_len, "the consumer's Tenant is Drained");
+        return -1;
+    }
+    if (tenant == TG_SLICE_T_CORDONED) {
+        if (cur_status && *cur_status)
+            return 0;   /* decided before the cordon: it stays (Liqo) */
+        snprintf(reason, reason_len, "%s", TG_RES_DENY_CORDONED);
+        snprintf(why, why_len, "the consumer's Tenant is Cordoned: no new slices");
+        return -1;
+    }
+    if (tg_slice_resources_decide(request, policy, others, granted, why, why_len) != 0) {
+        snprintf(reason, reason_len, "%s", TG_RES_DENY_POLICY);
+        return -1;
+    }
+    return 1;
+}

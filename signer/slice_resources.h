@@ -32,4 +32,30 @@ void tg_quantity_text(__int128 milli, char *buf, size_t len);
 int tg_slice_resources_decide(json_object *request, json_object *policy, json_object *others,
                               json_object **granted, char *why, size_t why_len);
 
+/* others += add, quantity by quantity (others an object; add may be NULL).
+ * 0, or -1 when a quantity of add is malformed (others unchanged then in that key). */
+int tg_slice_resources_add(json_object *others, json_object *add);
+
+/* The Tenant's state as the Resources condition sees it. */
+typedef enum tg_slice_tenant_state {
+    TG_SLICE_T_ACTIVE = 0,
+    TG_SLICE_T_CORDONED,
+    TG_SLICE_T_DRAINED,
+} tg_slice_tenant_state;
+
+/* Reason codes of a Resources=Denied (the message starts with one). */
+#define TG_RES_DENY_DRAINED "TenantDrained"
+#define TG_RES_DENY_CORDONED "TenantCordoned"
+#define TG_RES_DENY_POLICY "PolicyExceeded"
+
+/* The Resources condition of a slice (Liqo's rules, then the policy):
+ * class (NULL or "" counts as "default") other than "default" -> 0, leave it
+ * alone; Drained -> -1 TenantDrained; Cordoned -> 0 when the condition
+ * already has a status (cur_status non-empty), else -1 TenantCordoned;
+ * Active -> tg_slice_resources_decide: 1 with *granted, or -1
+ * PolicyExceeded. On -1, reason (>= 32 bytes) and why are filled. */
+int tg_slice_resources_verdict(const char *class_, tg_slice_tenant_state tenant, const char *cur_status,
+                               json_object *request, json_object *policy, json_object *others,
+                               json_object **granted, char *reason, size_t reason_len, char *why, size_t why_len);
+
 #endif

@@ -111,12 +111,72 @@ static void test_decisions(void **state)
     }
 }
 
+static void test_verdicts(void **state)
+{
+    static const struct {
+        const char *desc, *class_;
+        tg_slice_tenant_state tenant;
+        const char *cur, *request, *policy, *others;
+        int want;
+        const char *reason;
+    } cases[] = {
+        {"default, Active", "default", TG_SLICE_T_ACTIVE, NULL, NULL, NULL, NULL, 1, NULL},
+        {"empty class is default", "", TG_SLICE_T_ACTIVE, NULL, NULL, NULL, NULL, 1, NULL},
+        {"NULL class is default", NULL, TG_SLICE_T_ACTIVE, "Denied", NULL, NULL, NULL, 1, NULL},
+        {"another class: untouched", "gpu", TG_SLICE_T_ACTIVE, NULL, NULL, NULL, NULL, 0, NULL},
+        {"another class, Drained: untouched", "gpu", TG_SLICE_T_DRAINED, NULL, NULL, NULL, NULL, 0, NULL},
+        {"Drained", "default", TG_SLICE_T_DRAINED, "Accepted", NULL, NULL, NULL, -1, "TenantDrained"},
+        {"Cordoned, new slice", "default", TG_SLICE_T_CORDONED, NULL, NULL, NULL, NULL, -1, "TenantCordoned"},
+        {"Cordoned, empty status", "default", TG_SLICE_T_CORDONED, "", NULL, NULL, NULL, -1, "TenantCordoned"},
+        {"Cordoned, accepted stays", "default", TG_SLICE_T_CORDONED, "Accepted", NULL, NULL, NULL, 0, NULL},
+        {"over the policy", "default", TG_SLICE_T_ACTIVE, NULL, "{\"cpu\":\"9\"}",
+         "{\"maxPerSlice\":{\"cpu\":\"8\"}}", NULL, -1, "PolicyExceeded"},
+        {"accepted, then over the tenant total", "default", TG_SLICE_T_ACTIVE, "Accepted", NULL,
+         "{\"maxPerTenant\":{\"pods\":\"200\"}}", "{\"pods\":\"110\"}", -1, "PolicyExceeded"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *req = j(cases[i].request), *pol = j(cases[i].policy), *oth = j(cases[i].others), *g = NULL;
+        char reason[32] = "", why[256] = "";
+        int rc = tg_slice_resources_verdict(cases[i].class_, cases[i].tenant, cases[i].cur, req, pol, oth, &g,
+                                            reason, sizeof(reason), why, sizeof(why));
+
+        print_message("%-36s -> %d %s %s\n", cases[i].desc, rc, reason, why);
+        assert_int_equal(rc, cases[i].want);
+        assert_true((rc == 1) == (g != NULL));
+        if (cases[i].reason)
+            assert_string_equal(reason, cases[i].reason);
+        json_object_put(g);
+        json_object_put(req);
+        json_object_put(pol);
+        json_object_put(oth);
+    }
+}
+
+static void test_sum(void **state)
+{
+    json_object *sum = json_object_new_object(), *a = j("{\"cpu\":\"1500m\",\"memory\":\"4Gi\"}");
+    json_object *b = j("{\"cpu\":\"2\",\"pods\":110}"), *bad = j("{\"cpu\":\"x\"}");
+
+    assert_int_equal(tg_slice_resources_add(sum, a), 0);
+    assert_int_equal(tg_slice_resources_add(sum, b), 0);
+    assert_int_equal(tg_slice_resources_add(sum, NULL), 0);
+    assert_int_equal(tg_slice_resources_add(sum, bad), -1);
+    assert_string_equal(json_object_to_json_string_ext(sum, JSON_C_TO_STRING_PLAIN),
+                        "{\"cpu\":\"3500m\",\"memory\":\"4Gi\",\"pods\":\"110\"}");
+    json_object_put(sum);
+    json_object_put(a);
+    json_object_put(b);
+    json_object_put(bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantities),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_decisions),
+        cmocka_unit_test(test_verdicts),
+        cmocka_unit_test(test_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
