@@ -24,12 +24,13 @@ from testbed import HostProcess, free_port, openssl, wait_for
 
 NS = "liqo"
 SA = "tenantgate-signer"
-CLUSTER_ROLES = ("tenantgate-signer", "tenantgate-signer-own-signer", "tenantgate-remote-consumer")
+CLUSTER_ROLES = ("tenantgate-signer", "tenantgate-signer-own-signer", "tenantgate-remote-consumer",
+                 "tenantgate-resourceslice-user")
 # NamespaceMaps belong to Liqo's offloading module: a minimal CRD from e2e/testdata, for RBAC checks.
 TEST_CRDS = ("namespacemaps.offloading.liqo.io",)
 PROVIDER_ID = "cl-provider"
 CONSUMER_ID = "cl-consumer"
-PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer,remoterenew"
+PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer,remoterenew,remoteresourceslice"
 CONSUMER_CONTROLLERS = "keys,noncesigner,identity,resourceslice,renew"
 
 

@@ -34,7 +34,8 @@
  * onboarded 1,000 Tenants in 138 s, 8 in 68 s on the same 2-core machine). */
 #define DEFAULT_WORKERS 8
 #define MAX_WORKERS 32
-#define MAX_INFORMERS 10
+#define MAX_INFORMERS 12
+#define DEFAULT_SLICE_POLICY "tenantgate-resourceslice-policy"
 
 typedef struct informer_ref {
     tg_informer *inf;
@@ -77,7 +78,7 @@ static void usage(FILE *out)
             "  --context NAME             kubeconfig context\n"
             "  --namespace NS             install namespace (default liqo)\n"
             "  --controllers LIST         comma list of keys,nonce,tenant,approver,signer,identity,noncesigner,\n"
-            "                             resourceslice,renew,remoterenew (default all)\n"
+            "                             resourceslice,renew,remoterenew,remoteresourceslice (default all)\n"
             "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
             "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
             "  --csr-expiration-seconds N expirationSeconds of CSRs (default 31536000; 0: none; min 600)\n"
@@ -89,6 +90,8 @@ static void usage(FILE *out)
             "  --leader-elect-lease-name NAME  (default tenantgate-signer)\n"
             "  --leader-elect-namespace NS     (default: --namespace)\n"
             "  --allow-no-handshake       accept TolerateNoHandshake Tenants (as the webhook's switch)\n"
+            "  --slice-policy-configmap NS/NAME  ResourceSlice class policy (default\n"
+            "                             <namespace>/" DEFAULT_SLICE_POLICY "; \"off\": none)\n"
 "  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
             "  --workers N                reconcile threads, 1-32 (default 8)\n"
             "  --log-level LEVEL          debug, info, warn, error (default info)\n"
@@ -120,6 +123,7 @@ static int parse_controllers(const char *arg, unsigned *out)
         {"keys", TG_CTL_KEYS}, {"nonce", TG_CTL_NONCE}, {"tenant", TG_CTL_TENANT}, {"approver", TG_CTL_APPROVER},
         {"signer", TG_CTL_SIGNER}, {"identity", TG_CTL_IDENTITY}, {"noncesigner", TG_CTL_NONCESIGNER},
         {"resourceslice", TG_CTL_RESOURCESLICE}, {"renew", TG_CTL_RENEW}, {"remoterenew", TG_CTL_REMOTE_RENEW},
+        {"remoteresourceslice", TG_CTL_REMOTE_SLICE},
     };
     char buf[256], *tok, *save = NULL;
     size_t i;
@@ -141,6 +145,19 @@ static int parse_controllers(const char *arg, unsigned *out)
 
 /* ---------- informer handlers: objects -> queue keys ---------- */
 
+static void on_slice_of_tenant(json_object *sl, void *data)
+{
+    signer_main *m = data;
+    const char *ns = tg_json_path_string(sl, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(sl, "metadata", "name", NULL);
+    char key[TG_WQ_KEY_MAX];
+
+    if (ns && name) {
+        snprintf(key, sizeof(key), "remoteslice/%s/%s", ns, name);
+        tg_wq_add(m->s.q, key, tg_wq_now_ms());
+    }
+}
+
 static void enqueue(informer_ref *r, json_object *o, int deleted)
 {
     const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
@@ -154,8 +171,25 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
         return;
     snprintf(key, sizeof(key), "%s/%s/%s", r->kind, ns ? ns : "", name);
     /* An issued CSR leaves the approver and the own signer nothing to do. */
-    if (!issued && !(is_csr && deleted) && !(is_identity && !(r->m->s.controllers & TG_CTL_IDENTITY)))
+    if (!issued && !(is_csr && deleted) && !(is_identity && !(r->m->s.controllers & TG_CTL_IDENTITY)) &&
+        !(strcmp(r->kind, "tenant") == 0 && !(r->m->s.controllers & TG_CTL_TENANT)))
         tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+    /* Any Tenant event wakes its consumer's replicated slices (Liqo's RRS). */
+    if (strcmp(r->kind, "tenant") == 0 && r->m->s.slice_cache) {
+        const char *cid = tg_json_path_string(o, "spec", "clusterID", NULL);
+        if (!cid)
+            cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+        if (cid)
+            tg_cache_get_by_index(r->m->s.slice_cache, cid, on_slice_of_tenant, r->m);
+    }
+    /* A slice's CSR issued or denied: wake that slice. */
+    if (is_csr && (issued || denied) && (r->m->s.controllers & TG_CTL_REMOTE_SLICE)) {
+        const char *ref = tg_json_path_string(o, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
+        if (ref && strlen(ref) < TG_WQ_KEY_MAX - 16) {
+            snprintf(key, sizeof(key), "remoteslice/%s", ref);
+            tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+        }
+    }
     if (is_identity && (r->m->s.controllers & TG_CTL_RENEW)) {
         snprintf(key, sizeof(key), "renew/%s/%s", ns ? ns : "", name);
         tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
@@ -373,6 +407,10 @@ static void register_metrics(signer_main *m)
     m->s.m_cert_expiry = tg_metrics_gauge(r, "tenantgate_signer_certificate_expiry_timestamp_seconds",
                                           "NotAfter of the certificate in each Tenant's status.", 1,
                                           (const char *[]){"cluster_id"});
+    m->s.m_slice_verdicts = tg_metrics_counter(r, "tenantgate_signer_resourceslice_denials_total",
+                                               "ResourceSlice conditions set to Denied by the remoteresourceslice "
+                                               "controller, by condition and reason.", 3,
+                                               (const char *[]){"condition", "status", "reason"});
     m->s.m_nonce_skips = tg_metrics_counter(r, "tenantgate_signer_nonce_skips_total",
                                             "Nonce reconciles that left a labelled Secret alone: not named "
                                             "liqo-nonce, not in a liqo-tenant-<id> namespace, or not labelled for "
@@ -403,7 +441,7 @@ int main(int argc, char **argv)
     enum {
         OPT_KUBECONFIG = 256, OPT_CONTEXT, OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_CONTROLLERS, OPT_API_SERVER, OPT_CA_FILE,
         OPT_CSR_EXP, OPT_SIGNER_NAME, OPT_CA_CERT, OPT_CA_KEY, OPT_MAX_LIFE, OPT_ALLOW_NH, OPT_LOG_LEVEL,
-        OPT_LE, OPT_LE_NAME, OPT_LE_NS, OPT_METRICS, OPT_WORKERS,
+        OPT_LE, OPT_LE_NAME, OPT_LE_NS, OPT_METRICS, OPT_WORKERS, OPT_SLICE_POLICY,
     };
     static const struct option opts[] = {
         {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
@@ -425,12 +463,14 @@ int main(int argc, char **argv)
         {"leader-elect-namespace", required_argument, NULL, OPT_LE_NS},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"workers", required_argument, NULL, OPT_WORKERS},
+        {"slice-policy-configmap", required_argument, NULL, OPT_SLICE_POLICY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     static signer_main m;
     const char *kubeconfig = NULL, *context = NULL, *ca_file = NULL, *ca_cert = NULL, *ca_key = NULL;
-    const char *api_server = NULL, *lease_name = "tenantgate-signer", *lease_ns = NULL;
+    const char *api_server = NULL, *lease_name = "tenantgate-signer", *lease_ns = NULL, *slice_policy = NULL;
+    char slice_policy_ns[64];
     long max_life = 31536000;
     char metrics_host[256] = "0.0.0.0";
     int metrics_port = 8080;
@@ -486,6 +526,15 @@ int main(int argc, char **argv)
                 goto bad;
             break;
         case OPT_LE_NAME: lease_name = optarg; break;
+        case OPT_SLICE_POLICY: {
+            const char *slash = strchr(optarg, '/');
+            if (strcmp(optarg, "off") != 0 &&
+                (!slash || slash == optarg || (size_t)(slash - optarg) >= sizeof(slice_policy_ns) || !slash[1] ||
+                 strchr(slash + 1, '/') || strlen(slash + 1) > 253))
+                goto bad;
+            slice_policy = optarg;
+            break;
+        }
         case OPT_LE_NS: lease_ns = optarg; break;
         case OPT_LOG_LEVEL:
             if (tg_log_set_level_named(optarg) != 0)
@@ -507,6 +556,15 @@ int main(int argc, char **argv)
     if (ca_cert && strcmp(m.s.signer_name, TG_SIGNER_NAME_OWN) != 0) {
         fprintf(stderr, "tenantgate-signer: --ca-cert needs --signer-name %s\n", TG_SIGNER_NAME_OWN);
         return 2;
+    }
+    if (!slice_policy) {
+        m.s.slice_policy_ns = m.s.namespace_;
+        m.s.slice_policy_name = DEFAULT_SLICE_POLICY;
+    } else if (strcmp(slice_policy, "off") != 0) {
+        snprintf(slice_policy_ns, sizeof(slice_policy_ns), "%.*s", (int)(strchr(slice_policy, '/') - slice_policy),
+                 slice_policy);
+        m.s.slice_policy_ns = slice_policy_ns;
+        m.s.slice_policy_name = strchr(slice_policy, '/') + 1;
     }
     signal(SIGPIPE, SIG_IGN);
     /* glibc gives each worker thread its own malloc arena, and each keeps
@@ -562,10 +620,14 @@ int main(int argc, char **argv)
     if (((m.s.controllers & TG_CTL_NONCE) &&
          (add_informer(&m, "nonce", "/api/v1/secrets", "liqo.io/nonce=true", NULL, err, sizeof(err)) != 0 ||
           !(m.s.nonce_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
-        ((m.s.controllers & TG_CTL_TENANT) &&
+        ((m.s.controllers & TG_CTL_REMOTE_SLICE) &&
+         (add_informer(&m, "remoteslice", "/apis/authentication.liqo.io/v1beta1/resourceslices",
+                       "liqo.io/replicated=true,liqo.io/originID", "liqo.io/originID", err, sizeof(err)) != 0 ||
+          !(m.s.slice_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
+        ((m.s.controllers & (TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) &&
          (add_informer(&m, "tenant", "/apis/authentication.liqo.io/v1beta1/tenants", NULL, NULL, err, sizeof(err)) != 0 ||
           !(m.s.tenant_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
-        ((m.s.controllers & (TG_CTL_APPROVER | TG_CTL_SIGNER | TG_CTL_TENANT)) &&
+        ((m.s.controllers & (TG_CTL_APPROVER | TG_CTL_SIGNER | TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) &&
          (add_informer(&m, "csr", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
                        (snprintf(sel, sizeof(sel), TG_LABEL_TENANT_CSR "=true"), sel), TG_LABEL_REMOTE_CLUSTER_ID, err,
                        sizeof(err)) != 0 ||
@@ -623,7 +685,7 @@ int main(int argc, char **argv)
         uv_run(m.loop, UV_RUN_ONCE);
     for (i = 0; i < m.workers_started; i++)
         pthread_join(m.workers[i], NULL);
-    m.s.csr_cache = m.s.nonce_cache = NULL;
+    m.s.csr_cache = m.s.nonce_cache = m.s.slice_cache = NULL;
     close_handles(&m);
     tg_leader_stop(m.leader);   /* after the workers: release only once nothing acts */
     uv_run(m.loop, UV_RUN_NOWAIT);           /* finish the probe connections' closes */

@@ -1,6 +1,7 @@
 /* provider_approver.c - the provider's CSR approver (PROTOCOL.md 7): approves a
- * tenant CSR only when it matches an authenticated Tenant, read live, and
- * denies it with a reason otherwise. An approved CSR for our own signer is
+ * tenant CSR only when it matches an authenticated Tenant, read live, and a
+ * slice CSR (annotated tenantgate.io/resourceslice) only when it matches an
+ * admitted replicated ResourceSlice; denies others with a reason. An approved CSR for our own signer is
  * handed to provider_signer.c. */
 #include "signer/reconcile_common.h"
 
@@ -66,11 +67,61 @@ static void csr_decision_settle(tg_signer *s, json_object *after, const char *na
     tg_settled_put(s->settled, key, rv, "decided", NULL, now, now + 10 * 60 * 1000);
 }
 
+/* The Tenant a tenant CSR names by its labels (read live, *tenant NULL when
+ * none) and its namespace's nonce. 0, or -1 with err. */
+static int tenant_inputs(tg_api *api, json_object *csr, json_object **tenant, char **nonce, char *err, size_t err_len)
+{
+    const char *cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+    const char *tns = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
+    char default_ns[320], path[1024];
+    long r;
+
+    if (cid && !tns) {   /* a CSR made by another tool: the conventional tenant namespace */
+        snprintf(default_ns, sizeof(default_ns), TG_TENANT_NAMESPACE_PREFIX "%s", cid);
+        tns = default_ns;
+    }
+    if (!cid || !tns || !tg_cluster_id_valid(cid) || strlen(tns) >= 64 || strchr(tns, '/'))
+        return 0;
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", tns, cid);
+    r = tg_api_get(api, path, tenant, err, err_len);
+    if (r != 200 && r != 404)
+        return -1;
+    *nonce = rc_read_nonce(api, tns, NULL);
+    return 0;
+}
+
+/* A CSR made for a replicated slice (annotation "<ns>/<name>"): the slice
+ * and its consumer's Tenant, read live, and the decision. 0, or -1 with err. */
+static int slice_decide(tg_api *api, json_object *csr, const tg_approve_policy *pol, json_object **slice,
+                        json_object **tenant, tg_approve_decision *d, char *err, size_t err_len)
+{
+    const char *ref = tg_json_path_string(csr, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
+    const char *slash = strchr(ref, '/'), *consumer;
+    char path[1024];
+    long r;
+
+    if (slash && slash > ref && slash - ref < 64 && strlen(slash + 1) > 0 && strlen(slash + 1) <= 253 &&
+        !strchr(slash + 1, '/')) {
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%.*s/resourceslices/%s", (int)(slash - ref), ref,
+                 slash + 1);
+        if ((r = tg_api_get(api, path, slice, err, err_len)) != 200 && r != 404)
+            return -1;
+    }
+    consumer = *slice ? tg_json_path_string(*slice, "spec", "consumerClusterID", NULL) : NULL;
+    if (consumer && tg_cluster_id_valid(consumer)) {
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%.*s/tenants/%s", (int)(slash - ref), ref, consumer);
+        if ((r = tg_api_get(api, path, tenant, err, err_len)) != 200 && r != 404)
+            return -1;
+    }
+    tg_approve_decide_slice(csr, *slice, *tenant, pol, d);
+    return 0;
+}
+
 long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
 {
     char path[1024], err[512], now[32];
-    json_object *csr = NULL, *tenant = NULL, *st, *conds, *c, *after = NULL;
-    const char *cid, *tns;
+    json_object *csr = NULL, *tenant = NULL, *slice = NULL, *st, *conds, *c, *after = NULL;
+    const char *cid;
     char *nonce = NULL;
     tg_approve_policy pol = {.signer_name = s->signer_name, .allow_no_handshake = s->allow_no_handshake};
     tg_approve_decision d;
@@ -100,22 +151,15 @@ long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
         ret = TG_RECONCILE_OK;
         goto out;
     }
-    char default_ns[320];
-
-    cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
-    tns = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
-    if (cid && !tns) {   /* a CSR made by another tool: the conventional tenant namespace */
-        snprintf(default_ns, sizeof(default_ns), TG_TENANT_NAMESPACE_PREFIX "%s", cid);
-        tns = default_ns;
-    }
-    if (cid && tns && tg_cluster_id_valid(cid) && strlen(tns) < 64 && !strchr(tns, '/')) {
-        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", tns, cid);
-        r = tg_api_get(api, path, &tenant, err, sizeof(err));
-        if (r != 200 && r != 404)
+    if (tg_json_path_string(csr, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL)) {
+        if (slice_decide(api, csr, &pol, &slice, &tenant, &d, err, sizeof(err)) != 0)
             goto fail;
-        nonce = rc_read_nonce(api, tns, NULL);
+    } else {
+        if (tenant_inputs(api, csr, &tenant, &nonce, err, sizeof(err)) != 0)
+            goto fail;
+        tg_approve_decide(csr, tenant, nonce, &pol, &d);
     }
-    tg_approve_decide(csr, tenant, nonce, &pol, &d);
+    cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
     rc_rfc3339(time(NULL), now, sizeof(now));
     if (!(st = tg_json_path(csr, "status", NULL))) {
         st = json_object_new_object();
@@ -144,8 +188,8 @@ long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
            TG_LOG_STR("cluster_id", cid), TG_LOG_STR("reason", d.reason), TG_LOG_STR("message", d.message));
     tg_api_event(api, csr, d.approve ? "Normal" : "Warning", d.reason, d.message);
     /* A denial is news on the Tenant; an approval reaches it as IdentityIssued. */
-    if (tenant && !d.approve)
-        tg_api_event(api, tenant, "Warning", "CSRDenied", d.message);
+    if (!d.approve && (slice || tenant))
+        tg_api_event(api, slice ? slice : tenant, "Warning", "CSRDenied", d.message);
     /* approved for our own signer: look again to sign it; otherwise the
      * controller-manager signs and our PUT's event is settled above */
     ret = d.approve && s->own_ca.cert && (s->controllers & TG_CTL_SIGNER) ? 1 : TG_RECONCILE_OK;
@@ -157,6 +201,7 @@ out:
     rc_free_secret(nonce, nonce ? strlen(nonce) : 0);
     json_object_put(after);
     json_object_put(tenant);
+    json_object_put(slice);
     json_object_put(csr);
     return ret;
 }

@@ -25,31 +25,10 @@
 
 /* ---------- the CSR and Tenant informer caches ---------- */
 
-/* The CSRs a Tenant controller makes carry this label: the first 32 hex
- * digits of SHA-256 over spec.request (the Tenant's spec.csr as stored), so
- * the CSR informer tells which CSRs were made for the Tenant's current
- * request without keeping the requests themselves. */
-#define TG_LABEL_CSR_REQUEST "tenantgate.io/request-sha256"
-/* When we made the CSR (wall clock, ms): orders CSRs of the same second. */
-#define CSR_CREATED_MS_LABEL "tenantgate.io/created-ms"
-#define REQUEST_HASH_LEN 32
-
-static void request_hash(const char *csr_b64, char out[REQUEST_HASH_LEN + 1])
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0, i;
-
-    out[0] = '\0';
-    if (!csr_b64 || EVP_Digest(csr_b64, strlen(csr_b64), md, &n, EVP_sha256(), NULL) != 1)
-        return;
-    for (i = 0; i < REQUEST_HASH_LEN / 2 && i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
-
 typedef struct csr_pick {
     char name[256];
     char ts[64];        /* creationTimestamp */
-    long long ms;       /* our label CSR_CREATED_MS_LABEL, 0 if absent */
+    long long ms;       /* our label TG_LABEL_CSR_CREATED_MS, 0 if absent */
     int issued;
     int denied;
     int found;
@@ -94,7 +73,7 @@ static void on_csr_visit(json_object *c, void *data)
     const char *ts = tg_json_path_string(c, "metadata", "creationTimestamp", NULL);
     const char *name = tg_json_path_string(c, "metadata", "name", NULL);
     const char *crt = tg_json_path_string(c, "status", "certificate", NULL);
-    const char *ms_text = tg_json_path_string(c, "metadata", "labels", CSR_CREATED_MS_LABEL, NULL);
+    const char *ms_text = tg_json_path_string(c, "metadata", "labels", TG_LABEL_CSR_CREATED_MS, NULL);
     long long ms = ms_text ? strtoll(ms_text, NULL, 10) : 0;
     int issued = crt && *crt, denied;
 
@@ -318,7 +297,6 @@ static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const 
 {
     char path[1024], name[320], key[640];
     time_t now = time(NULL);
-    json_object *rb, *meta, *subj, *subjs, *ref, *labels;
     long r;
 
     snprintf(name, sizeof(name), "liqo-tenant-%s", cid);
@@ -331,31 +309,7 @@ static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const 
     }
     if (rolebinding_known(s, key, now))
         return 200;
-    rb = json_object_new_object();
-    json_object_object_add(rb, "apiVersion", rc_jstr("rbac.authorization.k8s.io/v1"));
-    json_object_object_add(rb, "kind", rc_jstr("RoleBinding"));
-    meta = json_object_new_object();
-    json_object_object_add(meta, "name", rc_jstr(name));
-    json_object_object_add(meta, "namespace", rc_jstr(ns));
-    labels = json_object_new_object();
-    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
-    json_object_object_add(meta, "labels", labels);
-    json_object_object_add(rb, "metadata", meta);
-    subj = json_object_new_object();
-    json_object_object_add(subj, "kind", rc_jstr("User"));
-    json_object_object_add(subj, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
-    json_object_object_add(subj, "name", rc_jstr(cid));
-    subjs = json_object_new_array();
-    json_object_array_add(subjs, subj);
-    json_object_object_add(rb, "subjects", subjs);
-    ref = json_object_new_object();
-    json_object_object_add(ref, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
-    json_object_object_add(ref, "kind", rc_jstr("ClusterRole"));
-    json_object_object_add(ref, "name", rc_jstr(TG_CONSUMER_CLUSTERROLE));
-    json_object_object_add(rb, "roleRef", ref);
-    snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
-    r = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, rb, NULL, err, err_len);
-    json_object_put(rb);
+    r = rc_post_user_rolebinding(api, ns, name, cid, cid, TG_CONSUMER_CLUSTERROLE, NULL, err, err_len);
     if (r == 409)
         r = 200;   /* already there */
     if (r == 200 || r == 201)
@@ -368,44 +322,11 @@ static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const 
 static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *cid,
                        const char *hash, char *created, size_t created_len, char *err, size_t err_len)
 {
-    json_object *resp = NULL;
-    json_object *csr = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
-    json_object *spec = json_object_new_object(), *usages = json_object_new_array();
-    char created_ms[32];
-    struct timespec now;
-    long r;
+    json_object *labels = json_object_new_object();
 
-    clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(created_ms, sizeof(created_ms), "%lld", (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
-    json_object_object_add(csr, "apiVersion", rc_jstr("certificates.k8s.io/v1"));
-    json_object_object_add(csr, "kind", rc_jstr("CertificateSigningRequest"));
-    json_object_object_add(meta, "generateName", rc_jstr("liqo-identity-"));
-    json_object_object_add(labels, TG_LABEL_TENANT_CSR, rc_jstr("true"));
-    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
     json_object_object_add(labels, TG_LABEL_TENANT_NS, rc_jstr(ns));
-    if (hash && *hash)
-        json_object_object_add(labels, TG_LABEL_CSR_REQUEST, rc_jstr(hash));
-    json_object_object_add(labels, CSR_CREATED_MS_LABEL, json_object_new_string(created_ms));
-    json_object_object_add(meta, "labels", labels);
-    json_object_object_add(csr, "metadata", meta);
-    /* spec.csr is already base64 of the PEM: the same bytes the webhook admitted */
-    json_object_object_add(spec, "request", rc_jstr(tg_json_path_string(tenant, "spec", "csr", NULL)));
-    json_object_object_add(spec, "signerName", rc_jstr(s->signer_name));
-    json_object_array_add(usages, rc_jstr("digital signature"));
-    json_object_array_add(usages, rc_jstr("key encipherment"));
-    json_object_array_add(usages, rc_jstr("client auth"));
-    json_object_object_add(spec, "usages", usages);
-    if (s->csr_expiration_s > 0)
-        json_object_object_add(spec, "expirationSeconds", json_object_new_int64(s->csr_expiration_s));
-    json_object_object_add(csr, "spec", spec);
-    r = tg_api_call(api, "POST", CSR_API, TG_KUBE_CT_JSON, csr, &resp, err, err_len);
-    if (created && created_len) {
-        const char *n = tg_json_path_string(resp, "metadata", "name", NULL);
-        snprintf(created, created_len, "%s", r == 201 && n ? n : "");
-    }
-    json_object_put(resp);
-    json_object_put(csr);
-    return r;
+    return rc_create_csr(s, api, tg_json_path_string(tenant, "spec", "csr", NULL), cid, hash, labels, NULL, created,
+                         created_len, err, err_len);
 }
 
 /* Deletion: bindings away, nonce rotated (an old Tenant no longer verifies), finalizer off. */
@@ -533,18 +454,9 @@ static long tenant_publish(tg_signer *s, tg_api *api, json_object *tenant, const
 {
     const char *cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     const char *cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
-    json_object *ap = json_object_new_object(), *updated = NULL;
+    json_object *ap = rc_auth_params(s, cv->certificate, t->proxy_url), *updated = NULL;
     long ret;
 
-    json_object_object_add(ap, "signedCRT", rc_jstr(cv->certificate));
-    if (s->ca_pem) {
-        char *ca = tg_base64_encode((unsigned char *)s->ca_pem, s->ca_len, NULL);
-        json_object_object_add(ap, "ca", rc_jstr(ca));
-        free(ca);
-    }
-    json_object_object_add(ap, "apiServer", rc_jstr(s->api_server));
-    if (t->proxy_url)
-        json_object_object_add(ap, "proxyURL", rc_jstr(t->proxy_url));
     if (patch_tenant_status(api, tenant, ns, name, ap, &updated, err, err_len) != 200)
         return TG_RECONCILE_RETRY;
     count_verdict(s, NULL);
@@ -577,7 +489,7 @@ static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, c
 {
     const char *cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     const char *cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
-    char hash[REQUEST_HASH_LEN + 1], pending[600], ours[256];
+    char hash[TG_REQUEST_HASH_LEN + 1], pending[600], ours[256];
     tg_tenant_certs in = {.csr = TG_CSR_NONE};
     csr_view cv;
     EVP_PKEY *key;
@@ -591,7 +503,7 @@ static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, c
         snprintf(err, err_len, "the CSR informer has not synced");
         return TG_RECONCILE_RETRY;
     }
-    request_hash(tg_json_path_string(tenant, "spec", "csr", NULL), hash);
+    rc_request_hash(tg_json_path_string(tenant, "spec", "csr", NULL), hash);
     if (cached_csrs(s, ns, cid, hash, &cv) < 0) {
         snprintf(err, err_len, "out of memory");
         return TG_RECONCILE_RETRY;

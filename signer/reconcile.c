@@ -40,6 +40,8 @@ long tg_signer_reconcile(tg_signer *s, tg_api *api, const char *key)
         return tg_reconcile_resourceslice(s, api, ns, name);
     if (strcmp(kind, "renew") == 0)
         return tg_reconcile_renew(s, api, ns, name);
+    if (strcmp(kind, "remoteslice") == 0)
+        return tg_reconcile_remote_slice(s, api, ns, name);
     if (strcmp(kind, "remoterenew") == 0)
         return tg_reconcile_remote_renew(s, api, ns, name);
     return TG_RECONCILE_OK;

@@ -11,6 +11,8 @@
 
 #include "kube/base64.h"
 #include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "signer/approve_decide.h"
 
 json_object *rc_jstr(const char *s)
 {
@@ -200,4 +202,111 @@ int rc_csr_decided(json_object *csr)
             return -1;
     }
     return 0;
+}
+
+void rc_request_hash(const char *csr_b64, char out[TG_REQUEST_HASH_LEN + 1])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0, i;
+
+    out[0] = '\0';
+    if (!csr_b64 || EVP_Digest(csr_b64, strlen(csr_b64), md, &n, EVP_sha256(), NULL) != 1)
+        return;
+    for (i = 0; i < TG_REQUEST_HASH_LEN / 2 && i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+long rc_create_csr(tg_signer *s, tg_api *api, const char *request_b64, const char *cid, const char *hash,
+                   json_object *labels, json_object *annotations, char *created, size_t created_len, char *err,
+                   size_t err_len)
+{
+    json_object *resp = NULL;
+    json_object *csr = json_object_new_object(), *meta = json_object_new_object();
+    json_object *spec = json_object_new_object(), *usages = json_object_new_array();
+    char created_ms[32];
+    struct timespec now;
+    long r;
+
+    if (!labels)
+        labels = json_object_new_object();
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(created_ms, sizeof(created_ms), "%lld", (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+    json_object_object_add(csr, "apiVersion", rc_jstr("certificates.k8s.io/v1"));
+    json_object_object_add(csr, "kind", rc_jstr("CertificateSigningRequest"));
+    json_object_object_add(meta, "generateName", rc_jstr("liqo-identity-"));
+    json_object_object_add(labels, TG_LABEL_TENANT_CSR, rc_jstr("true"));
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
+    if (hash && *hash)
+        json_object_object_add(labels, TG_LABEL_CSR_REQUEST, rc_jstr(hash));
+    json_object_object_add(labels, TG_LABEL_CSR_CREATED_MS, json_object_new_string(created_ms));
+    json_object_object_add(meta, "labels", labels);
+    if (annotations)
+        json_object_object_add(meta, "annotations", annotations);
+    json_object_object_add(csr, "metadata", meta);
+    /* the object's spec.csr is already base64 of the PEM: the same bytes the webhook admitted */
+    json_object_object_add(spec, "request", rc_jstr(request_b64));
+    json_object_object_add(spec, "signerName", rc_jstr(s->signer_name));
+    json_object_array_add(usages, rc_jstr("digital signature"));
+    json_object_array_add(usages, rc_jstr("key encipherment"));
+    json_object_array_add(usages, rc_jstr("client auth"));
+    json_object_object_add(spec, "usages", usages);
+    if (s->csr_expiration_s > 0)
+        json_object_object_add(spec, "expirationSeconds", json_object_new_int64(s->csr_expiration_s));
+    json_object_object_add(csr, "spec", spec);
+    r = tg_api_call(api, "POST", CSR_API, TG_KUBE_CT_JSON, csr, &resp, err, err_len);
+    if (created && created_len) {
+        const char *n = tg_json_path_string(resp, "metadata", "name", NULL);
+        snprintf(created, created_len, "%s", r == 201 && n ? n : "");
+    }
+    json_object_put(resp);
+    json_object_put(csr);
+    return r;
+}
+
+json_object *rc_auth_params(tg_signer *s, const char *signed_b64, const char *proxy_url)
+{
+    json_object *ap = json_object_new_object();
+
+    json_object_object_add(ap, "signedCRT", rc_jstr(signed_b64));
+    if (s->ca_pem) {
+        char *ca = tg_base64_encode((unsigned char *)s->ca_pem, s->ca_len, NULL);
+        json_object_object_add(ap, "ca", rc_jstr(ca));
+        free(ca);
+    }
+    json_object_object_add(ap, "apiServer", rc_jstr(s->api_server));
+    if (proxy_url)
+        json_object_object_add(ap, "proxyURL", rc_jstr(proxy_url));
+    return ap;
+}
+
+long rc_post_user_rolebinding(tg_api *api, const char *ns, const char *name, const char *cid, const char *user,
+                              const char *role, json_object *owners, char *err, size_t err_len)
+{
+    json_object *rb = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
+    json_object *subj = json_object_new_object(), *subjs = json_object_new_array(), *ref = json_object_new_object();
+    char path[1024];
+    long r;
+
+    json_object_object_add(rb, "apiVersion", rc_jstr("rbac.authorization.k8s.io/v1"));
+    json_object_object_add(rb, "kind", rc_jstr("RoleBinding"));
+    json_object_object_add(meta, "name", rc_jstr(name));
+    json_object_object_add(meta, "namespace", rc_jstr(ns));
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
+    json_object_object_add(meta, "labels", labels);
+    if (owners)
+        json_object_object_add(meta, "ownerReferences", owners);
+    json_object_object_add(rb, "metadata", meta);
+    json_object_object_add(subj, "kind", rc_jstr("User"));
+    json_object_object_add(subj, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
+    json_object_object_add(subj, "name", rc_jstr(user));
+    json_object_array_add(subjs, subj);
+    json_object_object_add(rb, "subjects", subjs);
+    json_object_object_add(ref, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
+    json_object_object_add(ref, "kind", rc_jstr("ClusterRole"));
+    json_object_object_add(ref, "name", rc_jstr(role));
+    json_object_object_add(rb, "roleRef", ref);
+    snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
+    r = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, rb, NULL, err, err_len);
+    json_object_put(rb);
+    return r;
 }

@@ -25,6 +25,7 @@
 long tg_reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name);   /* provider_nonce.c */
 long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name);  /* provider_tenant.c */
 long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name);                     /* provider_approver.c */
+long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name); /* provider_resourceslice.c */
 long tg_reconcile_remote_renew(tg_signer *s, tg_api *api, const char *ns, const char *name); /* provider_renew.c */
 /* provider_signer.c: sign an approved CSR with the own CA and PUT its status. */
 long tg_sign_csr(tg_signer *s, tg_api *api, json_object *csr, const char *name);
@@ -69,6 +70,33 @@ char *rc_cached_nonce(tg_signer *s, const char *ns);
 char *rc_read_nonce(tg_api *api, const char *ns, json_object **secret_out);
 /* The decision a CSR's conditions record: 1 Approved, -1 Denied or Failed, 0 none. */
 int rc_csr_decided(json_object *csr);
+/* The CSRs the Tenant and ResourceSlice controllers make carry this label:
+ * the first 32 hex digits of SHA-256 over spec.request (the object's spec.csr
+ * as stored, base64), so a label selector finds the CSRs made for the
+ * current request without keeping the requests themselves. */
+#define TG_LABEL_CSR_REQUEST "tenantgate.io/request-sha256"
+/* When we made the CSR (wall clock, ms): orders CSRs of the same second. */
+#define TG_LABEL_CSR_CREATED_MS "tenantgate.io/created-ms"
+#define TG_REQUEST_HASH_LEN 32
+void rc_request_hash(const char *csr_b64, char out[TG_REQUEST_HASH_LEN + 1]);
+/* POST a certificates.k8s.io/v1 CSR for request_b64 (base64 PEM, as the
+ * object stores it): generateName liqo-identity-, labels
+ * liqo.io/remote-tenant-csr=true, liqo.io/remote-cluster-id=cid, the request
+ * hash and created-ms plus `labels` (taken, may be NULL), `annotations`
+ * (taken, may be NULL), s->signer_name, client usages and
+ * s->csr_expiration_s. On 201 *created (if not NULL) is its name. Returns
+ * the HTTP status or -1 with err. */
+long rc_create_csr(tg_signer *s, tg_api *api, const char *request_b64, const char *cid, const char *hash,
+                   json_object *labels, json_object *annotations, char *created, size_t created_len, char *err,
+                   size_t err_len);
+/* status.authParams for a certificate (base64 PEM): signedCRT, ca (the
+ * configured bundle), apiServer and proxyURL (NULL: none). A new object. */
+json_object *rc_auth_params(tg_signer *s, const char *signed_b64, const char *proxy_url);
+/* POST a RoleBinding ns/name binding User `user` to ClusterRole `role`,
+ * labelled liqo.io/remote-cluster-id=cid, with ownerReferences owners
+ * (taken, may be NULL). Returns the HTTP status (409: exists) or -1. */
+long rc_post_user_rolebinding(tg_api *api, const char *ns, const char *name, const char *cid, const char *user,
+                              const char *role, json_object *owners, char *err, size_t err_len);
 /* Count a reconcile skipped because the informers show it settled. */
 void rc_count_skip(tg_signer *s, const char *controller);
 

@@ -27,11 +27,14 @@
 #define TG_CTL_RESOURCESLICE 0x80u      /* consumer: local slices' request and Identity */
 #define TG_CTL_RENEW 0x100u             /* consumer: Renews of ControlPlane Identities */
 #define TG_CTL_REMOTE_RENEW 0x200u      /* provider: answers replicated Renews from the Tenant */
-#define TG_CTL_ALL 0x3ffu
+#define TG_CTL_REMOTE_SLICE 0x400u      /* provider: replicated ResourceSlices (remoteresourceslice) */
+#define TG_CTL_ALL 0x7ffu
 
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
 #define TG_TENANT_FINALIZER "tenantgate.io/tenant"
 #define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
+/* What a slice's user may do on the provider, bound per slice (PROTOCOL.md 6a). */
+#define TG_SLICE_USER_CLUSTERROLE "tenantgate-resourceslice-user"
 #define TG_KEYS_SECRET "authentication-keys"
 #define TG_NONCE_SECRET "liqo-nonce"
 /* Liqo's kubeconfig Secret metadata (pkg/consts/authentication.go) */
@@ -48,6 +51,8 @@ typedef struct tg_signer {
     size_t ca_len;
     long csr_expiration_s;           /* 0: none requested */
     int allow_no_handshake;
+    const char *slice_policy_ns;     /* the slice policy ConfigMap; NULL: no policy */
+    const char *slice_policy_name;
     unsigned controllers;
     tg_ca own_ca;                    /* own-signer mode when own_ca.cert is set */
     tg_kube_config cfg;
@@ -62,7 +67,8 @@ typedef struct tg_signer {
     tg_cache *csr_cache;             /* tenant CSRs, indexed by remote cluster id */
     tg_cache *tenant_cache;          /* Tenants (metadata only) */
     tg_cache *nonce_cache;           /* labelled nonce Secrets */
-    tg_cache *renew_cache;           /* replicated Renews (provider), metadata only */
+    tg_cache *renew_cache;
+    tg_cache *slice_cache;           /* replicated ResourceSlices (provider), by liqo.io/originID */           /* replicated Renews (provider), metadata only */
     /* RoleBindings this process created or found ("ns/name" keys): a Tenant
      * reconcile POSTs its binding only when not known to exist. */
     pthread_mutex_t rb_mu;
@@ -77,6 +83,7 @@ typedef struct tg_signer {
     tg_metric_family *m_tenant_verdicts; /* {verdict, reason} */
     tg_metric_family *m_issue_seconds;
     tg_metric_family *m_cert_expiry; /* {cluster_id} */
+    tg_metric_family *m_slice_verdicts; /* {condition, status, reason}: slice denials */
     tg_metric_family *m_nonce_skips; /* {reason}: labelled Secrets the nonce controller left alone */
 } tg_signer;
 

@@ -1,0 +1,278 @@
+"""The provider's ResourceSlice controller (signer, remoteresourceslice), on the real bed.
+
+Each test onboards a fresh consumer id (test_signer's onboarding), then plays the consumer's
+replicator: it creates the replicated copy of a slice in the provider's tenant namespace with
+the consumer's ControlPlane certificate, Liqo's labels, and a CSR for CN <name>-<h>, O
+<consumer> under the consumer's cluster key. What is checked is what the provider does:
+authentication again, a Kubernetes CSR approved only for an admitted slice, the certificate
+cached in a Secret owned by the slice, status.authParams and Liqo's conditions, resources with
+the class policy, the per-slice RoleBinding, Cordoned/Drained Tenants, renewal and restarts."""
+
+import base64
+import calendar
+import hashlib
+import json
+import time
+
+import pytest
+
+from tenantgate_services import webhook, webhook_install  # noqa: F401
+from test_signer import (NS, PROVIDER_ID, cid, consumer_signer, installed, make_csr,  # noqa: F401
+                         onboard, provider_signer, signer_bin, tenant_ready, tenant_space, unb64,
+                         _restart_in_own_signer_mode)
+from testbed import openssl, wait_for
+
+GROUP = "authentication.liqo.io"
+POLICY = "tenantgate-resourceslice-policy"
+
+
+def user_of(name, cid):
+    return f"{name}-{hashlib.sha256(cid.encode()).hexdigest()[:12]}"
+
+
+@pytest.fixture
+def peer(provider, consumer, provider_signer, consumer_signer, cid, tenant_space, tmp_path):
+    """An onboarded consumer: (cid, tenant namespace, cluster key file, ControlPlane kubeconfig)."""
+    pns, cns = tenant_space
+    _, key = onboard(provider, consumer, cid, pns, cns, tmp_path)
+    t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=30, what="Tenant certificate")
+    crt = tmp_path / "controlplane.crt"
+    crt.write_bytes(unb64(t["status"]["authParams"]["signedCRT"]))
+    kc = provider.cert_kubeconfig(cid, crt, key, path=tmp_path / "controlplane.kubeconfig")
+    yield cid, pns, key, kc
+    provider.kubectl("delete", "configmap", POLICY, "-n", NS, "--ignore-not-found", check=False)
+
+
+def replicate(provider, peer, name, tmp_path, resources=None, cls="default", check=True):
+    """Liqo's replicator, as the consumer's ControlPlane user: the copy with Liqo's labels."""
+    cid, pns, key, kc = peer
+    csr = make_csr(key, user_of(name, cid), tmp_path, org=cid)
+    spec = {"consumerClusterID": cid, "providerClusterID": PROVIDER_ID, "class": cls,
+            "csr": base64.b64encode(csr.encode()).decode()}
+    if resources:
+        spec["resources"] = resources
+    obj = {"apiVersion": f"{GROUP}/v1beta1", "kind": "ResourceSlice",
+           "metadata": {"name": name, "namespace": pns,
+                        "labels": {"liqo.io/replication": "false", "liqo.io/replicated": "true",
+                                   "liqo.io/originID": cid, "liqo.io/remote-cluster-id": cid,
+                                   "liqo.io/remoteID": PROVIDER_ID}},
+           "spec": spec}
+    p = provider.kubectl("create", "-f", "-", input=obj, kubeconfig=kc, check=False)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def condition(provider, pns, name, ctype):
+    st = provider.get_json("rslice", name, "-n", pns).get("status") or {}
+    for c in st.get("conditions") or []:
+        if c["type"] == ctype:
+            return c
+    return None
+
+
+def wait_condition(provider, pns, name, ctype, status, timeout=30):
+    return wait_for(lambda: (lambda c: c if c and c["status"] == status else None)(
+        condition(provider, pns, name, ctype)), timeout=timeout,
+        what=f"{name}: {ctype}={status}")
+
+
+def slice_csrs(provider, cid, name, pns):
+    items = provider.get_json("csr", "-l", f"liqo.io/remote-tenant-csr=true,liqo.io/remote-cluster-id={cid}")["items"]
+    return [c for c in items
+            if (c["metadata"].get("annotations") or {}).get("tenantgate.io/resourceslice") == f"{pns}/{name}"]
+
+
+def slice_kubeconfig(provider, peer, name, tmp_path):
+    cid, pns, key, _ = peer
+    ap = provider.get_json("rslice", name, "-n", pns)["status"]["authParams"]
+    crt = tmp_path / f"{name}.crt"
+    crt.write_bytes(unb64(ap["signedCRT"]))
+    return provider.cert_kubeconfig(user_of(name, cid), crt, key, path=tmp_path / f"{name}.kubeconfig")
+
+
+def can_read_slices(provider, kc, pns):
+    p = provider.kubectl("auth", "can-i", "get", f"resourceslices.{GROUP}", "-n", pns, kubeconfig=kc,
+                         check=False)
+    return p.stdout.strip() == "yes"
+
+
+def test_accepted_slice_gets_a_certificate_rights_and_loses_them_on_delete(provider, peer, tmp_path):
+    cid, pns, key, _ = peer
+    replicate(provider, peer, "pool-a", tmp_path, resources={"cpu": "2"})
+    auth = wait_condition(provider, pns, "pool-a", "Authentication", "Accepted")
+    assert auth["reason"] == "ResourceSliceAuthenticationAccepted", auth
+    res = wait_condition(provider, pns, "pool-a", "Resources", "Accepted")
+    assert res["reason"] == "ResourceSliceResourcesAccepted"
+    st = provider.get_json("rslice", "pool-a", "-n", pns)["status"]
+    assert st["resources"] == {"cpu": "2", "memory": "8Gi", "pods": "110", "ephemeral-storage": "20Gi"}
+    assert st["storageClasses"] == [] and st["ingressClasses"] == [] and st["loadBalancerClasses"] == []
+    assert st["authParams"]["apiServer"] and st["authParams"]["ca"]
+
+    cert = unb64(st["authParams"]["signedCRT"])
+    subject = openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253", input=cert).decode()
+    assert subject.strip() == f"subject=CN={user_of('pool-a', cid)},O={cid}", subject
+    cert_key = openssl("x509", "-noout", "-pubkey", input=cert)
+    assert cert_key == openssl("pkey", "-in", str(key), "-pubout")
+
+    csrs = slice_csrs(provider, cid, "pool-a", pns)
+    assert len(csrs) == 1 and csrs[0]["spec"]["expirationSeconds"] > 0
+    assert csrs[0]["metadata"]["labels"]["tenantgate.io/request-sha256"]
+    sec = provider.get_json("secret", "liqo-remote-certificate-pool-a", "-n", pns)
+    assert sec["metadata"]["labels"] == {"liqo.io/remote-cluster-id": cid}
+    assert sec["metadata"]["ownerReferences"][0]["kind"] == "ResourceSlice"
+    assert unb64(sec["data"]["certificate"]) == cert
+    assert sec["data"]["csr"] == provider.get_json("rslice", "pool-a", "-n", pns)["spec"]["csr"]
+
+    kc = slice_kubeconfig(provider, peer, "pool-a", tmp_path)
+    who = json.loads(provider.kubectl("auth", "whoami", "-o", "json", kubeconfig=kc).stdout)
+    assert who["status"]["userInfo"]["username"] == user_of("pool-a", cid)
+    assert cid in who["status"]["userInfo"]["groups"]
+    assert can_read_slices(provider, kc, pns)
+    rb = provider.get_json("rolebinding", "tenantgate-rslice-pool-a", "-n", pns)
+    assert rb["subjects"] == [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
+                               "name": user_of("pool-a", cid)}]
+
+    provider.kubectl("delete", "rslice", "pool-a", "-n", pns)
+    wait_for(lambda: not provider.exists("secret", "liqo-remote-certificate-pool-a", "-n", pns)
+             and not provider.exists("rolebinding", "tenantgate-rslice-pool-a", "-n", pns),
+             timeout=60, what="cache Secret and RoleBinding garbage-collected")
+    assert not can_read_slices(provider, kc, pns)
+
+
+def test_policy_denies_a_slice_past_a_limit_with_the_amount(provider, peer, tmp_path):
+    cid, pns, _, _ = peer
+    provider.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": POLICY, "namespace": NS},
+                    "data": {"default": json.dumps({"maxPerSlice": {"cpu": "8"},
+                                                    "maxPerTenant": {"memory": "12Gi"}})}})
+    replicate(provider, peer, "big", tmp_path, resources={"cpu": "10"})
+    res = wait_condition(provider, pns, "big", "Resources", "Denied")
+    assert res["reason"] == "ResourceSliceResourcesDenied"
+    assert "PolicyExceeded" in res["message"] and "cpu: 10 asked, at most 8 per slice (2 over)" in res["message"]
+    # authentication is separate: the slice still gets its certificate (Liqo)
+    wait_condition(provider, pns, "big", "Authentication", "Accepted")
+
+    replicate(provider, peer, "first", tmp_path)                 # 8Gi of 12Gi
+    wait_condition(provider, pns, "first", "Resources", "Accepted")
+    replicate(provider, peer, "second", tmp_path)                # 16Gi > 12Gi
+    res = wait_condition(provider, pns, "second", "Resources", "Denied")
+    assert "memory: 8Gi asked with 8Gi already granted to this consumer, at most 12Gi per consumer " \
+           "(4Gi over)" in res["message"], res["message"]
+
+    # another class is left to its own controller (Liqo)
+    replicate(provider, peer, "gpu", tmp_path, cls="gpu")
+    wait_condition(provider, pns, "gpu", "Authentication", "Accepted")
+    assert condition(provider, pns, "gpu", "Resources") is None
+
+    # a policy edit applies: the denied slice is looked at again
+    provider.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": POLICY, "namespace": NS},
+                    "data": {"default": json.dumps({"maxPerSlice": {"cpu": "16"}})}})
+    wait_condition(provider, pns, "big", "Resources", "Accepted", timeout=90)
+
+
+def test_cordoned_and_drained_tenants(provider, peer, tmp_path):
+    cid, pns, _, _ = peer
+    replicate(provider, peer, "early", tmp_path)
+    wait_condition(provider, pns, "early", "Resources", "Accepted")
+    provider.kubectl("patch", "tenant", cid, "-n", pns, "--type=merge", "-p",
+                     '{"spec":{"tenantCondition":"Cordoned"}}')
+    replicate(provider, peer, "late", tmp_path)
+    res = wait_condition(provider, pns, "late", "Resources", "Denied")
+    assert "TenantCordoned" in res["message"]
+    time.sleep(2)
+    assert condition(provider, pns, "early", "Resources")["status"] == "Accepted"
+
+    provider.kubectl("patch", "tenant", cid, "-n", pns, "--type=merge", "-p",
+                     '{"spec":{"tenantCondition":"Drained"}}')
+    res = wait_condition(provider, pns, "early", "Resources", "Denied")
+    assert "TenantDrained" in res["message"]
+    auth = wait_condition(provider, pns, "early", "Authentication", "Denied")
+    assert "SliceTenantDrained" in auth["message"]
+    assert "authParams" not in provider.get_json("rslice", "early", "-n", pns)["status"]
+    wait_for(lambda: not provider.exists("rolebinding", "tenantgate-rslice-early", "-n", pns), timeout=30,
+             what="the per-slice RoleBinding removed")
+
+
+def _slice_csr_object(name, cid, request_b64, ref):
+    return {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+            "metadata": {"name": name, "labels": {"liqo.io/remote-tenant-csr": "true",
+                                                  "liqo.io/remote-cluster-id": cid},
+                         "annotations": {"tenantgate.io/resourceslice": ref}},
+            "spec": {"request": request_b64, "signerName": "kubernetes.io/kube-apiserver-client",
+                     "expirationSeconds": 3600,
+                     "usages": ["digital signature", "key encipherment", "client auth"]}}
+
+
+def test_approver_denies_csrs_of_slices_not_admitted(provider, peer, tmp_path):
+    cid, pns, key, _ = peer
+    tag = cid[-6:]
+    req = base64.b64encode(make_csr(key, user_of("ghost", cid), tmp_path, org=cid).encode()).decode()
+    provider.create(_slice_csr_object(f"ghost-{tag}", cid, req, f"{pns}/ghost"))
+    replicate(provider, peer, "real", tmp_path)
+    wait_condition(provider, pns, "real", "Authentication", "Accepted")
+    # same slice, another request (another key, same subject)
+    other = tmp_path / "other.key"
+    other.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
+    req2 = base64.b64encode(make_csr(other, user_of("real", cid), tmp_path, org=cid).encode()).decode()
+    provider.create(_slice_csr_object(f"other-{tag}", cid, req2, f"{pns}/real"))
+
+    def reason(name):
+        for c in (provider.get_json("csr", name).get("status") or {}).get("conditions") or []:
+            if c["type"] in ("Approved", "Denied"):
+                return c["type"], c["reason"]
+        return None
+    try:
+        assert wait_for(lambda: reason(f"ghost-{tag}"), timeout=30) == ("Denied", "NoMatchingResourceSlice")
+        assert wait_for(lambda: reason(f"other-{tag}"), timeout=30) == ("Denied", "RequestNotFromResourceSlice")
+    finally:
+        provider.kubectl("delete", "csr", f"ghost-{tag}", f"other-{tag}", "--ignore-not-found", check=False)
+
+
+def test_restart_between_csr_and_status_leaves_one_csr(provider, provider_signer, peer, tmp_path):
+    cid, pns, _, _ = peer
+    provider_signer.stop()
+    provider_signer.start("--controllers", "remoteresourceslice")    # makes the CSR, nobody approves
+    try:
+        replicate(provider, peer, "restart", tmp_path)
+        wait_for(lambda: slice_csrs(provider, cid, "restart", pns), timeout=30, what="the slice's CSR")
+        provider_signer.kill()
+        assert condition(provider, pns, "restart", "Authentication") is None
+    finally:
+        provider_signer.start()
+    wait_condition(provider, pns, "restart", "Authentication", "Accepted")
+    time.sleep(3)
+    csrs = slice_csrs(provider, cid, "restart", pns)
+    assert len(csrs) == 1, [c["metadata"]["name"] for c in csrs]
+    assert (csrs[0].get("status") or {}).get("certificate")
+
+
+def not_after(signed_b64):
+    text = openssl("x509", "-noout", "-enddate", input=unb64(signed_b64)).decode().strip()
+    return calendar.timegm(time.strptime(text.split("=", 1)[1], "%b %d %H:%M:%S %Y %Z"))
+
+
+def test_slice_certificate_is_renewed_before_expiry(provider, provider_signer, peer, tmp_path):
+    """Own-signer mode with a 90 s maximum lifetime: renewal is due 25 s after issue, and the
+    controller requeues itself for it (nothing else happens to the slice meanwhile)."""
+    cid, pns, _, _ = peer
+    _restart_in_own_signer_mode(provider_signer, tmp_path, max_lifetime="90")
+    try:
+        replicate(provider, peer, "renewed", tmp_path)
+        wait_condition(provider, pns, "renewed", "Authentication", "Accepted")
+        first = provider.get_json("rslice", "renewed", "-n", pns)["status"]["authParams"]["signedCRT"]
+        expires = not_after(first)
+        time.sleep(12)                    # not at once
+        assert provider.get_json("rslice", "renewed", "-n", pns)["status"]["authParams"]["signedCRT"] == first
+        second = wait_for(lambda: (lambda c: c if c != first else None)(
+            provider.get_json("rslice", "renewed", "-n", pns)["status"]["authParams"]["signedCRT"]),
+            timeout=75, interval=0.5, what="renewed slice certificate")
+        assert time.time() < expires, "renewed only after the old certificate expired"
+        assert not_after(second) > expires
+        sec = provider.get_json("secret", "liqo-remote-certificate-renewed", "-n", pns)
+        assert sec["data"]["certificate"] == second
+        assert len(slice_csrs(provider, cid, "renewed", pns)) == 2
+        time.sleep(5)                     # and it does not loop
+        assert len(slice_csrs(provider, cid, "renewed", pns)) == 2
+    finally:
+        provider_signer.stop()
+        provider_signer.start()

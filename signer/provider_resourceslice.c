@@ -1,0 +1,742 @@
+/* provider_resourceslice.c - the provider's ResourceSlice controller
+ * (PROTOCOL.md 6a; Liqo's remoteresourceslice): for a replicated slice in
+ * a tenant namespace, authenticate it again (approve_decide.h), get its
+ * certificate through a Kubernetes CSR, cache it in Secret
+ * liqo-remote-certificate-<name>, write status.authParams and the
+ * Authentication and Resources conditions through /status, bind the slice's
+ * user to tenantgate-resourceslice-user, and renew at 2/3 of the lifetime.
+ *
+ * Everything is read live (CSRs by a label selector), so a restart between
+ * any two steps resumes from what the API server holds: a pending CSR is
+ * waited for, not made twice. The Secret and the RoleBinding are owned by
+ * the slice, so deleting the slice removes them. */
+#define _GNU_SOURCE   /* strptime */
+#include "signer/reconcile_common.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "common/log.h"
+#include "kube/base64.h"
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "pki/slice.h"
+#include "signer/approve_decide.h"
+#include "signer/renewal.h"
+#include "signer/slice_resources.h"
+
+#define SECRET_PREFIX "liqo-remote-certificate-"
+#define BINDING_PREFIX "tenantgate-rslice-"
+/* Liqo's condition reasons and messages (RRS), kept word for word. */
+#define AUTH_ACCEPTED "ResourceSliceAuthenticationAccepted"
+#define AUTH_DENIED "ResourceSliceAuthenticationDenied"
+#define RES_ACCEPTED "ResourceSliceResourcesAccepted"
+#define RES_DENIED "ResourceSliceResourcesDenied"
+/* Liqo's NotMatchingCSRError text. */
+#define CSR_MISMATCH "the stored and the provided CSR do not match"
+
+/* A CSR made, not decided: the CSR informer wakes the slice when it is;
+ * this is the safety net. A pending one older than CSR_STALE_S is replaced. */
+#define WAIT_MS 10000
+#define CSR_STALE_S 300
+/* After a denial by the approver: show it, try again this much later. */
+#define DENIED_RETRY_S 60
+/* Resources=Denied: looked at again this often, so a policy edit applies. */
+#define RES_DENIED_RECHECK_MS 60000
+
+/* Resources decisions of one consumer are made one at a time: the sum of
+ * the other accepted slices (maxPerTenant) must include a slice accepted a
+ * moment ago by another worker. One process acts (leader election). */
+static pthread_mutex_t res_mu = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct slice_ctx {
+    tg_signer *s;
+    tg_api *api;
+    json_object *slice, *tenant;
+    const char *ns, *name, *uid, *consumer, *csr_b64;
+    char user[TG_SLICE_USER_MAX];
+    char err[512];
+} slice_ctx;
+
+/* The certificate outcome. */
+typedef struct cert_result {
+    char *signed_b64;            /* the certificate to publish (base64 PEM), malloc'd, or NULL */
+    int denied;                  /* Authentication=Denied with reason/message */
+    char reason[48];
+    char message[512];
+    long requeue_ms;             /* > 0: look again then */
+} cert_result;
+
+static time_t parse_rfc3339(const char *ts)
+{
+    struct tm tm;
+
+    memset(&tm, 0, sizeof(tm));
+    return ts && strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm) ? timegm(&tm) : 0;
+}
+
+/* ---------- the certificate ---------- */
+
+/* The public key of the slice's CSR (PEM text), or NULL. */
+static EVP_PKEY *request_key(const char *csr_b64)
+{
+    char err[64];
+    size_t len = 0;
+    unsigned char *pem = tg_base64_decode(csr_b64, strlen(csr_b64), &len, err, sizeof(err));
+    EVP_PKEY *k = NULL;
+    X509_REQ *req = NULL;
+    BIO *b;
+
+    if (pem && len < (1u << 20) && (b = BIO_new_mem_buf(pem, (int)len))) {
+        if ((req = PEM_read_bio_X509_REQ(b, NULL, NULL, NULL)) && (k = X509_REQ_get0_pubkey(req)))
+            EVP_PKEY_up_ref(k);
+        X509_REQ_free(req);
+        BIO_free(b);
+    }
+    free(pem);
+    return k;
+}
+
+/* A certificate (base64 PEM) usable now: parses, certifies key, not due.
+ * 1 with its renewal time in *renew_at, 0 otherwise. */
+static int cert_usable(const char *b64, EVP_PKEY *key, time_t *renew_at)
+{
+    char err[64];
+    size_t len = 0;
+    unsigned char *pem;
+    time_t nb, na;
+    int ok;
+
+    if (!b64 || !*b64 || !(pem = tg_base64_decode(b64, strlen(b64), &len, err, sizeof(err))))
+        return 0;
+    ok = tg_cert_validity(pem, len, &nb, &na) == 0 && tg_cert_key_is(pem, len, key) == 1 &&
+         !tg_renewal_due(nb, na, time(NULL));
+    if (ok && renew_at)
+        *renew_at = tg_renewal_at(nb, na);
+    free(pem);
+    return ok;
+}
+
+static json_object *slice_owner(slice_ctx *c)
+{
+    json_object *owner = json_object_new_object(), *owners = json_object_new_array();
+
+    /* controller, without blockOwnerDeletion: that would need update on
+     * resourceslices/finalizers, which the signer does not hold */
+    json_object_object_add(owner, "apiVersion", rc_jstr("authentication.liqo.io/v1beta1"));
+    json_object_object_add(owner, "kind", rc_jstr("ResourceSlice"));
+    json_object_object_add(owner, "name", rc_jstr(c->name));
+    json_object_object_add(owner, "uid", rc_jstr(c->uid));
+    json_object_object_add(owner, "controller", json_object_new_boolean(1));
+    json_object_array_add(owners, owner);
+    return owners;
+}
+
+/* 1 when obj's controller owner is this slice, 0 another owner, -1 no owner. */
+static int owned_by_slice(json_object *obj, const char *uid)
+{
+    json_object *o = tg_json_path(obj, "metadata", "ownerReferences", NULL);
+    size_t i;
+    int any = 0;
+
+    for (i = 0; o && json_object_is_type(o, json_type_array) && i < json_object_array_length(o); i++) {
+        const char *u = tg_json_string(json_object_array_get_idx(o, i), "uid");
+        any = 1;
+        if (u && strcmp(u, uid) == 0)
+            return 1;
+    }
+    return any ? 0 : -1;
+}
+
+/* The cache Secret (data csr, certificate; label remote-cluster-id), owned
+ * by the slice: created, or its data replaced. */
+static long write_cache(slice_ctx *c, const char *secret_name, const char *cert_b64, int exists)
+{
+    json_object *sec = json_object_new_object(), *meta = json_object_new_object();
+    json_object *labels = json_object_new_object(), *data = json_object_new_object();
+    char path[1024];
+    long r;
+
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(c->consumer));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(meta, "ownerReferences", slice_owner(c));
+    json_object_object_add(data, "csr", rc_jstr(c->csr_b64));        /* spec.csr is base64 already */
+    json_object_object_add(data, "certificate", rc_jstr(cert_b64));
+    json_object_object_add(sec, "data", data);
+    if (!exists) {
+        json_object_object_add(meta, "name", rc_jstr(secret_name));
+        json_object_object_add(meta, "namespace", rc_jstr(c->ns));
+        json_object_object_add(sec, "apiVersion", rc_jstr("v1"));
+        json_object_object_add(sec, "kind", rc_jstr("Secret"));
+    }
+    json_object_object_add(sec, "metadata", meta);
+    if (exists) {
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", c->ns, secret_name);
+        r = tg_api_call(c->api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, sec, NULL, c->err, sizeof(c->err));
+    } else {
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", c->ns);
+        r = tg_api_call(c->api, "POST", path, TG_KUBE_CT_JSON, sec, NULL, c->err, sizeof(c->err));
+    }
+    json_object_put(sec);
+    return r == 200 || r == 201 ? 0 : -1;
+}
+
+typedef struct newest_csr {
+    json_object *csr;      /* borrowed from the list */
+    long long ms;
+    char ts[64], name[256];
+} newest_csr;
+
+/* The newest CSR made for this slice's current request, from a live LIST
+ * by the request hash (made after a restart too). -1 on a failed call. */
+static int newest_slice_csr(slice_ctx *c, const char *hash, json_object **list, newest_csr *n)
+{
+    char path[1024], ref[600];
+    json_object *items;
+    size_t i;
+    long r;
+
+    memset(n, 0, sizeof(*n));
+    snprintf(ref, sizeof(ref), "%s/%s", c->ns, c->name);
+    snprintf(path, sizeof(path), CSR_API "?labelSelector=" TG_LABEL_TENANT_CSR "%%3Dtrue%%2C" TG_LABEL_CSR_REQUEST
+             "%%3D%s%%2C" TG_LABEL_REMOTE_CLUSTER_ID "%%3D%s", hash, c->consumer);
+    if ((r = tg_api_get(c->api, path, list, c->err, sizeof(c->err))) != 200)
+        return -1;
+    items = tg_json_path(*list, "items", NULL);
+    for (i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items); i++) {
+        json_object *o = json_object_array_get_idx(items, i);
+        const char *a = tg_json_path_string(o, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
+        const char *ts = tg_json_path_string(o, "metadata", "creationTimestamp", NULL);
+        const char *nm = tg_json_path_string(o, "metadata", "name", NULL);
+        const char *ms_text = tg_json_path_string(o, "metadata", "labels", TG_LABEL_CSR_CREATED_MS, NULL);
+        long long ms = ms_text ? strtoll(ms_text, NULL, 10) : 0;
+        int cmp;
+
+        if (!a || strcmp(a, ref) != 0 || !ts || !nm || strlen(ts) >= sizeof(n->ts) || strlen(nm) >= sizeof(n->name))
+            continue;
+        cmp = !n->csr ? 1 : ms != n->ms ? (ms > n->ms ? 1 : -1) : strcmp(ts, n->ts) ? strcmp(ts, n->ts)
+                                                                                    : strcmp(nm, n->name);
+        if (cmp > 0) {
+            n->csr = o;
+            n->ms = ms;
+            strcpy(n->ts, ts);
+            strcpy(n->name, nm);
+        }
+    }
+    return 0;
+}
+
+static void cert_deny(cert_result *cr, const char *reason, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void cert_deny(cert_result *cr, const char *reason, const char *fmt, ...)
+{
+    va_list ap;
+
+    cr->denied = 1;
+    snprintf(cr->reason, sizeof(cr->reason), "%s", reason);
+    va_start(ap, fmt);
+    vsnprintf(cr->message, sizeof(cr->message), fmt, ap);
+    va_end(ap);
+}
+
+/* The CSR route: use an issued certificate, wait for a pending CSR, show a
+ * recent denial, or make a CSR. cached_ok: the cached certificate is still
+ * published meanwhile. */
+static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, int secret_exists,
+                          cert_result *cr)
+{
+    char hash[TG_REQUEST_HASH_LEN + 1], made[256], ref[600];
+    json_object *list = NULL, *annotations;
+    newest_csr n;
+    time_t renew_at = 0, age;
+    int decided;
+
+    rc_request_hash(c->csr_b64, hash);
+    if (newest_slice_csr(c, hash, &list, &n) != 0)
+        goto fail;
+    if (n.csr) {
+        const char *crt = tg_json_path_string(n.csr, "status", "certificate", NULL);
+        age = time(NULL) - parse_rfc3339(n.ts);
+        decided = rc_csr_decided(n.csr);
+        if (crt && *crt && cert_usable(crt, key, &renew_at)) {
+            if (write_cache(c, secret_name, crt, secret_exists) != 0)
+                goto fail;
+            cr->signed_b64 = strdup(crt);
+            cr->requeue_ms = (long)(renew_at - time(NULL) + 1) * 1000;
+            tg_log(TG_LOG_INFO, "resourceslice certificate cached", TG_LOG_STR("namespace", c->ns),
+                   TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", n.name));
+            goto out;
+        }
+        if (!crt && decided == 0 && age < CSR_STALE_S) {
+            cr->requeue_ms = WAIT_MS;   /* the CSR informer wakes us once it is issued */
+            goto out;
+        }
+        if (decided < 0 && age < DENIED_RETRY_S) {
+            json_object *conds = tg_json_path(n.csr, "status", "conditions", NULL);
+            json_object *last = conds && json_object_is_type(conds, json_type_array) && json_object_array_length(conds)
+                                    ? json_object_array_get_idx(conds, json_object_array_length(conds) - 1)
+                                    : NULL;
+            const char *why = last ? tg_json_string(last, "reason") : NULL, *msg = last ? tg_json_string(last, "message") : NULL;
+            cert_deny(cr, why ? why : "CSRDenied", "the certificate request was denied: %.200s: %.250s",
+                      why ? why : "Denied", msg ? msg : "");
+            cr->requeue_ms = (long)(DENIED_RETRY_S - age + 1) * 1000;
+            goto out;
+        }
+    }
+    snprintf(ref, sizeof(ref), "%s/%s", c->ns, c->name);
+    annotations = json_object_new_object();
+    json_object_object_add(annotations, TG_ANNOTATION_CSR_SLICE, rc_jstr(ref));
+    if (rc_create_csr(c->s, c->api, c->csr_b64, c->consumer, hash, NULL, annotations, made, sizeof(made), c->err,
+                      sizeof(c->err)) != 201)
+        goto fail;
+    tg_log(TG_LOG_INFO, n.csr ? "resourceslice csr created again" : "resourceslice csr created",
+           TG_LOG_STR("namespace", c->ns), TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", made));
+    cr->requeue_ms = WAIT_MS;
+out:
+    json_object_put(list);
+    return 0;
+fail:
+    json_object_put(list);
+    return -1;
+}
+
+/* The slice's certificate: the cached one while usable, else through a CSR.
+ * 0 (cr filled), -1 with c->err (retry). */
+static int slice_certificate(slice_ctx *c, cert_result *cr)
+{
+    char secret_name[300], path[1024];
+    json_object *sec = NULL;
+    unsigned char *stored = NULL;
+    size_t stored_len = 0;
+    EVP_PKEY *key = NULL;
+    time_t renew_at = 0;
+    int exists = 0, rc = -1;
+    long r;
+
+    memset(cr, 0, sizeof(*cr));
+    if (strlen(c->name) > 253 - strlen(SECRET_PREFIX)) {
+        cert_deny(cr, "NameTooLong", "the name %.64s... is too long for Secret " SECRET_PREFIX "<name>", c->name);
+        return 0;
+    }
+    snprintf(secret_name, sizeof(secret_name), SECRET_PREFIX "%s", c->name);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", c->ns, secret_name);
+    if ((r = tg_api_get(c->api, path, &sec, c->err, sizeof(c->err))) != 200 && r != 404)
+        return -1;
+    exists = sec != NULL;
+    if (sec && owned_by_slice(sec, c->uid) == 0) {
+        /* left by a deleted slice of the same name, not yet collected: our
+         * write replaces its data and owner */
+        json_object_put(sec);
+        sec = NULL;
+    }
+    if (!(key = request_key(c->csr_b64))) {
+        cert_deny(cr, "InvalidCSR", "spec.csr does not parse");
+        rc = 0;
+        goto out;
+    }
+    if (sec) {
+        const char *want = c->csr_b64, *got = tg_json_path_string(sec, "data", "csr", NULL);
+        if (!got || strcmp(got, want) != 0) {
+            cert_deny(cr, "CSRMismatch", CSR_MISMATCH " (Secret %s in %s)", secret_name, c->ns);
+            rc = 0;
+            goto out;
+        }
+        stored = rc_secret_data(sec, "certificate", &stored_len);
+        if (stored && cert_usable(tg_json_path_string(sec, "data", "certificate", NULL), key, &renew_at)) {
+            cr->signed_b64 = strdup(tg_json_path_string(sec, "data", "certificate", NULL));
+            cr->requeue_ms = (long)(renew_at - time(NULL) + 1) * 1000;
+            rc = 0;
+            goto out;
+        }
+    }
+    rc = cert_from_csrs(c, key, secret_name, exists, cr);
+    if (rc == 0 && !cr->signed_b64 && !cr->denied && stored) {
+        /* renewing: the current certificate stays published until expiry */
+        const char *cur = tg_json_path_string(sec, "data", "certificate", NULL);
+        time_t nb, na;
+        if (tg_cert_validity(stored, stored_len, &nb, &na) == 0 && na > time(NULL))
+            cr->signed_b64 = strdup(cur);
+    }
+out:
+    free(stored);
+    EVP_PKEY_free(key);
+    json_object_put(sec);
+    return rc;
+}
+
+/* ---------- RBAC: the per-slice RoleBinding ---------- */
+
+static void binding_name(const slice_ctx *c, char *out, size_t len)
+{
+    char h[TG_REQUEST_HASH_LEN + 1];
+
+    if (strlen(BINDING_PREFIX) + strlen(c->name) <= 253) {
+        snprintf(out, len, BINDING_PREFIX "%s", c->name);
+        return;
+    }
+    rc_request_hash(c->name, h);   /* a long name: its hash keeps the name valid */
+    snprintf(out, len, BINDING_PREFIX "%s", h);
+}
+
+/* present: the RoleBinding of User <name>-<h> to tenantgate-resourceslice-user,
+ * owned by the slice; else none. */
+static int ensure_binding(slice_ctx *c, int present)
+{
+    char name[300], path[1024];
+    json_object *rb = NULL;
+    long r;
+    int own;
+
+    binding_name(c, name, sizeof(name));
+    snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings/%s", c->ns, name);
+    if ((r = tg_api_get(c->api, path, &rb, c->err, sizeof(c->err))) != 200 && r != 404)
+        return -1;
+    own = rb ? owned_by_slice(rb, c->uid) : -1;
+    json_object_put(rb);
+    if (r == 200 && (!present || own != 1)) {
+        r = tg_api_call(c->api, "DELETE", path, TG_KUBE_CT_JSON, NULL, NULL, c->err, sizeof(c->err));
+        if (r != 200 && r != 404)
+            return -1;
+        r = 404;
+    }
+    if (!present || r == 200)
+        return 0;
+    r = rc_post_user_rolebinding(c->api, c->ns, name, c->consumer, c->user, TG_SLICE_USER_CLUSTERROLE,
+                                 slice_owner(c), c->err, sizeof(c->err));
+    return r == 201 || r == 409 ? 0 : -1;
+}
+
+/* ---------- status ---------- */
+
+/* A condition turned Denied (or its message changed). */
+static void count_verdict(tg_signer *s, const char *condition, const char *status, const char *reason)
+{
+    if (s->m_slice_verdicts)
+        tg_counter_add(tg_metric_series_get(s->m_slice_verdicts, (const char *[]){condition, status, reason}), 1);
+}
+
+/* The condition of type in the slice's status, or NULL. */
+static json_object *condition_of(json_object *slice, const char *type)
+{
+    json_object *conds = tg_json_path(slice, "status", "conditions", NULL);
+    size_t i;
+
+    for (i = 0; conds && json_object_is_type(conds, json_type_array) && i < json_object_array_length(conds); i++) {
+        json_object *e = json_object_array_get_idx(conds, i);
+        const char *t = tg_json_string(e, "type");
+        if (t && strcmp(t, type) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static int same_text(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Liqo's condition shape; lastTransitionTime kept while nothing changes. */
+static json_object *make_condition(json_object *old, const char *type, const char *status, const char *reason,
+                                   const char *message)
+{
+    json_object *c = json_object_new_object();
+    const char *old_ts = old ? tg_json_string(old, "lastTransitionTime") : NULL;
+    char now[32];
+
+    rc_rfc3339(time(NULL), now, sizeof(now));
+    if (!old || !old_ts || !same_text(tg_json_string(old, "status"), status) ||
+        !same_text(tg_json_string(old, "reason"), reason) || !same_text(tg_json_string(old, "message"), message))
+        old_ts = now;
+    json_object_object_add(c, "type", rc_jstr(type));
+    json_object_object_add(c, "status", rc_jstr(status));
+    json_object_object_add(c, "lastTransitionTime", rc_jstr(old_ts));
+    json_object_object_add(c, "reason", rc_jstr(reason));
+    json_object_object_add(c, "message", rc_jstr(message));
+    return c;
+}
+
+/* status.conditions with auth and res (either NULL: kept as it is). */
+static json_object *conditions_with(json_object *slice, json_object *auth, json_object *res)
+{
+    json_object *out = json_object_new_array(), *conds = tg_json_path(slice, "status", "conditions", NULL);
+    size_t i;
+
+    if (auth)
+        json_object_array_add(out, auth);
+    if (res)
+        json_object_array_add(out, res);
+    for (i = 0; conds && json_object_is_type(conds, json_type_array) && i < json_object_array_length(conds); i++) {
+        json_object *e = json_object_array_get_idx(conds, i);
+        const char *t = tg_json_string(e, "type");
+        if ((auth && t && strcmp(t, "Authentication") == 0) || (res && t && strcmp(t, "Resources") == 0))
+            continue;
+        json_object_array_add(out, json_object_get(e));
+    }
+    return out;
+}
+
+/* The policy of the slice's class from the policy ConfigMap (data[<class>],
+ * JSON); NULL when there is none. -1 with c->err on a failed read;
+ * *bad set (and why) when the ConfigMap's entry is not JSON. */
+static int class_policy(slice_ctx *c, const char *class_, json_object **policy, char *why, size_t why_len, int *bad)
+{
+    char path[1024];
+    json_object *cm = NULL;
+    const char *text;
+    long r;
+
+    *policy = NULL;
+    *bad = 0;
+    if (!c->s->slice_policy_ns || !c->s->slice_policy_name)
+        return 0;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", c->s->slice_policy_ns, c->s->slice_policy_name);
+    if ((r = tg_api_get(c->api, path, &cm, c->err, sizeof(c->err))) == 404)
+        return 0;
+    if (r != 200)
+        return -1;
+    text = tg_json_path_string(cm, "data", class_ && *class_ ? class_ : "default", NULL);
+    if (text && !(*policy = tg_json_parse(text, strlen(text), NULL, 0))) {
+        *bad = 1;
+        snprintf(why, why_len, "the policy ConfigMap %s/%s: data.%.64s is not JSON", c->s->slice_policy_ns,
+                 c->s->slice_policy_name, class_ && *class_ ? class_ : "default");
+    }
+    json_object_put(cm);
+    return 0;
+}
+
+static int is_default_class(const char *class_)
+{
+    return !class_ || !*class_ || strcmp(class_, "default") == 0;
+}
+
+/* The summed status.resources of the consumer's other accepted slices of
+ * the default class (live LIST). NULL with c->err on a failed call. */
+static json_object *others_granted(slice_ctx *c)
+{
+    char path[1024];
+    json_object *list = NULL, *items, *sum;
+    size_t i;
+
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices?labelSelector=liqo.io%%2Freplicated"
+             "%%3Dtrue%%2Cliqo.io%%2ForiginID%%3D%s", c->ns, c->consumer);
+    if (tg_api_get(c->api, path, &list, c->err, sizeof(c->err)) != 200) {
+        json_object_put(list);
+        return NULL;
+    }
+    sum = json_object_new_object();
+    items = tg_json_path(list, "items", NULL);
+    for (i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items); i++) {
+        json_object *o = json_object_array_get_idx(items, i), *rc = condition_of(o, "Resources");
+        const char *n = tg_json_path_string(o, "metadata", "name", NULL), *st = rc ? tg_json_string(rc, "status") : NULL;
+        if (!n || strcmp(n, c->name) == 0 || !st || strcmp(st, "Accepted") != 0 ||
+            tg_json_path(o, "metadata", "deletionTimestamp", NULL) ||
+            !is_default_class(tg_json_path_string(o, "spec", "class", NULL)))
+            continue;
+        tg_slice_resources_add(sum, tg_json_path(o, "status", "resources", NULL));
+    }
+    json_object_put(list);
+    return sum;
+}
+
+static tg_slice_tenant_state tenant_state(json_object *tenant)
+{
+    const char *cond = tenant ? tg_json_path_string(tenant, "spec", "tenantCondition", NULL) : NULL;
+
+    return cond && strcmp(cond, "Drained") == 0    ? TG_SLICE_T_DRAINED
+           : cond && strcmp(cond, "Cordoned") == 0 ? TG_SLICE_T_CORDONED
+                                                   : TG_SLICE_T_ACTIVE;
+}
+
+/* Fill patch (the status object) with the Resources condition and fields.
+ * 0, or -1 with c->err. *res_denied set when Denied. Called under res_mu. */
+static int resources_status(slice_ctx *c, json_object *st, json_object **res_cond, int *res_denied)
+{
+    const char *class_ = tg_json_path_string(c->slice, "spec", "class", NULL);
+    json_object *old = condition_of(c->slice, "Resources"), *policy = NULL, *others = NULL, *granted = NULL;
+    char reason[48] = "", why[400] = "", msg[512];
+    int v, bad = 0;
+
+    *res_cond = NULL;
+    *res_denied = 0;
+    if (!c->tenant || !is_default_class(class_))
+        return 0;   /* no Tenant: Liqo writes nothing; another class: its controller's */
+    if (tenant_state(c->tenant) == TG_SLICE_T_ACTIVE) {
+        if (class_policy(c, class_, &policy, why, sizeof(why), &bad) != 0 || !(others = others_granted(c))) {
+            json_object_put(policy);
+            return -1;
+        }
+    }
+    if (bad) {
+        snprintf(reason, sizeof(reason), "%s", TG_RES_DENY_POLICY);
+        v = -1;
+    } else {
+        v = tg_slice_resources_verdict(class_, tenant_state(c->tenant), old ? tg_json_string(old, "status") : NULL,
+                                       tg_json_path(c->slice, "spec", "resources", NULL), policy, others, &granted,
+                                       reason, sizeof(reason), why, sizeof(why));
+    }
+    if (v > 0) {
+        json_object_object_add(st, "resources", granted);
+        *res_cond = make_condition(old, "Resources", "Accepted", RES_ACCEPTED, "ResourceSlice resources accepted");
+    } else if (v < 0) {
+        snprintf(msg, sizeof(msg), "ResourceSlice resources denied (%s): %s", reason, why);
+        *res_cond = make_condition(old, "Resources", "Denied", RES_DENIED, msg);
+        *res_denied = 1;
+        if (!old || !same_text(tg_json_string(old, "message"), msg))
+            count_verdict(c->s, "Resources", "Denied", reason);
+    }
+    if (v != 0) {
+        /* Liqo offers no storage, ingress or load-balancer classes unless configured: empty lists */
+        json_object_object_add(st, "storageClasses", json_object_new_array());
+        json_object_object_add(st, "ingressClasses", json_object_new_array());
+        json_object_object_add(st, "loadBalancerClasses", json_object_new_array());
+    }
+    json_object_put(policy);
+    json_object_put(others);
+    return 0;
+}
+
+/* PATCH /status unless it would change nothing. */
+static int patch_status(slice_ctx *c, json_object *st)
+{
+    json_object *patch = json_object_new_object(), *cur = tg_json_path(c->slice, "status", NULL);
+    char path[1024];
+    int changed = 0;
+    long r = 200;
+
+    json_object_object_foreach(st, k, v) {
+        json_object *was = cur ? json_object_object_get(cur, k) : NULL;
+        if (v ? !was || !json_object_equal(was, v) : was != NULL)
+            changed = 1;
+    }
+    if (changed) {
+        json_object_object_add(patch, "status", json_object_get(st));
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s/status", c->ns, c->name);
+        r = tg_api_call(c->api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, c->err, sizeof(c->err));
+    }
+    json_object_put(patch);
+    return r == 200 ? 0 : -1;
+}
+
+/* ---------- the reconcile ---------- */
+
+static long requeue_min(long a, long b)
+{
+    return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
+}
+
+/* Authentication, certificate, Resources, status and binding of a live slice. */
+static long reconcile_slice(slice_ctx *c)
+{
+    tg_approve_policy pol = {.signer_name = c->s->signer_name, .allow_no_handshake = c->s->allow_no_handshake};
+    tg_approve_decision d;
+    cert_result cr;
+    json_object *st = json_object_new_object(), *auth_cond = NULL, *res_cond = NULL, *old_auth;
+    char msg[700];
+    int res_denied = 0, accepted = 0;
+    long ret = TG_RECONCILE_RETRY;
+
+    memset(&cr, 0, sizeof(cr));
+    old_auth = condition_of(c->slice, "Authentication");
+    tg_slice_auth_decide(c->slice, c->tenant, &pol, &d);
+    if (!d.approve) {
+        snprintf(msg, sizeof(msg), "ResourceSlice authentication denied (%s): %s", d.reason, d.message);
+        auth_cond = make_condition(old_auth, "Authentication", "Denied", AUTH_DENIED, msg);
+    } else {
+        if (slice_certificate(c, &cr) != 0)
+            goto out;
+        if (cr.denied) {
+            snprintf(msg, sizeof(msg), "ResourceSlice authentication denied (%s): %s", cr.reason, cr.message);
+            auth_cond = make_condition(old_auth, "Authentication", "Denied", AUTH_DENIED, msg);
+        } else if (cr.signed_b64) {
+            const char *proxy = tg_json_path_string(c->tenant, "spec", "proxyURL", NULL);
+            json_object_object_add(st, "authParams", rc_auth_params(c->s, cr.signed_b64, proxy));
+            auth_cond = make_condition(old_auth, "Authentication", "Accepted", AUTH_ACCEPTED,
+                                       "ResourceSlice authentication accepted");
+            accepted = 1;
+        }
+    }
+    if (auth_cond && !accepted) {
+        json_object_object_add(st, "authParams", NULL);   /* merge patch: remove */
+        if (!old_auth || !same_text(tg_json_string(old_auth, "message"), msg)) {
+            tg_log(TG_LOG_WARN, "resourceslice authentication denied", TG_LOG_STR("namespace", c->ns),
+                   TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("message", msg));
+            tg_api_event(c->api, c->slice, "Warning", d.approve ? cr.reason : d.reason, msg);
+            count_verdict(c->s, "Authentication", "Denied", d.approve ? cr.reason : d.reason);
+        }
+    }
+    pthread_mutex_lock(&res_mu);
+    if (resources_status(c, st, &res_cond, &res_denied) == 0) {
+        json_object_object_add(st, "conditions", conditions_with(c->slice, auth_cond, res_cond));
+        auth_cond = res_cond = NULL;
+        ret = patch_status(c, st) == 0 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
+    }
+    pthread_mutex_unlock(&res_mu);
+    if (ret == TG_RECONCILE_RETRY)
+        goto out;
+    /* The slice user's own right on the provider lives as long as the slice is
+     * authenticated; a slice still waiting for its first certificate has none yet. */
+    if ((accepted || !d.approve || cr.denied) && ensure_binding(c, accepted) != 0) {
+        ret = TG_RECONCILE_RETRY;
+        goto out;
+    }
+    ret = requeue_min(cr.requeue_ms, res_denied ? RES_DENIED_RECHECK_MS : 0);
+out:
+    json_object_put(auth_cond);
+    json_object_put(res_cond);
+    json_object_put(st);
+    free(cr.signed_b64);
+    return ret;
+}
+
+long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
+{
+    slice_ctx c = {.s = s, .api = api, .ns = ns, .name = name};
+    char path[1024], want_ns[128];
+    const char *replicated;
+    long st, ret = TG_RECONCILE_OK;
+
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
+    if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
+        return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
+    if (st != 200)
+        goto fail;
+    replicated = tg_json_path_string(c.slice, "metadata", "labels", "liqo.io/replicated", NULL);
+    c.csr_b64 = tg_json_path_string(c.slice, "spec", "csr", NULL);
+    c.uid = tg_json_path_string(c.slice, "metadata", "uid", NULL);
+    c.consumer = tg_json_path_string(c.slice, "spec", "consumerClusterID", NULL);
+    /* not a replicated slice with a request (Liqo's predicates), or on its way out */
+    if (!replicated || strcmp(replicated, "true") != 0 ||
+        !tg_json_path_string(c.slice, "metadata", "labels", "liqo.io/originID", NULL) || !c.csr_b64 ||
+        !*c.csr_b64 || !c.uid || tg_json_path(c.slice, "metadata", "deletionTimestamp", NULL))
+        goto out;
+    if (!c.consumer || !tg_cluster_id_valid(c.consumer)) {
+        /* Liqo: an event, no status. Admission refuses such a slice. */
+        tg_api_event(api, c.slice, "Warning", "RemoteCertificateFailed", "spec.consumerClusterID not set or invalid");
+        goto out;
+    }
+    if (tg_slice_user_name(name, c.consumer, c.user, sizeof(c.user)) != 0)
+        goto out;
+    snprintf(want_ns, sizeof(want_ns), TG_TENANT_NAMESPACE_PREFIX "%s", c.consumer);
+    if (strcmp(ns, want_ns) == 0) {
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, c.consumer);
+        if ((st = tg_api_get(api, path, &c.tenant, c.err, sizeof(c.err))) != 200 && st != 404)
+            goto fail;
+    }
+    if ((ret = reconcile_slice(&c)) != TG_RECONCILE_RETRY)
+        goto out;
+fail:
+    tg_log(TG_LOG_WARN, "resourceslice reconcile failed", TG_LOG_STR("namespace", ns),
+           TG_LOG_STR("resourceslice", name), TG_LOG_STR("error", c.err));
+    ret = TG_RECONCILE_RETRY;
+out:
+    json_object_put(c.tenant);
+    json_object_put(c.slice);
+    return ret;
+}
