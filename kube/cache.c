@@ -32,6 +32,8 @@ typedef struct cache_entry {
                                     * in one allocation (see stored_new); NULL in tree mode */
     char *index_value[IDX_COUNT];  /* each index's value for this object, or NULL */
     struct cache_entry *idx_next[IDX_COUNT];  /* others with the same value */
+    void *digest;                  /* what the digest function made of the object, or NULL */
+    void (*digest_free)(void *digest);   /* entries do not point back to their cache */
     int seen;                      /* relist mark */
 } cache_entry;
 
@@ -53,6 +55,8 @@ struct tg_cache {
     /* A paged list being staged (writer thread only): tree mode keeps the
      * items' references, compact mode their compact texts, NUL-separated,
      * in one buffer. */
+    void *(*digest)(json_object *obj);   /* tg_cache_set_digest, or NULL */
+    void (*digest_free)(void *digest);
     json_object *staged_items;
     char *staged;
     size_t staged_len, staged_cap, staged_n;
@@ -73,6 +77,8 @@ typedef struct change_list {
 
 static void entry_free(cache_entry *e)
 {
+    if (e->digest)
+        e->digest_free(e->digest);
     json_object_put(e->obj);
     free(e->stored);
     free(e->key);
@@ -193,6 +199,20 @@ int tg_cache_keep_fields(tg_cache *c, const char *const *paths)
         if ((c->keep[i] = strdup(paths[i])) == NULL)
             return -1;   /* tg_cache_free releases the part made */
     return 0;
+}
+
+int tg_cache_set_digest(tg_cache *c, void *(*digest)(json_object *obj), void (*digest_free)(void *digest))
+{
+    int rc = 0;
+    pthread_rwlock_wrlock(&c->lock);
+    if (lh_table_length(c->objects) != 0 || c->synced || digest == NULL || digest_free == NULL) {
+        rc = -1;
+    } else {
+        c->digest = digest;
+        c->digest_free = digest_free;
+    }
+    pthread_rwlock_unlock(&c->lock);
+    return rc;
 }
 
 int tg_cache_index_metadata(tg_cache *c, unsigned which)
@@ -474,6 +494,18 @@ static void changes_deliver(change_list *l, const tg_cache_handlers *h)
 
 /* --- writes (under the write lock) --- */
 
+/* The entry's digest for (stripped) obj. NULL when the function made none (it
+ * found nothing it wanted, or out of memory): readers then see no digest. */
+static void set_digest(tg_cache *c, cache_entry *e, json_object *obj)
+{
+    if (c->digest == NULL)
+        return;
+    if (e->digest)
+        e->digest_free(e->digest);
+    e->digest = c->digest(obj);
+    e->digest_free = c->digest_free;
+}
+
 /* Insert or replace obj under key (key is consumed). */
 static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes)
 {
@@ -489,6 +521,7 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
             return -1;   /* the entry keeps its last known state */
         char *iv[IDX_COUNT];
         index_values_of(c, obj, iv);
+        set_digest(c, e, obj);
         if (changes)
             change_push(changes, CH_UPDATE, e->obj, e->stored, obj);
         else
@@ -515,6 +548,7 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
     else
         e->obj = json_object_get(obj);
     index_values_of(c, obj, e->index_value);
+    set_digest(c, e, obj);
     e->seen = 1;
     if ((c->compact && e->stored == NULL) || lh_table_insert(c->objects, e->key, e) != 0) {
         entry_free(e);
@@ -802,6 +836,20 @@ int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_c
     int found = le != NULL;
     if (found && visit != NULL)
         found = visit_entry(lh_entry_v(le), visit, data);
+    pthread_rwlock_unlock(&c->lock);
+    return found;
+}
+
+int tg_cache_get_digest(tg_cache *c, const char *ns, const char *name, tg_cache_digest_cb visit, void *data)
+{
+    char buf[512];
+    if (name == NULL || make_key(ns, name, buf, sizeof(buf)) == NULL)
+        return 0;
+    pthread_rwlock_rdlock(&c->lock);
+    struct lh_entry *le = lh_table_lookup_entry(c->objects, buf);
+    int found = le != NULL;
+    if (found)
+        visit(((cache_entry *)lh_entry_v(le))->digest, data);
     pthread_rwlock_unlock(&c->lock);
     return found;
 }

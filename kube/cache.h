@@ -63,6 +63,13 @@ int tg_cache_keep_fields(tg_cache *c, const char *const *paths);
 #define TG_CACHE_BY_NAME 0x2u
 int tg_cache_index_metadata(tg_cache *c, unsigned which);
 
+/* Keep, beside every object, what digest(obj) makes of it (a malloc'd
+ * struct of the few fields a hot reader needs, or NULL), freed with
+ * digest_free when the object changes or goes. tg_cache_get_digest then
+ * reads an object without a parse (compact mode) or a tree walk. Call before
+ * the first list. Returns 0, or -1 (objects already stored, NULL functions). */
+int tg_cache_set_digest(tg_cache *c, void *(*digest)(json_object *obj), void (*digest_free)(void *digest));
+
 /* The result of applying a watch event. */
 #define TG_CACHE_OK 0
 #define TG_CACHE_ERROR (-1)    /* malformed event or an ERROR event: rewatch from the last RV */
@@ -113,6 +120,12 @@ typedef void (*tg_cache_visit_cb)(json_object *obj, void *data);
  * whose text cannot be parsed back (out of memory) counts as not found, here
  * and in the two readers below. */
 int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_cb visit, void *data);
+
+/* The digest of object namespace/name, under the read lock: visit gets it
+ * (NULL when the digest function made none) and must copy what it needs.
+ * Returns 1 if the object is there (visit was called), 0 if not. */
+typedef void (*tg_cache_digest_cb)(const void *digest, void *data);
+int tg_cache_get_digest(tg_cache *c, const char *ns, const char *name, tg_cache_digest_cb visit, void *data);
 
 /* Every object whose index label equals value. Returns how many were visited
  * (visit NULL: how many there are, without a walk). */

@@ -944,6 +944,75 @@ static void test_paged_list_stage_commit(void **state)
     tg_cache_free(c);
 }
 
+/* A digest follows its object through adds, updates, relists and deletes,
+ * and each one made is freed exactly once. */
+static int digests_alive;
+
+static void *label_digest(json_object *o)
+{
+    const char *v = tg_json_string(tg_json_path(o, "metadata", "labels", NULL), INDEX);
+    char *d = v && strcmp(v, "none") != 0 ? strdup(v) : NULL;
+    digests_alive += d != NULL;
+    return d;
+}
+
+static void label_digest_free(void *d)
+{
+    digests_alive--;
+    free(d);
+}
+
+static void copy_digest(const void *d, void *data)
+{
+    snprintf(data, 16, "%s", d ? (const char *)d : "(none)");
+}
+
+static void test_digest_follows_object(void **state)
+{
+    static const struct {
+        int type;                  /* a watch event, or -1: a relist of the one object */
+        const char *cluster;       /* its label ("none": no digest) */
+        const char *want;          /* tg_cache_get_digest: the digest, "(none)", or NULL: not there */
+        int alive;
+    } steps[] = {
+        {TG_WATCH_ADDED, "c1", "c1", 1},
+        {TG_WATCH_MODIFIED, "c2", "c2", 1},
+        {TG_WATCH_MODIFIED, "none", "(none)", 0},
+        {-1, "c3", "c3", 1},
+        {TG_WATCH_DELETED, "c3", NULL, 0},
+        {TG_WATCH_ADDED, "c4", "c4", 1},
+    };
+    tg_cache *c = cache_new(state, INDEX);
+    assert_int_equal(tg_cache_set_digest(c, label_digest, label_digest_free), 0);
+    digests_alive = 0;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        char rv[8], got[16] = "";
+        snprintf(rv, sizeof(rv), "%zu", i + 1);
+        json_object *o = obj("ns", "a", rv, steps[i].cluster);
+        if (steps[i].type < 0) {
+            json_object *items[] = {o};
+            assert_int_equal(list_replace(c, "50", items, 1, NULL), 0);
+        } else {
+            tg_watch_event ev = {steps[i].type, o};
+            assert_int_equal(tg_cache_apply(c, &ev, NULL, NULL, 0), TG_CACHE_OK);
+            json_object_put(o);
+        }
+        int found = tg_cache_get_digest(c, "ns", "a", copy_digest, got);
+        assert_int_equal(found, steps[i].want != NULL);
+        if (steps[i].want)
+            assert_string_equal(got, steps[i].want);
+        assert_int_equal(digests_alive, steps[i].alive);
+    }
+    tg_cache_free(c);
+    assert_int_equal(digests_alive, 0);
+    /* Only before the first list. */
+    c = cache_new(state, INDEX);
+    json_object *one[] = {obj("ns", "a", "1", "c1")};
+    assert_int_equal(list_replace(c, "2", one, 1, NULL), 0);
+    assert_int_equal(tg_cache_set_digest(c, label_digest, label_digest_free), -1);
+    tg_cache_free(c);
+}
+
 /* Handlers may be left out: a missing one is skipped, never replaced by
  * another (an update is not reported as an add). */
 static void test_partial_handlers(void **state)
@@ -1280,6 +1349,7 @@ static void test_compact_memory(void **state)
     cmocka_unit_test_prestate(test_index_and_handlers_follow_changes, (void *)(mode)), \
     cmocka_unit_test_prestate(test_metadata_indexes, (void *)(mode)),          \
     cmocka_unit_test_prestate(test_paged_list_stage_commit, (void *)(mode)),   \
+    cmocka_unit_test_prestate(test_digest_follows_object, (void *)(mode)),     \
     cmocka_unit_test_prestate(test_partial_handlers, (void *)(mode))
 
 int main(void)

@@ -12,6 +12,7 @@
 #include "kube/informer.h"
 #include "kube/json.h"
 #include "kube/kubeconfig.h"
+#include "kube/tenant_json.h"
 #include "webhook/nonce_secret.h"
 
 #define NAMESPACES_PATH "/api/v1/namespaces"
@@ -56,6 +57,49 @@ static int kl_synced(const tg_lookup *lk)
            tg_informer_synced(kl->nonces) && tg_informer_synced(kl->local_slices);
 }
 
+/* ---------- digests: what each admission reads, made once per stored object ---------- */
+
+/* The two labels placement reads on a Namespace (placement.c). */
+typedef struct ns_digest {
+    int has[2];
+    char value[2][TG_LABEL_VALUE_MAX];
+} ns_digest;
+
+static const char *const ns_digest_keys[2] = {TG_LABEL_TENANT_NAMESPACE, TG_LABEL_REMOTE_CLUSTER_ID};
+
+static void *ns_digest_of(json_object *obj)
+{
+    ns_digest *d = calloc(1, sizeof(*d));
+
+    for (int i = 0; d && i < 2; i++) {
+        const char *v = labels_get(obj, ns_digest_keys[i]);
+        /* A longer value is "no such label", as it always was here. */
+        if (v && strlen(v) < TG_LABEL_VALUE_MAX) {
+            d->has[i] = 1;
+            memcpy(d->value[i], v, strlen(v) + 1);
+        }
+    }
+    return d;
+}
+
+static void *nonce_digest_of(json_object *obj)
+{
+    tg_nonce_digest *d = malloc(sizeof(*d));
+
+    if (d)
+        tg_nonce_digest_of(obj, d);
+    return d;
+}
+
+/* It holds a nonce: wiped before it goes. */
+static void nonce_digest_free(void *d)
+{
+    if (d) {
+        OPENSSL_cleanse(d, sizeof(tg_nonce_digest));
+        free(d);
+    }
+}
+
 typedef struct label_visit {
     const char *key;
     char *value;
@@ -73,13 +117,42 @@ static void visit_label(json_object *obj, void *data)
     }
 }
 
+typedef struct ns_digest_visit {
+    int key;                       /* index into ns_digest_keys */
+    char *value;
+    int found, digested;
+} ns_digest_visit;
+
+static void visit_ns_digest(const void *digest, void *data)
+{
+    const ns_digest *d = digest;
+    ns_digest_visit *v = data;
+
+    if (!d)
+        return;                    /* out of memory when it was stored: read the object */
+    v->digested = 1;
+    if (d->has[v->key]) {
+        memcpy(v->value, d->value[v->key], strlen(d->value[v->key]) + 1);
+        v->found = 1;
+    }
+}
+
 static int kl_namespace_label(const tg_lookup *lk, const char *ns, const char *key, char value[TG_LABEL_VALUE_MAX],
                               int *ns_exists)
 {
     tg_kube_lookup *kl = lk->data;
+    tg_cache *c = tg_informer_cache(kl->namespaces);
     label_visit lv = {.key = key, .value = value};
 
-    *ns_exists = tg_cache_get(tg_informer_cache(kl->namespaces), NULL, ns, visit_label, &lv);
+    for (int i = 0; i < 2; i++) {
+        ns_digest_visit dv = {.key = i, .value = value};
+        if (strcmp(key, ns_digest_keys[i]) != 0)
+            continue;
+        *ns_exists = tg_cache_get_digest(c, NULL, ns, visit_ns_digest, &dv);
+        if (!*ns_exists || dv.digested)
+            return dv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
+    }
+    *ns_exists = tg_cache_get(c, NULL, ns, visit_label, &lv);
     return lv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
 }
 
@@ -105,6 +178,7 @@ typedef struct nonce_visit {
     char *nonce;
     size_t *len;
     tg_nonce_state state;
+    int digested;
 } nonce_visit;
 
 static void visit_nonce(json_object *obj, void *data)
@@ -114,15 +188,28 @@ static void visit_nonce(json_object *obj, void *data)
     nv->state = tg_nonce_secret_read(obj, nv->ns, nv->cluster_id, nv->nonce, nv->len);
 }
 
+/* The key is (namespace, liqo-nonce): tg_nonce_secret_read's first test. */
+static void visit_nonce_digest(const void *digest, void *data)
+{
+    nonce_visit *nv = data;
+
+    if (!digest)
+        return;
+    nv->digested = 1;
+    nv->state = tg_nonce_digest_read(digest, nv->cluster_id, nv->nonce, nv->len);
+}
+
 /* By (namespace, name) only: the informer lists every Secret labelled
  * liqo.io/nonce=true, but one outside the Tenant's namespace never counts. */
 static int kl_nonce_secret(const tg_lookup *lk, const char *ns, const char *cluster_id, char nonce[TG_LOOKUP_NONCE_MAX],
                            size_t *len)
 {
     tg_kube_lookup *kl = lk->data;
+    tg_cache *c = tg_informer_cache(kl->nonces);
     nonce_visit nv = {.ns = ns, .cluster_id = cluster_id, .nonce = nonce, .len = len, .state = TG_NONCE_ABSENT};
 
-    tg_cache_get(tg_informer_cache(kl->nonces), ns, TG_NONCE_SECRET_NAME, visit_nonce, &nv);
+    if (tg_cache_get_digest(c, ns, TG_NONCE_SECRET_NAME, visit_nonce_digest, &nv) && !nv.digested)
+        tg_cache_get(c, ns, TG_NONCE_SECRET_NAME, visit_nonce, &nv);
     return nv.state;
 }
 
@@ -293,17 +380,24 @@ static const char *const keep_tenant[] = {"spec.clusterID", "spec.tenantConditio
 /* Every cache stores its objects as compact JSON text (cache.h): a json-c
  * tree costs about 700 bytes per JSON object (each carries a 16-slot hash
  * table), 2-3 KB per cached Namespace or Secret, and the text a tenth of
- * that. The price is a parse of one small object per read, two or three per
- * admission, which measured within the noise of the CPU per valid Tenant
- * (bench/RESULTS.md, issue 15 session 2), while idle RSS fell by 1.1 MB
- * with 600 cached objects. The duplicate checks are index counts: no parse. */
+ * that. A read of the text is a parse (~57,000 instructions for a small
+ * object), so what an admission reads of Namespaces and nonce Secrets is
+ * kept beside them as a digest, made once when they are stored; the
+ * duplicate checks are index counts. No parse on the admission path. */
 static tg_informer *start_informer(tg_kube_lookup *kl, const char *path, const char *selector,
-                                   unsigned index_metadata, const char *const *keep, char *err, size_t err_len)
+                                   unsigned index_metadata, const char *const *keep,
+                                   void *(*digest)(json_object *), void (*digest_free)(void *), char *err,
+                                   size_t err_len)
 {
     tg_informer_opts opts = {.path = path, .label_selector = selector, .index_metadata = index_metadata,
                              .keep_fields = keep, .compact = 1};
     tg_informer *inf = tg_informer_new(kl->client, &opts, err, err_len);
 
+    if (inf && digest && tg_cache_set_digest(tg_informer_cache(inf), digest, digest_free) != 0) {
+        snprintf(err, err_len, "out of memory");
+        tg_informer_free(inf);
+        return NULL;
+    }
     if (inf && tg_informer_start(inf, err, err_len) != 0) {
         tg_informer_free(inf);
         return NULL;
@@ -330,12 +424,13 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
     /* Namespaces and nonce Secrets are read by key; Tenants by namespace and
      * by name too (duplicates), local slices by name. */
     if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", 0,
-                                          keep_metadata, err, err_len)) ||
+                                          keep_metadata, ns_digest_of, free, err, err_len)) ||
         !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME,
-                                       keep_tenant, err, err_len)) ||
-        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, 0, keep_nonce, err, err_len)) ||
+                                       keep_tenant, NULL, NULL, err, err_len)) ||
+        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, 0, keep_nonce, nonce_digest_of,
+                                      nonce_digest_free, err, err_len)) ||
         !(kl->local_slices = start_informer(kl, SLICES_PATH, LOCAL_SLICE_SELECTOR, TG_CACHE_BY_NAME,
-                                            keep_metadata, err, err_len)))
+                                            keep_metadata, NULL, NULL, err, err_len)))
         goto fail;
     kl->lookup.ops = &kube_ops;
     kl->lookup.data = kl;

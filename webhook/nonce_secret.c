@@ -48,18 +48,48 @@ static tg_nonce_state decode(json_object *secret, char nonce[TG_LOOKUP_NONCE_MAX
     return st;
 }
 
+void tg_nonce_digest_of(json_object *secret, tg_nonce_digest *d)
+{
+    const char *cluster = label(secret, TG_LABEL_REMOTE_CLUSTER_ID);
+
+    memset(d, 0, sizeof(*d));
+    d->labelled = equals(label(secret, TG_LABEL_NONCE), "true");
+    /* A longer value matches no cluster id (those are DNS labels). */
+    if (cluster && strlen(cluster) < sizeof(d->cluster_id)) {
+        d->has_cluster = 1;
+        memcpy(d->cluster_id, cluster, strlen(cluster) + 1);
+    }
+    d->data = decode(secret, d->nonce, &d->len);
+}
+
+tg_nonce_state tg_nonce_digest_read(const tg_nonce_digest *d, const char *cluster_id,
+                                    char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
+{
+    if (!d->labelled)
+        return TG_NONCE_UNLABELLED;
+    if (!d->has_cluster || !equals(d->cluster_id, cluster_id))
+        return TG_NONCE_OTHER_CLUSTER;
+    if (d->data != TG_NONCE_FOUND)
+        return d->data;
+    memcpy(nonce, d->nonce, d->len + 1);
+    *len = d->len;
+    return TG_NONCE_FOUND;
+}
+
 tg_nonce_state tg_nonce_secret_read(json_object *secret, const char *ns, const char *cluster_id,
                                     char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
 {
+    tg_nonce_digest d;
+    tg_nonce_state st;
+
     if (!secret || !json_object_is_type(secret, json_type_object) ||
         !equals(tg_json_path_string(secret, "metadata", "namespace", NULL), ns) ||
         !equals(tg_json_path_string(secret, "metadata", "name", NULL), TG_NONCE_SECRET_NAME))
         return TG_NONCE_ABSENT;
-    if (!equals(label(secret, TG_LABEL_NONCE), "true"))
-        return TG_NONCE_UNLABELLED;
-    if (!equals(label(secret, TG_LABEL_REMOTE_CLUSTER_ID), cluster_id))
-        return TG_NONCE_OTHER_CLUSTER;
-    return decode(secret, nonce, len);
+    tg_nonce_digest_of(secret, &d);
+    st = tg_nonce_digest_read(&d, cluster_id, nonce, len);
+    OPENSSL_cleanse(&d, sizeof(d));
+    return st;
 }
 
 const char *tg_nonce_state_found(tg_nonce_state s)

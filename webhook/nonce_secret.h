@@ -27,6 +27,23 @@
 tg_nonce_state tg_nonce_secret_read(json_object *secret, const char *ns, const char *cluster_id,
                                     char nonce[TG_LOOKUP_NONCE_MAX], size_t *len);
 
+/* What a nonce Secret says, read once when it is stored (the webhook's cache
+ * keeps this beside each Secret), so that each admission judges it without a
+ * parse: tg_nonce_secret_read is tg_nonce_digest_of then tg_nonce_digest_read
+ * for a Secret of the right namespace and name. */
+typedef struct tg_nonce_digest {
+    int labelled;                  /* liqo.io/nonce=true */
+    int has_cluster;               /* a liqo.io/remote-cluster-id under TG_LABEL_VALUE_MAX */
+    char cluster_id[TG_LABEL_VALUE_MAX];
+    tg_nonce_state data;           /* TG_NONCE_FOUND (nonce, len) or TG_NONCE_EMPTY */
+    char nonce[TG_LOOKUP_NONCE_MAX];
+    size_t len;
+} tg_nonce_digest;
+
+void tg_nonce_digest_of(json_object *secret, tg_nonce_digest *d);
+tg_nonce_state tg_nonce_digest_read(const tg_nonce_digest *d, const char *cluster_id,
+                                    char nonce[TG_LOOKUP_NONCE_MAX], size_t *len);
+
 /* What was found, as the end of a denial message: "found none", "found it
  * without label liqo.io/nonce=true", ... */
 const char *tg_nonce_state_found(tg_nonce_state s);
