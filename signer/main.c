@@ -27,6 +27,9 @@
 #include "signer/approve_decide.h"
 #include "signer/leader.h"
 #include "signer/reconcile_common.h"
+#include "signer/remote_pool.h"
+#include "signer/replica_plan.h"
+#include "signer/replicator_watch.h"
 #include "signer/signer.h"
 
 /* Each Tenant takes a few dozen API round trips done one after another by a
@@ -62,6 +65,7 @@ typedef struct signer_main {
     tg_metrics *metrics;
     tg_metric_family *m_queue, *m_in_flight, *m_leader, *m_cache, *m_heap;
     tg_probe_server *probe;
+    tg_repl_watch *repl;          /* the replicator's Secrets, local objects and remote copies */
     int synced;
 } signer_main;
 
@@ -78,7 +82,8 @@ static void usage(FILE *out)
             "  --context NAME             kubeconfig context\n"
             "  --namespace NS             install namespace (default liqo)\n"
             "  --controllers LIST         comma list of keys,nonce,tenant,approver,signer,identity,noncesigner,\n"
-            "                             resourceslice,renew,remoterenew,remoteresourceslice (default all)\n"
+            "                             resourceslice,renew,remoterenew,remoteresourceslice,replicator\n"
+            "                             (default all)\n"
             "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
             "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
             "  --csr-expiration-seconds N expirationSeconds of CSRs (default 31536000; 0: none; min 600)\n"
@@ -124,6 +129,7 @@ static int parse_controllers(const char *arg, unsigned *out)
         {"signer", TG_CTL_SIGNER}, {"identity", TG_CTL_IDENTITY}, {"noncesigner", TG_CTL_NONCESIGNER},
         {"resourceslice", TG_CTL_RESOURCESLICE}, {"renew", TG_CTL_RENEW}, {"remoterenew", TG_CTL_REMOTE_RENEW},
         {"remoteresourceslice", TG_CTL_REMOTE_SLICE},
+        {"replicator", TG_CTL_REPLICATOR},
     };
     char buf[256], *tok, *save = NULL;
     size_t i;
@@ -292,6 +298,8 @@ static void on_sync_check(uv_timer_t *t)
     for (i = 0; i < m->ninfs; i++)
         if (!tg_informer_synced(m->infs[i].inf))
             return;
+    if (m->repl && !tg_repl_watch_synced(m->repl))
+        return;
     m->synced = 1;
     if (m->leader_elect && !__atomic_load_n(&m->s.is_leader, __ATOMIC_SEQ_CST))
         return;
@@ -346,6 +354,8 @@ static void close_handles(signer_main *m)
     for (i = 0; i < m->ninfs; i++)
         tg_informer_free(m->infs[i].inf);
     m->ninfs = 0;
+    tg_repl_watch_free(m->repl);
+    m->repl = NULL;
     uv_close((uv_handle_t *)&m->sigterm, NULL);
     uv_close((uv_handle_t *)&m->sigint, NULL);
     uv_close((uv_handle_t *)&m->sync_timer, NULL);
@@ -415,6 +425,10 @@ static void register_metrics(signer_main *m)
                                             "Nonce reconciles that left a labelled Secret alone: not named "
                                             "liqo-nonce, not in a liqo-tenant-<id> namespace, or not labelled for "
                                             "that id.", 1, (const char *[]){"reason"});
+    m->s.m_replicated = tg_metrics_counter(r, "tenantgate_signer_replicated_total",
+                                           "The replicator's writes by kind and action: create, update_spec "
+                                           "(on the provider), pull_status (local /status), delete_remote, "
+                                           "remove_finalizer.", 2, (const char *[]){"kind", "action"});
     m->m_queue = tg_metrics_gauge(r, "tenantgate_signer_queue_depth", "Keys waiting in the work queue.", 0, NULL);
     m->m_in_flight = tg_metrics_gauge(r, "tenantgate_signer_queue_in_flight", "Keys being reconciled.", 0, NULL);
     m->m_leader = tg_metrics_gauge(r, "tenantgate_signer_leader", "1 while this replica acts.", 0, NULL);
@@ -423,6 +437,45 @@ static void register_metrics(signer_main *m)
     m->m_heap = tg_metrics_gauge(r, "tenantgate_signer_heap_bytes",
                                  "malloc heap: bytes in use, and free but still held (mallinfo2).", 1,
                                  (const char *[]){"state"});
+}
+
+/* 1 when the API server serves resource plural in group path gv (discovery). */
+static int served(signer_main *m, const char *gv, const char *plural)
+{
+    tg_kube_request_opts o = {.path = gv};
+    char *body = NULL, err[256], want[96];
+    size_t n = 0;
+    long st = tg_kube_request_sync(m->client, &o, &body, &n, err, sizeof(err));
+    json_object *doc = st == 200 ? tg_json_parse(body, n, NULL, 0) : NULL;
+    json_object *res = doc ? tg_json_path(doc, "resources", NULL) : NULL;
+    int found = 0;
+
+    snprintf(want, sizeof(want), "%s", plural);
+    for (size_t i = 0; res && json_object_is_type(res, json_type_array) && i < json_object_array_length(res); i++) {
+        const char *name = tg_json_string(json_object_array_get_idx(res, i), "name");
+        if (name && strcmp(name, want) == 0)
+            found = 1;
+    }
+    json_object_put(doc);
+    free(body);
+    return found;
+}
+
+/* The replicator: ResourceSlices and Renews always; NamespaceMaps only when
+ * Liqo's offloading CRD is served here (read once: install it, then restart). */
+static int start_replicator(signer_main *m, char *err, size_t err_len)
+{
+    unsigned kinds = 0;
+
+    for (int i = 0; i < TG_REPL_KINDS; i++)
+        if (i != TG_REPL_NAMESPACEMAPS || served(m, tg_repl_kinds[i].group_path, tg_repl_kinds[i].plural))
+            kinds |= 1u << i;
+    tg_log(TG_LOG_INFO, "replicator: kinds", TG_LOG_BOOL("namespacemaps", (kinds >> TG_REPL_NAMESPACEMAPS) & 1));
+    if (!(m->s.remote_pool = tg_remote_pool_new())) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    return (m->repl = tg_repl_watch_new(m->loop, m->client, &m->s, kinds, err, err_len)) ? 0 : -1;
 }
 
 static int load_file(const char *path, char **buf, size_t *len)
@@ -651,6 +704,10 @@ int main(int argc, char **argv)
         tg_log(TG_LOG_ERROR, "cannot start an informer", TG_LOG_STR("error", err));
         return 1;
     }
+    if ((m.s.controllers & TG_CTL_REPLICATOR) && start_replicator(&m, err, sizeof(err)) != 0) {
+        tg_log(TG_LOG_ERROR, "cannot start the replicator", TG_LOG_STR("error", err));
+        return 1;
+    }
     if (metrics_port >= 0) {
         tg_probe_config pc = {.host = metrics_host, .port = metrics_port, .metrics = m.metrics,
                               .not_ready = not_ready, .before_metrics = before_metrics, .data = &m};
@@ -702,6 +759,7 @@ int main(int argc, char **argv)
     tg_kube_config_free(&m.s.cfg);
     json_object_put(m.s.rb_known);
     tg_settled_free(m.s.settled);
+    tg_remote_pool_free(m.s.remote_pool);
     return 0;
 bad:
     fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg);

@@ -44,5 +44,7 @@ long tg_signer_reconcile(tg_signer *s, tg_api *api, const char *key)
         return tg_reconcile_remote_slice(s, api, ns, name);
     if (strcmp(kind, "remoterenew") == 0)
         return tg_reconcile_remote_renew(s, api, ns, name);
+    if (strncmp(kind, "repl", 4) == 0)
+        return tg_reconcile_replica(s, api, kind, ns, name);
     return TG_RECONCILE_OK;
 }

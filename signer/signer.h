@@ -28,7 +28,8 @@
 #define TG_CTL_RENEW 0x100u             /* consumer: Renews of ControlPlane Identities */
 #define TG_CTL_REMOTE_RENEW 0x200u      /* provider: answers replicated Renews from the Tenant */
 #define TG_CTL_REMOTE_SLICE 0x400u      /* provider: replicated ResourceSlices (remoteresourceslice) */
-#define TG_CTL_ALL 0x7ffu
+#define TG_CTL_REPLICATOR 0x800u       /* consumer: Liqo's CRD replicator for slices, Renews, NamespaceMaps */
+#define TG_CTL_ALL 0xfffu
 
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
 #define TG_TENANT_FINALIZER "tenantgate.io/tenant"
@@ -67,8 +68,11 @@ typedef struct tg_signer {
     tg_cache *csr_cache;             /* tenant CSRs, indexed by remote cluster id */
     tg_cache *tenant_cache;          /* Tenants (metadata only) */
     tg_cache *nonce_cache;           /* labelled nonce Secrets */
-    tg_cache *renew_cache;
-    tg_cache *slice_cache;           /* replicated ResourceSlices (provider), by liqo.io/originID */           /* replicated Renews (provider), metadata only */
+    tg_cache *renew_cache;           /* replicated Renews (provider), metadata only */
+    tg_cache *slice_cache;           /* replicated ResourceSlices (provider), by liqo.io/originID */
+    tg_cache *cp_secret_cache;       /* ControlPlane kubeconfig Secrets (replicator), with data.kubeconfig */
+    struct tg_remote_pool *remote_pool; /* the replicator's clients for providers */
+    tg_cache *repl_caches[3];        /* the replicator's local objects by kind (replica_plan.h), metadata only */
     /* RoleBindings this process created or found ("ns/name" keys): a Tenant
      * reconcile POSTs its binding only when not known to exist. */
     pthread_mutex_t rb_mu;
@@ -85,6 +89,7 @@ typedef struct tg_signer {
     tg_metric_family *m_cert_expiry; /* {cluster_id} */
     tg_metric_family *m_slice_verdicts; /* {condition, status, reason}: slice denials */
     tg_metric_family *m_nonce_skips; /* {reason}: labelled Secrets the nonce controller left alone */
+    tg_metric_family *m_replicated;  /* {kind, action}: the replicator's writes */
 } tg_signer;
 
 /* What a reconcile asks of the queue. */
