@@ -33,6 +33,8 @@ def consumer_signer(consumer, installed, signer_bin, tmp_path_factory):  # noqa:
     kc = consumer.serviceaccount_kubeconfig(NS, SA, duration="6h")
     s = Signer(signer_bin, consumer, kc, tmp_path_factory.mktemp("signer-c"), "signer-consumer",
                "--cluster-id", CONSUMER_ID, "--controllers", CONSUMER_CONTROLLERS + ",replicator").start()
+    wait_for(lambda: consumer.exists("secret", "authentication-keys", "-n", NS), timeout=60,
+             what="the consumer signer's authentication-keys")
     yield s
     s.stop()
 
