@@ -55,20 +55,24 @@ def slice_user(name):
 
 # --- the two sides ---------------------------------------------------------------------------
 
+def _signer(cluster, signer_bin, log_dir, name, cluster_id, controllers):
+    kc = cluster.serviceaccount_kubeconfig(NS, SA, duration="6h")
+    return Signer(signer_bin, cluster, kc, log_dir, name, "--cluster-id", cluster_id,
+                  "--controllers", controllers).start()
+
+
 @pytest.fixture(scope="module")
 def provider_signer(provider, installed, signer_bin, tmp_path_factory):
-    kc = provider.serviceaccount_kubeconfig(NS, SA, duration="6h")
-    s = Signer(signer_bin, provider, kc, tmp_path_factory.mktemp("flow-signer-p"), "signer-provider",
-               "--cluster-id", PROVIDER_ID, "--controllers", PROVIDER_CONTROLLERS).start()
+    s = _signer(provider, signer_bin, tmp_path_factory.mktemp("flow-signer-p"), "signer-provider",
+                PROVIDER_ID, PROVIDER_CONTROLLERS)
     yield s
     s.stop()
 
 
 @pytest.fixture(scope="module")
 def consumer_signer(consumer, installed, signer_bin, tmp_path_factory):
-    kc = consumer.serviceaccount_kubeconfig(NS, SA, duration="6h")
-    s = Signer(signer_bin, consumer, kc, tmp_path_factory.mktemp("flow-signer-c"), "signer-consumer",
-               "--cluster-id", CONSUMER_ID, "--controllers", CONSUMER_CONTROLLERS).start()
+    s = _signer(consumer, signer_bin, tmp_path_factory.mktemp("flow-signer-c"), "signer-consumer",
+                CONSUMER_ID, CONSUMER_CONTROLLERS)
     yield s
     s.stop()
 
