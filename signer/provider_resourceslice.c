@@ -274,7 +274,7 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
                    TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", n.name));
             goto out;
         }
-        if (!crt && decided == 0 && age < CSR_STALE_S) {
+        if (!crt && decided >= 0 && age < CSR_STALE_S) {   /* pending, or approved and not issued yet */
             cr->requeue_ms = WAIT_MS;   /* the CSR informer wakes us once it is issued */
             goto out;
         }
