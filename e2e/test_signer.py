@@ -25,7 +25,7 @@ from testbed import HostProcess, free_port, openssl, wait_for
 NS = "liqo"
 SA = "tenantgate-signer"
 CLUSTER_ROLES = ("tenantgate-signer", "tenantgate-signer-own-signer", "tenantgate-remote-consumer",
-                 "tenantgate-resourceslice-user")
+                 "tenantgate-resourceslice-user", "liqo-virtual-kubelet-remote-clusterwide")
 # NamespaceMaps belong to Liqo's offloading module: a minimal CRD from e2e/testdata, for RBAC checks.
 TEST_CRDS = ("namespacemaps.offloading.liqo.io",)
 PROVIDER_ID = "cl-provider"
@@ -657,15 +657,31 @@ def test_drained_tenant_loses_its_binding_and_active_gets_it_back(provider, cons
     onboard(provider, consumer, cid, pns, cns, tmp_path)
     wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="Tenant status")
     rb = f"liqo-tenant-{cid}"
+    crb = f"liqo-binding-liqo-virtual-kubelet-remote-clusterwide-{cid}"
     assert provider.exists("rolebinding", rb, "-n", pns)
+
+    def group_can_scrape():
+        # any certificate of the consumer (ControlPlane or ResourceSlice) is in group <cid>
+        # resource.version.group: "metrics.metrics.liqo.io" would parse as version "metrics" of
+        # group "liqo.io", a resource the ClusterRole does not name
+        p = provider.kubectl("auth", "can-i", "get", "scrape.v1.metrics.liqo.io", "--as", "someone",
+                             "--as-group", cid, check=False)
+        return p.stdout.strip() == "yes"
+    subjects = provider.get_json("clusterrolebinding", crb)["subjects"]
+    assert subjects == [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": cid}]
+    assert group_can_scrape()
     for condition, present in (("Cordoned", True), ("Drained", False), ("Active", True)):
         provider.kubectl("patch", "tenant", cid, "-n", pns, "--type", "merge",
                          "-p", json.dumps({"spec": {"tenantCondition": condition}}))
-        wait_for(lambda: provider.exists("rolebinding", rb, "-n", pns) == present, timeout=10,
-                 what=f"RoleBinding {'kept' if present else 'removed'} for {condition}")
+        wait_for(lambda: provider.exists("rolebinding", rb, "-n", pns) == present
+                 and provider.exists("clusterrolebinding", crb) == present, timeout=10,
+                 what=f"bindings {'kept' if present else 'removed'} for {condition}")
         time.sleep(1)
         assert provider.exists("rolebinding", rb, "-n", pns) == present
+        assert group_can_scrape() == present
     assert len(tenant_csrs(provider, cid)) == 1
+    provider.kubectl("delete", "tenant", cid, "-n", pns, "--timeout=20s")
+    assert not provider.exists("clusterrolebinding", crb)
 
 
 def new_cluster_key(tmp_path, name):

@@ -408,8 +408,8 @@ static int ensure_binding(slice_ctx *c, int present)
     }
     if (!present || r == 200)
         return 0;
-    r = rc_post_user_rolebinding(c->api, c->ns, name, c->consumer, c->user, TG_SLICE_USER_CLUSTERROLE,
-                                 slice_owner(c), c->err, sizeof(c->err));
+    r = rc_post_binding(c->api, c->ns, name, c->consumer, "User", c->user, TG_SLICE_USER_CLUSTERROLE, slice_owner(c),
+                        c->err, sizeof(c->err));
     return r == 201 || r == 409 ? 0 : -1;
 }
 

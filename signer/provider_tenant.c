@@ -291,30 +291,50 @@ static void rolebinding_set_known(tg_signer *s, const char *key, int known, time
     pthread_mutex_unlock(&s->rb_mu);
 }
 
-/* present: POST the binding unless recently known to exist; else DELETE it. */
-static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const char *cid, int present, char *err,
-                               size_t err_len)
+/* present: POST the binding unless recently known to exist; else DELETE it.
+ * ns NULL: a ClusterRoleBinding. */
+static long ensure_binding(tg_signer *s, tg_api *api, const char *ns, const char *name, const char *cid,
+                           const char *subject_kind, const char *role, int present, char *err, size_t err_len)
 {
-    char path[1024], name[320], key[640];
+    char path[1024], key[640];
     time_t now = time(NULL);
     long r;
 
-    snprintf(name, sizeof(name), "liqo-tenant-%s", cid);
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
     if (!present) {
         rolebinding_set_known(s, key, 0, now);
-        snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings/%s", ns, name);
+        if (ns)
+            snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings/%s", ns, name);
+        else
+            snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/%s", name);
         r = tg_api_call(api, "DELETE", path, TG_KUBE_CT_JSON, NULL, NULL, err, err_len);
         return r == 404 ? 200 : r;
     }
     if (rolebinding_known(s, key, now))
         return 200;
-    r = rc_post_user_rolebinding(api, ns, name, cid, cid, TG_CONSUMER_CLUSTERROLE, NULL, err, err_len);
+    r = rc_post_binding(api, ns, name, cid, subject_kind, cid, role, NULL, err, err_len);
     if (r == 409)
         r = 200;   /* already there */
     if (r == 200 || r == 201)
         rolebinding_set_known(s, key, 1, now);
     return r;
+}
+
+/* The consumer's bindings: User <cid> to tenantgate-remote-consumer in the
+ * tenant namespace, and (Liqo parity) Group <cid> to Liqo's cluster-wide
+ * virtual-kubelet ClusterRole. */
+static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const char *cid, int present, char *err,
+                               size_t err_len)
+{
+    char name[320];
+    long r;
+
+    snprintf(name, sizeof(name), "liqo-tenant-%s", cid);
+    r = ensure_binding(s, api, ns, name, cid, "User", TG_CONSUMER_CLUSTERROLE, present, err, err_len);
+    if (r < 0 || r >= 300)
+        return r;
+    snprintf(name, sizeof(name), TG_CLUSTERWIDE_BINDING_PREFIX "%s", cid);
+    return ensure_binding(s, api, NULL, name, cid, "Group", TG_CLUSTERWIDE_CLUSTERROLE, present, err, err_len);
 }
 
 /* POST a CSR for the Tenant; on 201 *created (if not NULL) is its generated

@@ -279,8 +279,8 @@ json_object *rc_auth_params(tg_signer *s, const char *signed_b64, const char *pr
     return ap;
 }
 
-long rc_post_user_rolebinding(tg_api *api, const char *ns, const char *name, const char *cid, const char *user,
-                              const char *role, json_object *owners, char *err, size_t err_len)
+long rc_post_binding(tg_api *api, const char *ns, const char *name, const char *cid, const char *subject_kind,
+                     const char *subject, const char *role, json_object *owners, char *err, size_t err_len)
 {
     json_object *rb = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
     json_object *subj = json_object_new_object(), *subjs = json_object_new_array(), *ref = json_object_new_object();
@@ -288,24 +288,28 @@ long rc_post_user_rolebinding(tg_api *api, const char *ns, const char *name, con
     long r;
 
     json_object_object_add(rb, "apiVersion", rc_jstr("rbac.authorization.k8s.io/v1"));
-    json_object_object_add(rb, "kind", rc_jstr("RoleBinding"));
+    json_object_object_add(rb, "kind", rc_jstr(ns ? "RoleBinding" : "ClusterRoleBinding"));
     json_object_object_add(meta, "name", rc_jstr(name));
-    json_object_object_add(meta, "namespace", rc_jstr(ns));
+    if (ns)
+        json_object_object_add(meta, "namespace", rc_jstr(ns));
     json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
     json_object_object_add(meta, "labels", labels);
     if (owners)
         json_object_object_add(meta, "ownerReferences", owners);
     json_object_object_add(rb, "metadata", meta);
-    json_object_object_add(subj, "kind", rc_jstr("User"));
+    json_object_object_add(subj, "kind", rc_jstr(subject_kind));
     json_object_object_add(subj, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
-    json_object_object_add(subj, "name", rc_jstr(user));
+    json_object_object_add(subj, "name", rc_jstr(subject));
     json_object_array_add(subjs, subj);
     json_object_object_add(rb, "subjects", subjs);
     json_object_object_add(ref, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
     json_object_object_add(ref, "kind", rc_jstr("ClusterRole"));
     json_object_object_add(ref, "name", rc_jstr(role));
     json_object_object_add(rb, "roleRef", ref);
-    snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
+    if (ns)
+        snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
+    else
+        snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
     r = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, rb, NULL, err, err_len);
     json_object_put(rb);
     return r;

@@ -94,11 +94,12 @@ long rc_create_csr(tg_signer *s, tg_api *api, const char *request_b64, const cha
 /* status.authParams for a certificate (base64 PEM): signedCRT, ca (the
  * configured bundle), apiServer and proxyURL (NULL: none). A new object. */
 json_object *rc_auth_params(tg_signer *s, const char *signed_b64, const char *proxy_url);
-/* POST a RoleBinding ns/name binding User `user` to ClusterRole `role`,
- * labelled liqo.io/remote-cluster-id=cid, with ownerReferences owners
- * (taken, may be NULL). Returns the HTTP status (409: exists) or -1. */
-long rc_post_user_rolebinding(tg_api *api, const char *ns, const char *name, const char *cid, const char *user,
-                              const char *role, json_object *owners, char *err, size_t err_len);
+/* POST a RoleBinding ns/name (ns NULL: a ClusterRoleBinding name) binding
+ * subject (kind "User" or "Group") to ClusterRole `role`, labelled
+ * liqo.io/remote-cluster-id=cid, with ownerReferences owners (taken, may be
+ * NULL). Returns the HTTP status (409: exists) or -1. */
+long rc_post_binding(tg_api *api, const char *ns, const char *name, const char *cid, const char *subject_kind,
+                     const char *subject, const char *role, json_object *owners, char *err, size_t err_len);
 /* Count a reconcile skipped because the informers show it settled. */
 void rc_count_skip(tg_signer *s, const char *controller);
 

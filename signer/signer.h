@@ -34,6 +34,10 @@
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
 #define TG_TENANT_FINALIZER "tenantgate.io/tenant"
 #define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
+/* Liqo's cluster-wide virtual-kubelet ClusterRole (metrics.liqo.io), bound
+ * to Group <consumer> by ClusterRoleBinding TG_CLUSTERWIDE_BINDING_PREFIX<consumer>. */
+#define TG_CLUSTERWIDE_CLUSTERROLE "liqo-virtual-kubelet-remote-clusterwide"
+#define TG_CLUSTERWIDE_BINDING_PREFIX "liqo-binding-liqo-virtual-kubelet-remote-clusterwide-"
 /* What a slice's user may do on the provider, bound per slice (PROTOCOL.md 6a). */
 #define TG_SLICE_USER_CLUSTERROLE "tenantgate-resourceslice-user"
 #define TG_KEYS_SECRET "authentication-keys"
