@@ -661,15 +661,18 @@ def test_drained_tenant_loses_its_binding_and_active_gets_it_back(provider, cons
     assert provider.exists("rolebinding", rb, "-n", pns)
 
     def group_can_scrape():
-        # any certificate of the consumer (ControlPlane or ResourceSlice) is in group <cid>
-        # resource.version.group: "metrics.metrics.liqo.io" would parse as version "metrics" of
-        # group "liqo.io", a resource the ClusterRole does not name
-        p = provider.kubectl("auth", "can-i", "get", "scrape.v1.metrics.liqo.io", "--as", "someone",
-                             "--as-group", cid, check=False)
-        return p.stdout.strip() == "yes"
+        # any certificate of the consumer (ControlPlane or ResourceSlice) is in group <cid>; asked
+        # as a SubjectAccessReview (kubectl auth can-i resolves unknown resource names its own way)
+        sar = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+               "spec": {"user": "someone", "groups": [cid, "system:authenticated"],
+                        "resourceAttributes": {"group": "metrics.liqo.io", "resource": "scrape",
+                                               "verb": "get"}}}
+        out = provider.kubectl("create", "-o", "json", "-f", "-", input=sar).stdout
+        return json.loads(out)["status"].get("allowed", False)
     subjects = provider.get_json("clusterrolebinding", crb)["subjects"]
     assert subjects == [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": cid}]
-    assert group_can_scrape()
+    # the apiserver's RBAC authorizer reads bindings from a cache: a new one counts within ~1 s
+    wait_for(group_can_scrape, timeout=10, what="group rights from the ClusterRoleBinding")
     for condition, present in (("Cordoned", True), ("Drained", False), ("Active", True)):
         provider.kubectl("patch", "tenant", cid, "-n", pns, "--type", "merge",
                          "-p", json.dumps({"spec": {"tenantCondition": condition}}))
@@ -678,7 +681,8 @@ def test_drained_tenant_loses_its_binding_and_active_gets_it_back(provider, cons
                  what=f"bindings {'kept' if present else 'removed'} for {condition}")
         time.sleep(1)
         assert provider.exists("rolebinding", rb, "-n", pns) == present
-        assert group_can_scrape() == present
+        wait_for(lambda: group_can_scrape() == present, timeout=10,
+                 what=f"group rights {'kept' if present else 'gone'} for {condition}")
     assert len(tenant_csrs(provider, cid)) == 1
     provider.kubectl("delete", "tenant", cid, "-n", pns, "--timeout=20s")
     assert not provider.exists("clusterrolebinding", crb)
