@@ -173,6 +173,32 @@ def test_renew_is_replicated_and_the_providers_answer_comes_back(provider, consu
     assert FINALIZER in consumer.get_json("renew", name, "-n", f"liqo-tenant-{pid}")["metadata"]["finalizers"]
 
 
+def test_namespacemap_is_replicated_and_its_status_comes_back(provider, consumer, consumer_signer,
+                                                              provider_signer, peer):
+    """NamespaceMaps (Liqo's offloading module; the bed serves a minimal CRD from e2e/testdata on
+    both sides) travel like slices: the copy, with Liqo's labels and the spec, in the provider's
+    tenant namespace as the consumer's ControlPlane user; the status the provider's offloading
+    module writes comes back; deleting the local map deletes the copy first."""
+    cid, pid, _ = peer
+    name = f"nsmap-{uuid.uuid4().hex[:6]}"
+    cns = f"liqo-tenant-{pid}"
+    labels = {"liqo.io/replication": "true", "liqo.io/remoteID": pid, "liqo.io/remote-cluster-id": pid}
+    spec = {"desiredMapping": {"default": f"default-{cid}"}}
+    consumer.kubectl("apply", "-f", "-", input={
+        "apiVersion": "offloading.liqo.io/v1beta1", "kind": "NamespaceMap",
+        "metadata": {"name": name, "namespace": cns, "labels": labels}, "spec": spec})
+    copy = _copy(provider, cid, name, kind="namespacemap")
+    assert copy["metadata"]["labels"] == _expected_labels(labels, cid)
+    assert copy["spec"] == spec
+    assert FINALIZER in consumer.get_json("namespacemap", name, "-n", cns)["metadata"]["finalizers"]
+    answer = {"currentMapping": {"default": {"remoteNamespace": f"default-{cid}", "phase": "Accepted"}}}
+    provider.kubectl("patch", "namespacemap", name, "-n", f"liqo-tenant-{cid}", "--subresource=status",
+                     "--type=merge", "-p", json.dumps({"status": answer}))
+    assert _status_back(consumer, provider, cid, pid, name, kind="namespacemap", timeout=30) == answer
+    assert _creates(consumer_signer, kind="namespacemaps") >= 1
+    _delete_and_wait(consumer, provider, cid, pid, name, kind="namespacemap")
+
+
 def test_consumer_signer_restart_and_provider_apiserver_restart_lose_and_duplicate_nothing(
         cli, provider, consumer, consumer_signer, peer):
     cid, pid, _ = peer
