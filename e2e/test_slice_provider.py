@@ -108,6 +108,13 @@ def test_accepted_slice_gets_a_certificate_rights_and_loses_them_on_delete(provi
     assert st["resources"] == {"cpu": "2", "memory": "8Gi", "pods": "110", "ephemeral-storage": "20Gi"}
     assert st["storageClasses"] == [] and st["ingressClasses"] == [] and st["loadBalancerClasses"] == []
     assert st["authParams"]["apiServer"] and st["authParams"]["ca"]
+    # a resource added to the request is granted, and one dropped from it leaves the grant (a merge
+    # patch of status keeps keys it does not name: the controller names dropped ones with null)
+    for extra, want in (({"nvidia.com/gpu": "1"}, "1"), ({"nvidia.com/gpu": None}, None)):
+        provider.kubectl("patch", "rslice", "pool-a", "-n", pns, "--type", "merge",
+                         "-p", json.dumps({"spec": {"resources": extra}}))
+        wait_for(lambda: provider.get_json("rslice", "pool-a", "-n", pns)["status"]["resources"].get(
+            "nvidia.com/gpu") == want, timeout=20, what=f"nvidia.com/gpu granted as {want}")
 
     cert = unb64(st["authParams"]["signedCRT"])
     subject = openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253", input=cert).decode()

@@ -554,6 +554,19 @@ static tg_slice_tenant_state tenant_state(json_object *tenant)
                                                    : TG_SLICE_T_ACTIVE;
 }
 
+/* A merge patch keeps the keys it does not name: a resource dropped from the
+ * request is named with null in granted, so it leaves status.resources too. */
+static void null_dropped(json_object *granted, json_object *was)
+{
+    if (!granted || !was || !json_object_is_type(was, json_type_object))
+        return;
+    json_object_object_foreach(was, k, v) {
+        (void)v;
+        if (!json_object_object_get_ex(granted, k, NULL))
+            json_object_object_add(granted, k, NULL);
+    }
+}
+
 /* Fill patch (the status object) with the Resources condition and fields.
  * 0, or -1 with c->err. *res_denied set when Denied. Called under res_mu. */
 static int resources_status(slice_ctx *c, json_object *st, json_object **res_cond, int *res_denied)
@@ -582,6 +595,7 @@ static int resources_status(slice_ctx *c, json_object *st, json_object **res_con
                                        reason, sizeof(reason), why, sizeof(why));
     }
     if (v > 0) {
+        null_dropped(granted, tg_json_path(c->slice, "status", "resources", NULL));
         json_object_object_add(st, "resources", granted);
         *res_cond = make_condition(old, "Resources", "Accepted", RES_ACCEPTED, "ResourceSlice resources accepted");
     } else if (v < 0) {
