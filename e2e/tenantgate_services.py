@@ -179,14 +179,17 @@ class WebhookInstall:
         assert self.ca_file.read_bytes() == ca_before, "certs/tenantgate-certs replaced the CA"
         return self.cert_serial()
 
-    def uninstall(self):
+    def uninstall(self, namespace=True):
+        """Remove the webhook's configurations and cluster RBAC; namespace=False keeps the
+        install namespace, for a bed where other parts (the signer) still run in it."""
         k = self.cluster.kubectl
         for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
             k("delete", kind, WEBHOOK_CONFIG, "--ignore-not-found", check=False)
         for kind in ("clusterrolebinding", "clusterrole"):
             k("delete", kind, WEBHOOK_SA, "--ignore-not-found", check=False)
-        k("delete", "namespace", INSTALL_NAMESPACE, "--ignore-not-found", "--wait=false",
-          check=False)
+        if namespace:
+            k("delete", "namespace", INSTALL_NAMESPACE, "--ignore-not-found", "--wait=false",
+              check=False)
 
 
 # --- the host process ------------------------------------------------------------------------

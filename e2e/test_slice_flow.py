@@ -92,10 +92,7 @@ def consumer_webhook(consumer, installed, build_dir, source_dir, tmp_path_factor
         yield hook
     finally:
         hook.stop()
-        for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
-            consumer.kubectl("delete", kind, "tenantgate", "--ignore-not-found", check=False)
-        for kind in ("clusterrolebinding", "clusterrole"):
-            consumer.kubectl("delete", kind, WEBHOOK_SA, "--ignore-not-found", check=False)
+        inst.uninstall(namespace=False)     # the consumer's signer still runs in it
 
 
 @pytest.fixture(scope="module")
