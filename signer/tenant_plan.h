@@ -1,5 +1,5 @@
 /* tenant_plan.h - what the Tenant controller does about a Tenant's
- * certificate (SPEC.md 6), as a pure decision over what it read: the
+ * certificate (docs/PROTOCOL.md 6), as a pure decision over what it read: the
  * certificate in status and the CSRs made from the Tenant's current request.
  *
  * The certificate in status must certify the key the Tenant holds now: after
