@@ -742,11 +742,11 @@ def test_key_rotation_replaces_the_certificate_at_once(provider, consumer, provi
                                   path=tmp_path / "new.kubeconfig")
     assert kubectl_as(provider, kc, "get", "resourceslices.authentication.liqo.io", "-n",
                       pns).returncode == 0
-    csrs = tenant_csrs(provider, cid)
-    assert len(csrs) == 2
-    newest = max(csrs, key=lambda c: c["metadata"]["creationTimestamp"])
-    assert newest["spec"]["request"] == rotated["spec"]["csr"]
-    assert csr_condition(newest) == ("Approved", "TenantValidated")
+    # creationTimestamp has one-second resolution and both CSRs may share it: tell them apart
+    # by what they ask for, not by age
+    csrs = {c["spec"]["request"]: c for c in tenant_csrs(provider, cid)}
+    assert sorted(csrs) == sorted([tenant["spec"]["csr"], rotated["spec"]["csr"]])
+    assert csr_condition(csrs[rotated["spec"]["csr"]]) == ("Approved", "TenantValidated")
     assert provider_signer.log().count("csr created for a new key") == 1
     time.sleep(3)                                 # and it settles: no more CSRs
     assert len(tenant_csrs(provider, cid)) == 2
