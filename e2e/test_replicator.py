@@ -199,6 +199,54 @@ def test_namespacemap_is_replicated_and_its_status_comes_back(provider, consumer
     _delete_and_wait(consumer, provider, cid, pid, name, kind="namespacemap")
 
 
+def _ignored(signer, reason):
+    return signer.metrics().get(("tenantgate_signer_replicator_secrets_ignored_total",
+                                 frozenset({("reason", reason)})), 0)
+
+
+def test_labelled_secret_outside_its_tenant_namespace_is_never_used(provider, consumer, consumer_signer, peer):
+    """Whoever may create Secrets in some namespace cannot point the replicator at a server (and
+    have its answers written into the /status of that namespace's objects): only liqo-tenant-P
+    labelled for P holds P's ControlPlane kubeconfig.  Here the real kubeconfig, so that using it
+    would visibly work: copied into a user namespace, and into liqo-tenant-P labelled for another
+    cluster; a NamespaceMap for each is neither replicated nor given a finalizer."""
+    cid, pid, _ = peer
+    cns, pns = f"liqo-tenant-{pid}", f"liqo-tenant-{cid}"
+    rogue_ns, other = f"team-{uuid.uuid4().hex[:6]}", f"other-{uuid.uuid4().hex[:4]}"
+    kubeconfig = consumer.get_json("secret", f"kubeconfig-controlplane-{pid}", "-n", cns)["data"]["kubeconfig"]
+    consumer.kubectl("create", "namespace", rogue_ns)
+    cases = [(rogue_ns, pid, "namespace"), (cns, other, "cluster")]
+    try:
+        for ns, labelled_for, _ in cases:
+            consumer.kubectl("apply", "-f", "-", input={
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": f"stolen-{labelled_for}", "namespace": ns,
+                             "labels": {"liqo.io/identity-type": "ControlPlane",
+                                        "liqo.io/remote-cluster-id": labelled_for},
+                             "annotations": {"liqo.io/remote-tenant-namespace": pns}},
+                "data": {"kubeconfig": kubeconfig}})
+            consumer.kubectl("apply", "-f", "-", input={
+                "apiVersion": "offloading.liqo.io/v1beta1", "kind": "NamespaceMap",
+                "metadata": {"name": f"rogue-{labelled_for}", "namespace": ns,
+                             "labels": {"liqo.io/replication": "true", "liqo.io/remoteID": labelled_for,
+                                        "liqo.io/remote-cluster-id": labelled_for}},
+                "spec": {"desiredMapping": {"default": "stolen"}}})
+        for _, _, reason in cases:
+            wait_for(lambda: _ignored(consumer_signer, reason) >= 1, timeout=15,
+                     what=f"the replicator ignoring a Secret (reason {reason})")
+        time.sleep(5)                     # what the replicator would have done by now, it did not
+        for ns, labelled_for, _ in cases:
+            assert not provider.exists("namespacemap", f"rogue-{labelled_for}", "-n", pns)
+            local = consumer.get_json("namespacemap", f"rogue-{labelled_for}", "-n", ns)
+            assert FINALIZER not in local["metadata"].get("finalizers", []), ns
+            assert not consumer.get_json("secret", f"stolen-{labelled_for}", "-n", ns)["metadata"].get("finalizers")
+        assert "kubeconfig Secret ignored" in consumer_signer.log()
+    finally:
+        consumer.kubectl("delete", "namespace", rogue_ns, "--wait=false", check=False)
+        consumer.kubectl("delete", "secret,namespacemap", f"stolen-{other}", f"rogue-{other}", "-n", cns,
+                         "--ignore-not-found", "--wait=false", check=False)
+
+
 def test_consumer_signer_restart_and_provider_apiserver_restart_lose_and_duplicate_nothing(
         cli, provider, consumer, consumer_signer, peer):
     cid, pid, _ = peer

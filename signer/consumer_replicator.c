@@ -30,6 +30,7 @@
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "signer/remote_pool.h"
+#include "signer/tenant_scope.h"
 #include "signer/replica_plan.h"
 
 #define WAIT_GONE_MS 1000       /* a copy being deleted: look again (its watch event usually comes first) */
@@ -69,6 +70,10 @@ static void on_secret_visit(json_object *sec, void *data)
 
     if (!ns || !name || strcmp(ns, l->ns) != 0 || !rns || !*rns || !pid ||
         (l->provider && strcmp(pid, l->provider) != 0))
+        return;
+    /* Only liqo-tenant-<pid> holds P's credentials (tenant_scope.h): a
+     * labelled Secret elsewhere is never used, and gets no finalizer. */
+    if (tg_tenant_scope_of(ns, pid) != TG_SCOPE_OK)
         return;
     if (l->n == MAX_SECRETS) {
         l->more = 1;

@@ -425,6 +425,10 @@ static void register_metrics(signer_main *m)
                                             "Nonce reconciles that left a labelled Secret alone: not named "
                                             "liqo-nonce, not in a liqo-tenant-<id> namespace, or not labelled for "
                                             "that id.", 1, (const char *[]){"reason"});
+    m->s.m_repl_secret_skips = tg_metrics_counter(r, "tenantgate_signer_replicator_secrets_ignored_total",
+                                                  "ControlPlane kubeconfig Secrets the replicator will not use: not "
+                                                  "in a liqo-tenant-<id> namespace, or not labelled for that id.",
+                                                  1, (const char *[]){"reason"});
     m->s.m_replicated = tg_metrics_counter(r, "tenantgate_signer_replicated_total",
                                            "The replicator's writes by kind and action: create, update_spec "
                                            "(on the provider), pull_status (local /status), delete_remote, "

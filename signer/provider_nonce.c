@@ -1,7 +1,7 @@
 /* provider_nonce.c - the provider's nonce controller (PROTOCOL.md 6): the
  * Secret liqo-nonce of a tenant namespace gets a fresh nonce when it has none;
  * one is never overwritten. Other Secrets carrying the nonce label are left
- * alone (nonce_scope.h). */
+ * alone (tenant_scope.h). */
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "pki/nonce.h"
-#include "signer/nonce_scope.h"
+#include "signer/tenant_scope.h"
 
 /* What the cache shows of a nonce Secret: only what the decision needs, so no
  * nonce text is copied out. */
@@ -38,9 +38,9 @@ static void view_secret(json_object *sec, nonce_view *v)
 static void on_nonce_visit(json_object *sec, void *data) { view_secret(sec, data); }
 
 /* Out of scope: say so (debug, names only) and count it; nothing to retry. */
-static long skip(tg_signer *s, const char *ns, const char *name, tg_nonce_scope sc)
+static long skip(tg_signer *s, const char *ns, const char *name, tg_scope sc)
 {
-    const char *reason = tg_nonce_scope_reason(sc);
+    const char *reason = tg_scope_reason(sc);
 
     tg_log(TG_LOG_DEBUG, "nonce Secret ignored: only liqo-nonce in liqo-tenant-<its cluster id> is filled",
            TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name), TG_LOG_STR("reason", reason));
@@ -55,7 +55,7 @@ long tg_reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const char *n
     char path[1024], err[512], nonce[TG_NONCE_TEXT_LEN + 1];
     json_object *sec = NULL;
     nonce_view v = {0};
-    tg_nonce_scope sc;
+    tg_scope sc;
     long st;
 
     /* A Secret out of scope costs no GET: its name and namespace say so, or
@@ -64,7 +64,7 @@ long tg_reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const char *n
     if (s->nonce_cache && tg_cache_synced(s->nonce_cache))
         tg_cache_get(s->nonce_cache, ns, name, on_nonce_visit, &v);
     sc = tg_nonce_scope_of(ns, name, v.has_cluster ? v.cluster : NULL);
-    if (sc != TG_NONCE_SCOPE_OK && (v.found || sc != TG_NONCE_SCOPE_CLUSTER))
+    if (sc != TG_SCOPE_OK && (v.found || sc != TG_SCOPE_CLUSTER))
         return skip(s, ns, name, sc);
     if (v.found && v.has_nonce)
         return TG_RECONCILE_OK;
@@ -77,7 +77,7 @@ long tg_reconcile_nonce(tg_signer *s, tg_api *api, const char *ns, const char *n
      * resourceVersion, so a relabel in between makes it fail (409) and retry. */
     memset(&v, 0, sizeof(v));
     view_secret(sec, &v);
-    if ((sc = tg_nonce_scope_of(ns, name, v.has_cluster ? v.cluster : NULL)) != TG_NONCE_SCOPE_OK) {
+    if ((sc = tg_nonce_scope_of(ns, name, v.has_cluster ? v.cluster : NULL)) != TG_SCOPE_OK) {
         json_object_put(sec);
         return skip(s, ns, name, sc);
     }

@@ -15,6 +15,7 @@
 #include "signer/reconcile_common.h"
 #include "signer/remote_pool.h"
 #include "signer/replica_plan.h"
+#include "signer/tenant_scope.h"
 
 struct tg_repl_watch;
 
@@ -199,6 +200,23 @@ static remote_watch *remote_find(tg_repl_watch *w, const char *key, remote_watch
     return *p;
 }
 
+/* A labelled Secret outside liqo-tenant-<its provider> (tenant_scope.h): a
+ * warning names it, and the metric counts it, once per change of the Secret. */
+static int out_of_scope(tg_repl_watch *w, json_object *sec, const char *ns, const char *name)
+{
+    const char *pid = tg_json_path_string(sec, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+    tg_scope sc = tg_tenant_scope_of(ns, pid);
+    const char *reason = tg_scope_reason(sc);
+
+    if (sc == TG_SCOPE_OK)
+        return 0;
+    tg_log(TG_LOG_WARN, "replicator: kubeconfig Secret ignored: only liqo-tenant-<its remote-cluster-id> is used",
+           TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name), TG_LOG_STR("reason", reason));
+    if (w->s->m_repl_secret_skips)
+        tg_counter_add(tg_metric_series_get(w->s->m_repl_secret_skips, (const char *[]){reason}), 1);
+    return 1;
+}
+
 static void on_secret(json_object *sec, int deleted, tg_repl_watch *w)
 {
     const char *ns = tg_json_path_string(sec, "metadata", "namespace", NULL);
@@ -219,6 +237,8 @@ static void on_secret(json_object *sec, int deleted, tg_repl_watch *w)
     }
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     rw = remote_find(w, key, &link);
+    if (!deleted && out_of_scope(w, sec, ns, name))
+        deleted = 1;                      /* never connect with it; drop what it started */
     if (!deleted)
         kc = secret_kubeconfig(sec, &kc_len, &remote_ns);
     if (deleted || !kc || !remote_ns || !*remote_ns) {
