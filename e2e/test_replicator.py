@@ -289,7 +289,16 @@ def test_consumer_signer_restart_and_provider_apiserver_restart_lose_and_duplica
     wait_for(lambda: ((_status_back(consumer, provider, cid, pid, "late", timeout=90).get("resources") or {})
                       .get("pods") == "5"), timeout=90, what="the provider's new grant back after its restart")
     assert _creates(consumer_signer) == 1
-    for n in ("keep", "late"):
+
+    # The consumer's apiserver restarts: the local informers and the Secret watch list again; a
+    # slice made afterwards is copied and accepted, and nothing already copied is made twice.
+    consumer.restart_apiserver()
+    _create_slice(cli, consumer, pid, "after")
+    _copy(provider, cid, "after", timeout=90)
+    _accepted_back(consumer, provider, cid, pid, "after", timeout=90)
+    assert _creates(consumer_signer) == 2
+    assert provider.get_json("rslice", "keep", "-n", pns)["metadata"]["uid"] == uids["keep"]
+    for n in ("keep", "late", "after"):
         _delete_and_wait(consumer, provider, cid, pid, n)
 
 
