@@ -162,12 +162,22 @@ def build_dir(source_dir):
     return Path(os.environ.get("TG_BUILD_DIR", source_dir / "build")).resolve()
 
 
+def built(build_dir, relpath):
+    """A binary of the build, or the test fails saying which target to build."""
+    path = build_dir / relpath
+    if not path.exists():
+        pytest.fail(f"{path} not built (cmake --build {build_dir} --target {path.name})")
+    return path
+
+
 @pytest.fixture(scope="session")
 def cli_bin(build_dir):
-    path = build_dir / "cli" / "kubectl-tenantgate"
-    if not path.exists():
-        pytest.fail(f"{path} not built (cmake --build {build_dir} --target kubectl-tenantgate)")
-    return path
+    return built(build_dir, "cli/kubectl-tenantgate")
+
+
+@pytest.fixture(scope="session")
+def signer_bin(build_dir):
+    return built(build_dir, "signer/tenantgate-signer")
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from tenantgate_services import (http_get, tenant_namespace_manifest, webhook,  
                                  webhook_install)
 from test_signer import (PROVIDER_ID, consumer_keys, consumer_signed_nonce,  # noqa: F401
                          consumer_signer, csr_condition, identity_from, installed, kubectl_as,
-                         make_csr, provider_nonce, provider_signer, resourceslice, signer_bin,
+                         make_csr, provider_nonce, provider_signer, resourceslice,
                          tenant_csrs, tenant_manifest, tenant_ready, unb64)
 from testbed import wait_for
 

@@ -14,6 +14,7 @@ import time
 import pytest
 import yaml
 
+from conftest import built
 from testbed import wait_for
 
 SELECTOR = "liqo.io/nonce=true"
@@ -21,10 +22,7 @@ SELECTOR = "liqo.io/nonce=true"
 
 @pytest.fixture(scope="module")
 def probe_bin(build_dir):
-    path = build_dir / "kube" / "tg-kube-probe"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: build the tg-kube-probe target")
-    return path
+    return built(build_dir, "kube/tg-kube-probe")
 
 
 class Probe:

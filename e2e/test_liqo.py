@@ -30,7 +30,7 @@ import pytest
 from liqo_modules import liqo_bin, pinned_versions
 from tenantgate_services import (denial, nonce_secret_manifest,  # noqa: F401
                                  tenant_namespace_manifest, webhook, webhook_install)
-from test_signer import consumer_signer, installed, provider_signer, signer_bin  # noqa: F401
+from test_signer import consumer_signer, installed, provider_signer  # noqa: F401
 from testbed import openssl, wait_for
 
 NEWEST, OLDEST = pinned_versions()[0], pinned_versions()[-1]

@@ -19,7 +19,7 @@ import pytest
 
 from tenantgate_services import parse_prometheus, webhook, webhook_install  # noqa: F401
 from test_signer import (CONSUMER_CONTROLLERS, CONSUMER_ID, NS, SA, Signer, installed,  # noqa: F401
-                         provider_signer, signer_bin)
+                         provider_signer)
 from test_slice_consumer import _filled, _kubeconfig_of, _sign, peered  # noqa: F401
 from testbed import wait_for
 

@@ -97,14 +97,6 @@ def _remove_signer_rbac(cluster):
 
 
 @pytest.fixture(scope="module")
-def signer_bin(build_dir):
-    path = build_dir / "signer" / "tenantgate-signer"
-    if not path.exists():
-        pytest.fail(f"{path} not built (cmake --build {build_dir} --target tenantgate-signer)")
-    return path
-
-
-@pytest.fixture(scope="module")
 def installed(provider, consumer, crds, webhook, source_dir):
     try:
         for c in (provider, consumer):

@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
-from test_signer import (CONSUMER_ID, consumer_signer, installed, provider_signer,  # noqa: F401
-                         signer_bin)
+from test_signer import CONSUMER_ID, consumer_signer, installed, provider_signer  # noqa: F401
 from testbed import openssl, wait_for
 
 GROUP = "authentication.liqo.io"

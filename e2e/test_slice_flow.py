@@ -36,7 +36,7 @@ import pytest
 from tenantgate_services import (INSTALL_NAMESPACE, WEBHOOK_SA, Webhook,  # noqa: F401
                                  WebhookInstall, webhook, webhook_install)
 from test_signer import (CONSUMER_ID, NS, PROVIDER_ID, SA, Signer,  # noqa: F401
-                         _restart_in_own_signer_mode, installed, signer_bin)
+                         _restart_in_own_signer_mode, installed)
 from testbed import free_port, openssl, wait_for
 
 GROUP = "authentication.liqo.io"

@@ -18,7 +18,7 @@ import pytest
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import (NS, PROVIDER_ID, cid, consumer_signer, installed, make_csr,  # noqa: F401
-                         onboard, provider_signer, signer_bin, tenant_ready, tenant_space, unb64,
+                         onboard, provider_signer, tenant_ready, tenant_space, unb64,
                          _restart_in_own_signer_mode)
 from testbed import openssl, wait_for
 
