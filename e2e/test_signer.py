@@ -440,7 +440,7 @@ def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, 
                                                                      cid, tenant_space):
     """The nonce label is no permission: whoever may create a Secret in `default`, or one under
     another name in the tenant namespace, gets no nonce written into it.  Only liqo-nonce in
-    liqo-tenant-<cid> is filled (signer/nonce_scope.h); the others are logged and counted."""
+    liqo-tenant-<cid> is filled (signer/tenant_scope.h); the others are logged and counted."""
     pns, _ = tenant_space
     labels = {"liqo.io/nonce": "true", "liqo.io/remote-cluster-id": cid}
     rogues = [("default", "liqo-nonce", "namespace"), (pns, f"nonce-{cid}", "name")]

@@ -18,9 +18,11 @@
  *    the Secret's author may not be allowed to write.
  *
  * The rule is on names, not on the namespace's liqo.io/tenant-namespace
- * label: the signer may not read namespaces (manifests/signer/rbac.yaml),
- * and creating a namespace needs cluster-wide rights anyway. A tenant
- * namespace under another name is not served. */
+ * label: a name costs no read at every event (the signer has no list or
+ * watch on namespaces, manifests/signer/rbac.yaml, only get for the
+ * consumer's slice controller), and creating a namespace of a given name
+ * needs cluster-wide rights anyway. A tenant namespace under another name is
+ * not served. */
 #ifndef TG_SIGNER_TENANT_SCOPE_H
 #define TG_SIGNER_TENANT_SCOPE_H
 
