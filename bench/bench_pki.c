@@ -17,11 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
+#include "bench_time.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "pki/csr.h"
@@ -53,20 +53,6 @@ typedef struct bench_tenant {
 static double min_time = 0.5;
 static int rounds = 5;
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef int (*op_fn)(bench_tenant *t);
 
 /* Iterations of op that take about min_time of CPU. */
@@ -76,13 +62,13 @@ static long calibrate(op_fn op, bench_tenant *t)
     double elapsed;
 
     for (;;) {
-        double start = now_seconds();
+        double start = tg_bench_cpu_seconds();
         for (long i = 0; i < n; i++)
             if (op(t) != 0) {
                 fprintf(stderr, "tg-bench-pki: %s: operation failed\n", t->label);
                 exit(1);
             }
-        elapsed = now_seconds() - start;
+        elapsed = tg_bench_cpu_seconds() - start;
         if (elapsed >= min_time / 10)
             break;
         n *= 2;
@@ -93,11 +79,11 @@ static long calibrate(op_fn op, bench_tenant *t)
 /* ops/s of one round of n iterations. */
 static double run_round(op_fn op, bench_tenant *t, long n)
 {
-    double start = now_seconds();
+    double start = tg_bench_cpu_seconds();
 
     for (long i = 0; i < n; i++)
         op(t);
-    return (double)n / (now_seconds() - start);
+    return (double)n / (tg_bench_cpu_seconds() - start);
 }
 
 static double median(double *v, int n)
@@ -105,7 +91,7 @@ static double median(double *v, int n)
     double copy[MAX_ROUNDS];
 
     memcpy(copy, v, sizeof(double) * (size_t)n);
-    qsort(copy, (size_t)n, sizeof(copy[0]), cmp_double);
+    qsort(copy, (size_t)n, sizeof(copy[0]), tg_bench_cmp_double);
     return copy[n / 2];
 }
 
