@@ -43,9 +43,9 @@ def peer(provider, consumer, provider_signer, consumer_signer, cid, tenant_space
     provider.kubectl("delete", "configmap", POLICY, "-n", NS, "--ignore-not-found", check=False)
 
 
-def replicate(provider, peer, name, tmp_path, resources=None, cls="default", check=True):
-    """Liqo's replicator, as the consumer's ControlPlane user: the copy with Liqo's labels."""
-    cid, pns, key, kc = peer
+def slice_object(peer, name, tmp_path, resources=None, cls="default"):
+    """The copy Liqo's replicator writes, with Liqo's labels and a CSR under the consumer's key."""
+    cid, pns, key, _ = peer
     csr = make_csr(key, user_of(name, cid), tmp_path, org=cid)
     spec = {"consumerClusterID": cid, "providerClusterID": PROVIDER_ID, "class": cls,
             "csr": base64.b64encode(csr.encode()).decode()}
@@ -57,7 +57,13 @@ def replicate(provider, peer, name, tmp_path, resources=None, cls="default", che
                                    "liqo.io/originID": cid, "liqo.io/remote-cluster-id": cid,
                                    "liqo.io/remoteID": PROVIDER_ID}},
            "spec": spec}
-    p = provider.kubectl("create", "-f", "-", input=obj, kubeconfig=kc, check=False)
+    return obj
+
+
+def replicate(provider, peer, name, tmp_path, resources=None, cls="default", check=True):
+    """Liqo's replicator, as the consumer's ControlPlane user: the copy with Liqo's labels."""
+    obj = slice_object(peer, name, tmp_path, resources=resources, cls=cls)
+    p = provider.kubectl("create", "-f", "-", input=obj, kubeconfig=peer[3], check=False)
     if check:
         assert p.returncode == 0, p.stderr
     return p
@@ -175,6 +181,33 @@ def test_policy_denies_a_slice_past_a_limit_with_the_amount(provider, peer, tmp_
     provider.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": POLICY, "namespace": NS},
                     "data": {"default": json.dumps({"maxPerSlice": {"cpu": "16"}})}})
     wait_condition(provider, pns, "big", "Resources", "Accepted", timeout=90)
+
+
+def test_slices_decided_back_to_back_are_summed(provider, peer, tmp_path):
+    """Four slices of one consumer in one request, room for one (maxPerTenant memory 12Gi, 8Gi
+    each): the controller decides them one after the other, each from the slice informer's cache,
+    which may not show the verdict written a moment before. Exactly one is accepted, for good."""
+    cid, pns, _, kc = peer
+    provider.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": POLICY, "namespace": NS},
+                    "data": {"default": json.dumps({"maxPerTenant": {"memory": "12Gi"}})}})
+    names = [f"twin-{i}" for i in range(4)]
+    items = [slice_object(peer, n, tmp_path) for n in names]
+    p = provider.kubectl("create", "-f", "-", input={"apiVersion": "v1", "kind": "List", "items": items},
+                         kubeconfig=kc, check=False)
+    assert p.returncode == 0, p.stderr
+
+    def verdicts():
+        got = {n: (condition(provider, pns, n, "Resources") or {}).get("status") for n in names}
+        return got if all(got.values()) else None
+    got = wait_for(verdicts, timeout=60, what="a Resources verdict on every slice")
+    assert sorted(got.values()) == ["Accepted", "Denied", "Denied", "Denied"], got
+    for n in names:
+        if got[n] == "Denied":
+            msg = condition(provider, pns, n, "Resources")["message"]
+            assert "memory: 8Gi asked with 8Gi already granted to this consumer, at most 12Gi per consumer" \
+                in msg, msg
+    time.sleep(3)                          # and no later reconcile (certificates issued) changes it
+    assert verdicts() == got
 
 
 def test_cordoned_and_drained_tenants(provider, peer, tmp_path):

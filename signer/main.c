@@ -230,7 +230,12 @@ static void on_delete(json_object *o, void *data) { enqueue(data, o, 1); }
  * keeps the signer's memory flat in the number of Tenants. */
 static const char *const keep_nothing[] = {NULL};
 static const char *const keep_nonce[] = {"data.nonce", NULL};
-static const char *const keep_csr[] = {"status.certificate", "status.conditions", NULL};
+/* The CSRs' annotations: a slice's CSR names its slice there (the handler
+ * wakes the slice, remoteresourceslice finds its CSRs); the signer's CSRs
+ * carry no other annotation. */
+static const char *const keep_csr[] = {"metadata.annotations", "status.certificate", "status.conditions", NULL};
+/* remoteresourceslice sums the consumer's other slices from this cache (maxPerTenant). */
+static const char *const keep_remoteslice[] = {"spec.class", "status.resources", "status.conditions", NULL};
 
 static int add_informer(signer_main *m, const char *kind, const char *path, const char *selector,
                         const char *index_label, char *err, size_t err_len)
@@ -238,7 +243,10 @@ static int add_informer(signer_main *m, const char *kind, const char *path, cons
     informer_ref *r = &m->infs[m->ninfs];
     tg_informer_opts o = {.path = path, .label_selector = selector, .index_label = index_label};
 
-    o.keep_fields = strcmp(kind, "nonce") == 0 ? keep_nonce : strcmp(kind, "csr") == 0 ? keep_csr : keep_nothing;
+    o.keep_fields = strcmp(kind, "nonce") == 0         ? keep_nonce
+                    : strcmp(kind, "csr") == 0         ? keep_csr
+                    : strcmp(kind, "remoteslice") == 0 ? keep_remoteslice
+                                                       : keep_nothing;
     /* One object per Tenant in each cache, read a few times per reconcile:
      * compact text (~0.5-2 KB) instead of json-c trees (~4-6 KB each). */
     o.compact = 1;

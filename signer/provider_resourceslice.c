@@ -6,10 +6,14 @@
  * Authentication and Resources conditions through /status, bind the slice's
  * user to tenantgate-resourceslice-user, and renew at 2/3 of the lifetime.
  *
- * Everything is read live (CSRs by a label selector), so a restart between
- * any two steps resumes from what the API server holds: a pending CSR is
- * waited for, not made twice. The Secret and the RoleBinding are owned by
- * the slice, so deleting the slice removes them. */
+ * The slice, its Tenant, its cache Secret and the policy are read live. The
+ * CSRs of the slice and its sibling slices (the maxPerTenant sum) come from
+ * the informers' caches (slice_plan.h decides over them), which list before
+ * any worker starts, so a restart between any two steps resumes from what the
+ * API server holds: a pending CSR is waited for, not made twice. What the
+ * caches cannot show yet - a CSR we just made, a verdict we just wrote - is
+ * remembered in s->settled. The Secret and the RoleBinding are owned by the
+ * slice, so deleting the slice removes them. */
 #define _GNU_SOURCE   /* strptime */
 #include "signer/reconcile_common.h"
 
@@ -30,6 +34,7 @@
 #include "pki/slice.h"
 #include "signer/approve_decide.h"
 #include "signer/renewal.h"
+#include "signer/slice_plan.h"
 #include "signer/slice_resources.h"
 
 #define SECRET_PREFIX "liqo-remote-certificate-"
@@ -43,11 +48,15 @@
 #define CSR_MISMATCH "the stored and the provided CSR do not match"
 
 /* A CSR made, not decided: the CSR informer wakes the slice when it is;
- * this is the safety net. A pending one older than CSR_STALE_S is replaced. */
+ * this is the safety net. (Stale and denied CSRs: slice_plan.h.) */
 #define WAIT_MS 10000
-#define CSR_STALE_S 300
-/* After a denial by the approver: show it, try again this much later. */
-#define DENIED_RETRY_S 60
+/* The CSR informer may lag our own POST: no second CSR for this long unless
+ * the cache shows the first; meanwhile the slice is looked at every second. */
+#define CSR_PENDING_MS 60000
+#define CACHE_LAG_MS 1000
+/* How long this process remembers a Resources verdict it wrote (grant_put):
+ * far longer than the slice informer takes to show the write. */
+#define GRANT_RECORD_MS 600000
 /* Resources=Denied: looked at again this often, so a policy edit applies. */
 #define RES_DENIED_RECHECK_MS 60000
 
@@ -188,49 +197,57 @@ static long write_cache(slice_ctx *c, const char *secret_name, const char *cert_
     return r == 200 || r == 201 ? 0 : -1;
 }
 
-typedef struct newest_csr {
-    json_object *csr;      /* borrowed from the list */
-    long long ms;
+/* The newest CSR made for a slice's current request, as the CSR informer's
+ * cache shows it (copied out: a visitor keeps no pointer into the cache). */
+typedef struct slice_csr_look {
+    const char *ref;       /* "<ns>/<name>", the CSRs' TG_ANNOTATION_CSR_SLICE */
+    const char *hash;      /* the request's TG_LABEL_CSR_REQUEST */
+    const char *ours;      /* the name of the CSR we made last, or NULL */
+    long long ours_from;   /* or, when its POST failed unanswered, the ms it was sent at */
+    int found, decided, saw_ours, oom;
+    long long ms;          /* TG_LABEL_CSR_CREATED_MS, 0 if absent */
     char ts[64], name[256];
-} newest_csr;
+    char *certificate;     /* status.certificate (base64 PEM), malloc'd, or NULL */
+    char reason[64], message[256];   /* its last condition's */
+} slice_csr_look;
 
-/* The newest CSR made for this slice's current request, from a live LIST
- * by the request hash (made after a restart too). -1 on a failed call. */
-static int newest_slice_csr(slice_ctx *c, const char *hash, json_object **list, newest_csr *n)
+/* Newest: created-ms label, then creationTimestamp (whole seconds), then name. */
+static void on_slice_csr_visit(json_object *o, void *data)
 {
-    char path[1024], ref[600];
-    json_object *items;
-    size_t i;
-    long r;
+    slice_csr_look *l = data;
+    const char *a = tg_json_path_string(o, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
+    const char *h = tg_json_path_string(o, "metadata", "labels", TG_LABEL_CSR_REQUEST, NULL);
+    const char *ts = tg_json_path_string(o, "metadata", "creationTimestamp", NULL);
+    const char *nm = tg_json_path_string(o, "metadata", "name", NULL);
+    const char *ms_text = tg_json_path_string(o, "metadata", "labels", TG_LABEL_CSR_CREATED_MS, NULL);
+    const char *crt = tg_json_path_string(o, "status", "certificate", NULL);
+    json_object *conds = tg_json_path(o, "status", "conditions", NULL), *last = NULL;
+    long long ms = ms_text ? strtoll(ms_text, NULL, 10) : 0;
+    int cmp;
 
-    memset(n, 0, sizeof(*n));
-    snprintf(ref, sizeof(ref), "%s/%s", c->ns, c->name);
-    snprintf(path, sizeof(path), CSR_API "?labelSelector=" TG_LABEL_TENANT_CSR "%%3Dtrue%%2C" TG_LABEL_CSR_REQUEST
-             "%%3D%s%%2C" TG_LABEL_REMOTE_CLUSTER_ID "%%3D%s", hash, c->consumer);
-    if ((r = tg_api_get(c->api, path, list, c->err, sizeof(c->err))) != 200)
-        return -1;
-    items = tg_json_path(*list, "items", NULL);
-    for (i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items); i++) {
-        json_object *o = json_object_array_get_idx(items, i);
-        const char *a = tg_json_path_string(o, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
-        const char *ts = tg_json_path_string(o, "metadata", "creationTimestamp", NULL);
-        const char *nm = tg_json_path_string(o, "metadata", "name", NULL);
-        const char *ms_text = tg_json_path_string(o, "metadata", "labels", TG_LABEL_CSR_CREATED_MS, NULL);
-        long long ms = ms_text ? strtoll(ms_text, NULL, 10) : 0;
-        int cmp;
-
-        if (!a || strcmp(a, ref) != 0 || !ts || !nm || strlen(ts) >= sizeof(n->ts) || strlen(nm) >= sizeof(n->name))
-            continue;
-        cmp = !n->csr ? 1 : ms != n->ms ? (ms > n->ms ? 1 : -1) : strcmp(ts, n->ts) ? strcmp(ts, n->ts)
-                                                                                    : strcmp(nm, n->name);
-        if (cmp > 0) {
-            n->csr = o;
-            n->ms = ms;
-            strcpy(n->ts, ts);
-            strcpy(n->name, nm);
-        }
-    }
-    return 0;
+    if (!a || strcmp(a, l->ref) != 0 || !h || strcmp(h, l->hash) != 0 || !ts || !nm || strlen(ts) >= sizeof(l->ts) ||
+        strlen(nm) >= sizeof(l->name))
+        return;
+    if ((l->ours && strcmp(nm, l->ours) == 0) || (l->ours_from && ms >= l->ours_from))
+        l->saw_ours = 1;
+    cmp = !l->found ? 1 : ms != l->ms ? (ms > l->ms ? 1 : -1) : strcmp(ts, l->ts) ? strcmp(ts, l->ts)
+                                                                                 : strcmp(nm, l->name);
+    if (cmp <= 0)
+        return;
+    l->found = 1;
+    l->ms = ms;
+    strcpy(l->ts, ts);
+    strcpy(l->name, nm);
+    l->decided = rc_csr_decided(o);
+    free(l->certificate);
+    l->certificate = NULL;
+    if (crt && *crt && !(l->certificate = strdup(crt)))
+        l->oom = 1;
+    if (conds && json_object_is_type(conds, json_type_array) && json_object_array_length(conds))
+        last = json_object_array_get_idx(conds, json_object_array_length(conds) - 1);
+    snprintf(l->reason, sizeof(l->reason), "%s", last && tg_json_string(last, "reason") ? tg_json_string(last, "reason") : "");
+    snprintf(l->message, sizeof(l->message), "%s",
+             last && tg_json_string(last, "message") ? tg_json_string(last, "message") : "");
 }
 
 static void cert_deny(cert_result *cr, const char *reason, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -246,65 +263,111 @@ static void cert_deny(cert_result *cr, const char *reason, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The CSR route: use an issued certificate, wait for a pending CSR, show a
- * recent denial, or make a CSR. cached_ok: the cached certificate is still
- * published meanwhile. */
+static void pending_key(const slice_ctx *c, const char *hash, char *key, size_t len)
+{
+    snprintf(key, len, "slice-csr/%s/%s/%s", c->ns, c->name, hash);
+}
+
+/* POST a CSR for the slice's request and mark it pending (key pending)
+ * until the cache shows it. again: one was made before. 0, or -1 with c->err. */
+static int new_csr(slice_ctx *c, const char *ref, const char *hash, const char *pending, int again)
+{
+    json_object *annotations = json_object_new_object();
+    struct timespec sent;
+    char made[256], from[32];
+    uint64_t now_ms = tg_wq_now_ms();
+    long r;
+
+    clock_gettime(CLOCK_REALTIME, &sent);
+    snprintf(from, sizeof(from), "@%lld", (long long)sent.tv_sec * 1000 + sent.tv_nsec / 1000000);
+    json_object_object_add(annotations, TG_ANNOTATION_CSR_SLICE, rc_jstr(ref));
+    r = rc_create_csr(c->s, c->api, c->csr_b64, c->consumer, hash, NULL, annotations, made, sizeof(made), c->err,
+                      sizeof(c->err));
+    if (r == 201)
+        tg_log(TG_LOG_INFO, again ? "resourceslice csr created again" : "resourceslice csr created",
+               TG_LOG_STR("namespace", c->ns), TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", made));
+    /* Made (known by name), or no answer or the server's error: it may exist
+     * all the same, and its created-ms label is not below the time it was sent. */
+    if (c->s->settled && (r == 201 || r < 0 || r >= 500))
+        tg_settled_mark(c->s->settled, pending, r == 201 && made[0] ? made : from, now_ms, now_ms + CSR_PENDING_MS);
+    return r == 201 ? 0 : -1;
+}
+
+/* The CSR route (slice_plan.h): use an issued certificate, wait for a
+ * pending CSR, show a recent denial, or make a CSR. The CSRs come from the
+ * CSR informer's cache (indexed by consumer), not a LIST: it listed before
+ * the workers started, so after a restart it shows every CSR made before;
+ * one this process made and the cache does not show yet is marked pending
+ * in s->settled, so no second one is made meanwhile. */
 static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, int secret_exists,
                           cert_result *cr)
 {
-    char hash[TG_REQUEST_HASH_LEN + 1], made[256], ref[600];
-    json_object *list = NULL, *annotations;
-    newest_csr n;
-    time_t renew_at = 0, age;
-    int decided;
+    char hash[TG_REQUEST_HASH_LEN + 1], ref[600], pending[900], ours[256];
+    slice_csr_look l;
+    tg_slice_csr_view v = {.found = 0};
+    time_t renew_at = 0;
+    uint64_t now_ms = tg_wq_now_ms();
+    int rc = -1, marked;
 
-    rc_request_hash(c->csr_b64, hash);
-    if (newest_slice_csr(c, hash, &list, &n) != 0)
-        goto fail;
-    if (n.csr) {
-        const char *crt = tg_json_path_string(n.csr, "status", "certificate", NULL);
-        age = time(NULL) - parse_rfc3339(n.ts);
-        decided = rc_csr_decided(n.csr);
-        if (crt && *crt && cert_usable(crt, key, &renew_at)) {
-            if (write_cache(c, secret_name, crt, secret_exists) != 0)
-                goto fail;
-            cr->signed_b64 = strdup(crt);
-            cr->requeue_ms = (long)(renew_at - time(NULL) + 1) * 1000;
-            tg_log(TG_LOG_INFO, "resourceslice certificate cached", TG_LOG_STR("namespace", c->ns),
-                   TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", n.name));
-            goto out;
-        }
-        if (!crt && decided >= 0 && age < CSR_STALE_S) {   /* pending, or approved and not issued yet */
-            cr->requeue_ms = WAIT_MS;   /* the CSR informer wakes us once it is issued */
-            goto out;
-        }
-        if (decided < 0 && age < DENIED_RETRY_S) {
-            json_object *conds = tg_json_path(n.csr, "status", "conditions", NULL);
-            json_object *last = conds && json_object_is_type(conds, json_type_array) && json_object_array_length(conds)
-                                    ? json_object_array_get_idx(conds, json_object_array_length(conds) - 1)
-                                    : NULL;
-            const char *why = last ? tg_json_string(last, "reason") : NULL, *msg = last ? tg_json_string(last, "message") : NULL;
-            cert_deny(cr, why ? why : "CSRDenied", "the certificate request was denied: %.200s: %.250s",
-                      why ? why : "Denied", msg ? msg : "");
-            cr->requeue_ms = (long)(DENIED_RETRY_S - age + 1) * 1000;
-            goto out;
-        }
+    if (!c->s->csr_cache || !tg_cache_synced(c->s->csr_cache)) {
+        snprintf(c->err, sizeof(c->err), "the CSR informer has not synced");
+        return -1;
     }
+    rc_request_hash(c->csr_b64, hash);
     snprintf(ref, sizeof(ref), "%s/%s", c->ns, c->name);
-    annotations = json_object_new_object();
-    json_object_object_add(annotations, TG_ANNOTATION_CSR_SLICE, rc_jstr(ref));
-    if (rc_create_csr(c->s, c->api, c->csr_b64, c->consumer, hash, NULL, annotations, made, sizeof(made), c->err,
-                      sizeof(c->err)) != 201)
-        goto fail;
-    tg_log(TG_LOG_INFO, n.csr ? "resourceslice csr created again" : "resourceslice csr created",
-           TG_LOG_STR("namespace", c->ns), TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", made));
-    cr->requeue_ms = WAIT_MS;
+    pending_key(c, hash, pending, sizeof(pending));
+    marked = c->s->settled && tg_settled_marked(c->s->settled, pending, ours, sizeof(ours), now_ms);
+    memset(&l, 0, sizeof(l));
+    l.ref = ref;
+    l.hash = hash;
+    if (marked && ours[0] == '@')
+        l.ours_from = strtoll(ours + 1, NULL, 10);
+    else
+        l.ours = marked ? ours : NULL;
+    tg_cache_get_by_index(c->s->csr_cache, c->consumer, on_slice_csr_visit, &l);
+    if (l.oom) {
+        snprintf(c->err, sizeof(c->err), "out of memory");
+        goto out;
+    }
+    if (marked && l.saw_ours)
+        tg_settled_forget(c->s->settled, pending);   /* the cache has caught up with our CSR */
+    v.found = l.found;
+    v.issued = l.certificate != NULL;
+    v.usable = v.issued && cert_usable(l.certificate, key, &renew_at);
+    v.decided = l.decided;
+    v.age_s = l.found ? (int64_t)(time(NULL) - parse_rfc3339(l.ts)) : 0;
+    v.ours_unseen = marked && !l.saw_ours;
+    switch (tg_slice_csr_plan(&v)) {
+    case TG_SLICE_CSR_USE:
+        if (write_cache(c, secret_name, l.certificate, secret_exists) != 0)
+            goto out;
+        cr->signed_b64 = l.certificate;
+        l.certificate = NULL;
+        cr->requeue_ms = (long)(renew_at - time(NULL) + 1) * 1000;
+        tg_log(TG_LOG_INFO, "resourceslice certificate cached", TG_LOG_STR("namespace", c->ns),
+               TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", l.name));
+        break;
+    case TG_SLICE_CSR_WAIT:
+        cr->requeue_ms = WAIT_MS;   /* the CSR informer wakes us once it is issued */
+        break;
+    case TG_SLICE_CSR_WAIT_CACHE:
+        cr->requeue_ms = CACHE_LAG_MS;
+        break;
+    case TG_SLICE_CSR_DENIED:
+        cert_deny(cr, l.reason[0] ? l.reason : "CSRDenied", "the certificate request was denied: %.200s: %.250s",
+                  l.reason[0] ? l.reason : "Denied", l.message);
+        cr->requeue_ms = (long)(TG_SLICE_DENIED_RETRY_S - v.age_s + 1) * 1000;
+        break;
+    case TG_SLICE_CSR_CREATE:
+        if (new_csr(c, ref, hash, pending, l.found) != 0)
+            goto out;
+        cr->requeue_ms = WAIT_MS;
+        break;
+    }
+    rc = 0;
 out:
-    json_object_put(list);
-    return 0;
-fail:
-    json_object_put(list);
-    return -1;
+    free(l.certificate);
+    return rc;
 }
 
 /* The slice's certificate: the cached one while usable, else through a CSR.
@@ -516,12 +579,139 @@ static int is_default_class(const char *class_)
     return !class_ || !*class_ || strcmp(class_, "default") == 0;
 }
 
-/* The summed status.resources of the consumer's other accepted slices of
- * the default class (live LIST). NULL with c->err on a failed call. */
-static json_object *others_granted(slice_ctx *c)
+/* ---------- the consumer's other slices (maxPerTenant) ----------
+ *
+ * The sum of the other accepted slices' grants comes from the slice
+ * informer's cache (indexed by liqo.io/originID), not a LIST per reconcile.
+ * The catch is our own last write: the Resources decisions of one consumer
+ * are made one at a time (res_mu), and when two slices are accepted back to
+ * back the second must count the first, whose status event may not have
+ * reached the cache yet (it lags by an event or so). So each Resources
+ * verdict this process writes is recorded in s->settled,
+ * "slice-grant/<uid>" -> "<resourceVersion>\t<A|D|?><status.resources>", the
+ * record taken from the PATCH's answer, and a sibling with a record counts
+ * as recorded until the cache shows that very resourceVersion (then the
+ * record goes). No live read is needed for that: this process is the only
+ * writer of a replicated slice's Resources status (one leader acts), so its
+ * last write is the truth while the cache shows an older version. A live
+ * LIST is kept only where the outcome of our own write is not known: a
+ * failed PATCH (it may have been applied) records '?', until that slice is
+ * written again; a record that could not be stored (out of memory) makes
+ * every sum live for a while. A slice is decided only once the cache holds
+ * it (tg_reconcile_remote_slice), so the walk over the cache meets every
+ * slice that has a record. Deleted slices leave the cache, and their
+ * records, keyed by uid, are never looked at again (they expire). */
+#define GRANT_TEXT_MAX 2048
+
+/* Until then (tg_wq_now_ms), every sum is read live: a record was lost. Under res_mu. */
+static uint64_t grants_lost_until;
+
+static void grant_key(const char *uid, char *key, size_t len)
+{
+    snprintf(key, len, "slice-grant/%s", uid);
+}
+
+/* What a slice holds in the sum, read from an object (cached, listed or
+ * returned by our PATCH): its status.resources when Resources=Accepted. */
+static json_object *accepted_grant(json_object *o)
+{
+    json_object *rc = condition_of(o, "Resources");
+    const char *st = rc ? tg_json_string(rc, "status") : NULL;
+
+    return st && strcmp(st, "Accepted") == 0 ? tg_json_path(o, "status", "resources", NULL) : NULL;
+}
+
+/* Record the outcome of a status write that carried a Resources verdict:
+ * wrote 1 with after (the PATCH's answer), or -1 (failed: unknown). */
+static void grant_note(slice_ctx *c, int wrote, json_object *after)
+{
+    json_object *granted = after ? accepted_grant(after) : NULL;
+    tg_slice_grant_record rec = wrote < 0 || !after ? TG_GRANT_UNKNOWN : granted ? TG_GRANT_ACCEPTED : TG_GRANT_DENIED;
+    char key[300], value[GRANT_TEXT_MAX];
+    uint64_t now = tg_wq_now_ms();
+
+    if (!c->s->settled || wrote == 0)
+        return;
+    tg_slice_grant_encode(value, sizeof(value), after ? tg_json_path_string(after, "metadata", "resourceVersion", NULL)
+                                                      : NULL,
+                          rec, granted ? json_object_to_json_string_ext(granted, JSON_C_TO_STRING_PLAIN) : NULL);
+    grant_key(c->uid, key, sizeof(key));
+    if (tg_settled_mark(c->s->settled, key, value, now, now + GRANT_RECORD_MS) != 0)
+        grants_lost_until = now + GRANT_RECORD_MS;
+}
+
+/* Our record of a sibling (uid) the cache shows at cached_rv; *granted
+ * (TG_GRANT_ACCEPTED) is a new object. A record the cache has caught up
+ * with is dropped. */
+static tg_slice_grant_record grant_get(tg_signer *s, const char *uid, const char *cached_rv, json_object **granted)
+{
+    char key[300], value[GRANT_TEXT_MAX];
+    const char *text;
+    tg_slice_grant_record rec;
+    int spent;
+
+    *granted = NULL;
+    if (!s->settled || !uid)
+        return TG_GRANT_NONE;
+    grant_key(uid, key, sizeof(key));
+    if (!tg_settled_marked(s->settled, key, value, sizeof(value), tg_wq_now_ms()))
+        return TG_GRANT_NONE;
+    rec = tg_slice_grant_decode(value, sizeof(value), cached_rv, &text, &spent);
+    if (spent)
+        tg_settled_forget(s->settled, key);
+    if (rec == TG_GRANT_ACCEPTED && !(*granted = tg_json_parse(text, strlen(text), NULL, 0)))
+        return TG_GRANT_UNKNOWN;
+    return rec;
+}
+
+typedef struct sibling_look {
+    tg_signer *s;
+    const char *ns, *self;
+    json_object *sum;      /* ours */
+    int live;              /* a sibling the cache cannot tell: sum live */
+} sibling_look;
+
+/* One slice of the consumer (the cache's, or a live LIST's: records NULL). */
+static void add_sibling(sibling_look *l, json_object *o, int records)
+{
+    const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+    json_object *recorded = NULL;
+    tg_slice_grant_record rec = TG_GRANT_NONE;
+
+    if (!ns || strcmp(ns, l->ns) != 0 || !name || strcmp(name, l->self) == 0)
+        return;
+    if (records)
+        rec = grant_get(l->s, tg_json_path_string(o, "metadata", "uid", NULL),
+                        tg_json_path_string(o, "metadata", "resourceVersion", NULL), &recorded);
+    switch (tg_slice_sibling_source_of(tg_json_path(o, "metadata", "deletionTimestamp", NULL) != NULL,
+                                       is_default_class(tg_json_path_string(o, "spec", "class", NULL)), rec)) {
+    case TG_SIBLING_CACHE:
+        tg_slice_resources_add(l->sum, accepted_grant(o));
+        break;
+    case TG_SIBLING_RECORD:
+        tg_slice_resources_add(l->sum, recorded);
+        break;
+    case TG_SIBLING_LIVE:
+        l->live = 1;
+        break;
+    case TG_SIBLING_SKIP:
+        break;
+    }
+    json_object_put(recorded);
+}
+
+static void on_sibling_visit(json_object *o, void *data)
+{
+    add_sibling(data, o, 1);
+}
+
+/* The sum from a live LIST. NULL with c->err on a failed call. */
+static json_object *others_granted_live(slice_ctx *c)
 {
     char path[1024];
-    json_object *list = NULL, *items, *sum;
+    json_object *list = NULL, *items;
+    sibling_look l = {.s = c->s, .ns = c->ns, .self = c->name};
     size_t i;
 
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices?labelSelector=liqo.io%%2Freplicated"
@@ -530,19 +720,30 @@ static json_object *others_granted(slice_ctx *c)
         json_object_put(list);
         return NULL;
     }
-    sum = json_object_new_object();
+    l.sum = json_object_new_object();
     items = tg_json_path(list, "items", NULL);
-    for (i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items); i++) {
-        json_object *o = json_object_array_get_idx(items, i), *rc = condition_of(o, "Resources");
-        const char *n = tg_json_path_string(o, "metadata", "name", NULL), *st = rc ? tg_json_string(rc, "status") : NULL;
-        if (!n || strcmp(n, c->name) == 0 || !st || strcmp(st, "Accepted") != 0 ||
-            tg_json_path(o, "metadata", "deletionTimestamp", NULL) ||
-            !is_default_class(tg_json_path_string(o, "spec", "class", NULL)))
-            continue;
-        tg_slice_resources_add(sum, tg_json_path(o, "status", "resources", NULL));
-    }
+    for (i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items); i++)
+        add_sibling(&l, json_object_array_get_idx(items, i), 0);
     json_object_put(list);
-    return sum;
+    return l.sum;
+}
+
+/* The summed status.resources of the consumer's other accepted slices of
+ * the default class. NULL with c->err on a failed call. Under res_mu. */
+static json_object *others_granted(slice_ctx *c)
+{
+    sibling_look l = {.s = c->s, .ns = c->ns, .self = c->name};
+
+    if (!c->s->slice_cache || !tg_cache_synced(c->s->slice_cache) || tg_wq_now_ms() < grants_lost_until)
+        return others_granted_live(c);
+    l.sum = json_object_new_object();
+    tg_cache_get_by_index(c->s->slice_cache, c->consumer, on_sibling_visit, &l);
+    if (!l.live)
+        return l.sum;
+    json_object_put(l.sum);
+    tg_log(TG_LOG_DEBUG, "resourceslice siblings read live", TG_LOG_STR("namespace", c->ns),
+           TG_LOG_STR("resourceslice", c->name));
+    return others_granted_live(c);
 }
 
 static tg_slice_tenant_state tenant_state(json_object *tenant)
@@ -616,26 +817,29 @@ static int resources_status(slice_ctx *c, json_object *st, json_object **res_con
     return 0;
 }
 
-/* PATCH /status unless it would change nothing. */
-static int patch_status(slice_ctx *c, json_object *st)
+/* PATCH /status unless it would change nothing: 1 written (*after, if not
+ * NULL, the slice as the answer shows it, or NULL), 0 nothing to write, -1
+ * with c->err. */
+static int patch_status(slice_ctx *c, json_object *st, json_object **after)
 {
-    json_object *patch = json_object_new_object(), *cur = tg_json_path(c->slice, "status", NULL);
+    json_object *patch, *cur = tg_json_path(c->slice, "status", NULL);
     char path[1024];
     int changed = 0;
-    long r = 200;
+    long r;
 
     json_object_object_foreach(st, k, v) {
         json_object *was = cur ? json_object_object_get(cur, k) : NULL;
         if (v ? !was || !json_object_equal(was, v) : was != NULL)
             changed = 1;
     }
-    if (changed) {
-        json_object_object_add(patch, "status", json_object_get(st));
-        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s/status", c->ns, c->name);
-        r = tg_api_call(c->api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, c->err, sizeof(c->err));
-    }
+    if (!changed)
+        return 0;
+    patch = json_object_new_object();
+    json_object_object_add(patch, "status", json_object_get(st));
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s/status", c->ns, c->name);
+    r = tg_api_call(c->api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, after, c->err, sizeof(c->err));
     json_object_put(patch);
-    return r == 200 ? 0 : -1;
+    return r == 200 ? 1 : -1;
 }
 
 /* ---------- the reconcile ---------- */
@@ -687,9 +891,15 @@ static long reconcile_slice(slice_ctx *c)
     }
     pthread_mutex_lock(&res_mu);
     if (resources_status(c, st, &res_cond, &res_denied) == 0) {
+        int res_decided = res_cond != NULL, wrote;
+        json_object *after = NULL;
         json_object_object_add(st, "conditions", conditions_with(c->slice, auth_cond, res_cond));
         auth_cond = res_cond = NULL;
-        ret = patch_status(c, st) == 0 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
+        wrote = patch_status(c, st, &after);
+        if (res_decided)   /* before the next decision of this consumer (res_mu): see grant_note */
+            grant_note(c, wrote, after);
+        json_object_put(after);
+        ret = wrote >= 0 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
     }
     pthread_mutex_unlock(&res_mu);
     if (ret == TG_RECONCILE_RETRY)
@@ -707,6 +917,40 @@ out:
     json_object_put(st);
     free(cr.signed_b64);
     return ret;
+}
+
+typedef struct uid_look {
+    const char *uid;
+    int same;
+    char rv[64];
+} uid_look;
+
+static void on_uid_visit(json_object *o, void *data)
+{
+    uid_look *l = data;
+    const char *uid = tg_json_path_string(o, "metadata", "uid", NULL);
+    const char *rv = tg_json_path_string(o, "metadata", "resourceVersion", NULL);
+
+    l->same = uid && strcmp(uid, l->uid) == 0;
+    snprintf(l->rv, sizeof(l->rv), "%s", rv ? rv : "");
+}
+
+/* 1 when the slice informer holds this very slice (or no such informer is
+ * synced: the sums are read live then). Our record of its Resources verdict
+ * goes once the cache shows that write: the event of our own status write
+ * brings the slice here, so records live about as long as the cache lags. */
+static int cache_holds(tg_signer *s, const char *ns, const char *name, const char *uid)
+{
+    uid_look l = {.uid = uid};
+    json_object *granted = NULL;
+
+    if (!s->slice_cache || !tg_cache_synced(s->slice_cache))
+        return 1;
+    if (!tg_cache_get(s->slice_cache, ns, name, on_uid_visit, &l) || !l.same)
+        return 0;
+    grant_get(s, uid, l.rv, &granted);   /* drops a spent record */
+    json_object_put(granted);
+    return 1;
 }
 
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
@@ -742,6 +986,13 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
         snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, c.consumer);
         if ((st = tg_api_get(api, path, &c.tenant, c.err, sizeof(c.err))) != 200 && st != 404)
             goto fail;
+    }
+    if (!cache_holds(s, ns, name, c.uid)) {
+        /* woken before the slice informer saw this slice (recreated under
+         * the same name): decide once it does, so the maxPerTenant sums of
+         * its siblings, read from that cache, meet it (others_granted) */
+        ret = CACHE_LAG_MS;
+        goto out;
     }
     if ((ret = reconcile_slice(&c)) != TG_RECONCILE_RETRY)
         goto out;

@@ -69,11 +69,12 @@ typedef struct tg_signer {
     /* The informers' stores, read by the reconcilers through visitors only
      * (cache.h); NULL when that informer does not run. Synced before any
      * worker starts, so a lookup is as good as a list taken at start-up. */
-    tg_cache *csr_cache;             /* tenant CSRs, indexed by remote cluster id */
+    tg_cache *csr_cache;             /* tenant and slice CSRs, indexed by remote cluster id */
     tg_cache *tenant_cache;          /* Tenants (metadata only) */
     tg_cache *nonce_cache;           /* labelled nonce Secrets */
     tg_cache *renew_cache;           /* replicated Renews (provider), metadata only */
-    tg_cache *slice_cache;           /* replicated ResourceSlices (provider), by liqo.io/originID */
+    tg_cache *slice_cache;           /* replicated ResourceSlices (provider), by liqo.io/originID;
+                                      * spec.class, status.resources and status.conditions kept */
     tg_cache *cp_secret_cache;       /* ControlPlane kubeconfig Secrets (replicator), with data.kubeconfig */
     struct tg_remote_pool *remote_pool; /* the replicator's clients for providers */
     tg_cache *repl_caches[3];        /* the replicator's local objects by kind (replica_plan.h), metadata only */
