@@ -275,13 +275,24 @@ static void prune(json_object *obj, char *const *keep, char *pre, size_t pre_len
             if (k == 0) {
                 if (ndrop < sizeof(drop) / sizeof(drop[0]))
                     drop[ndrop++] = name;
-            } else if (k == 1 && json_object_is_type(val, json_type_object) &&
+            } else if (k == 1 && (json_object_is_type(val, json_type_object) ||
+                                  json_object_is_type(val, json_type_array)) &&
                        pre_len + nl + 2 <= pre_cap) {
                 size_t at = pre_len;
                 if (pre_len)
                     pre[at++] = '.';
                 memcpy(pre + at, name, nl + 1);
-                prune(val, keep, pre, at + nl, pre_cap);
+                if (json_object_is_type(val, json_type_object)) {
+                    prune(val, keep, pre, at + nl, pre_cap);
+                } else {
+                    /* a path through a list names a member of each of its
+                     * objects: "status.conditions.type" */
+                    for (size_t i = 0; i < json_object_array_length(val); i++) {
+                        json_object *e = json_object_array_get_idx(val, i);
+                        if (json_object_is_type(e, json_type_object))
+                            prune(e, keep, pre, at + nl, pre_cap);
+                    }
+                }
                 pre[pre_len] = '\0';
             }
         }

@@ -49,10 +49,11 @@ void tg_cache_free(tg_cache *c);
 int tg_cache_set_compact(tg_cache *c);
 
 /* Keep only these fields of every stored object, to save memory: dotted
- * paths ("data.nonce", "status.certificate"); metadata (minus managedFields,
- * and minus annotations unless "metadata.annotations" is named) is always
- * kept. Handlers see the trimmed objects too. Call once, before the first
- * list. paths is NULL-terminated and copied. Returns 0 or -1. */
+ * paths ("data.nonce", "status.certificate"); a path through a list names
+ * a member of each object in it ("status.conditions.type"); metadata (minus
+ * managedFields, and minus annotations unless "metadata.annotations" is
+ * named) is always kept. Handlers see the trimmed objects too. Call once,
+ * before the first list. paths is NULL-terminated and copied. Returns 0 or -1. */
 int tg_cache_keep_fields(tg_cache *c, const char *const *paths);
 
 /* Also index the objects by metadata.namespace and/or metadata.name

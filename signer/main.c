@@ -234,8 +234,11 @@ static const char *const keep_nonce[] = {"data.nonce", NULL};
  * wakes the slice, remoteresourceslice finds its CSRs); the signer's CSRs
  * carry no other annotation. */
 static const char *const keep_csr[] = {"metadata.annotations", "status.certificate", "status.conditions", NULL};
-/* remoteresourceslice sums the consumer's other slices from this cache (maxPerTenant). */
-static const char *const keep_remoteslice[] = {"spec.class", "status.resources", "status.conditions", NULL};
+/* remoteresourceslice sums the consumer's other slices from this cache
+ * (maxPerTenant): class, grant, and whether Resources is Accepted (of the
+ * conditions only type and status: their messages would double the size). */
+static const char *const keep_remoteslice[] = {"spec.class", "status.resources", "status.conditions.type",
+                                               "status.conditions.status", NULL};
 
 static int add_informer(signer_main *m, const char *kind, const char *path, const char *selector,
                         const char *index_label, char *err, size_t err_len)

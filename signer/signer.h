@@ -74,7 +74,7 @@ typedef struct tg_signer {
     tg_cache *nonce_cache;           /* labelled nonce Secrets */
     tg_cache *renew_cache;           /* replicated Renews (provider), metadata only */
     tg_cache *slice_cache;           /* replicated ResourceSlices (provider), by liqo.io/originID;
-                                      * spec.class, status.resources and status.conditions kept */
+                                      * spec.class, status.resources, conditions' type and status */
     tg_cache *cp_secret_cache;       /* ControlPlane kubeconfig Secrets (replicator), with data.kubeconfig */
     struct tg_remote_pool *remote_pool; /* the replicator's clients for providers */
     tg_cache *repl_caches[3];        /* the replicator's local objects by kind (replica_plan.h), metadata only */
