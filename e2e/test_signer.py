@@ -29,6 +29,8 @@ CLUSTER_ROLES = ("tenantgate-signer", "tenantgate-signer-own-signer", "tenantgat
 # NamespaceMaps belong to Liqo's offloading module: a minimal CRD from e2e/testdata, for RBAC checks.
 TEST_CRDS = ("namespacemaps.offloading.liqo.io",)
 PROVIDER_ID = "cl-provider"
+# the provider signer's --cluster-labels, offered in accepted slices' status.nodeLabels
+NODE_LABELS = {"topology.kubernetes.io/region": "e2e-west", "tenantgate.io/tier": ""}
 CONSUMER_ID = "cl-consumer"
 PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer,remoterenew,remoteresourceslice"
 CONSUMER_CONTROLLERS = "keys,noncesigner,identity,resourceslice,renew"
@@ -115,7 +117,8 @@ def installed(provider, consumer, crds, webhook, source_dir):
 def provider_signer(provider, installed, signer_bin, tmp_path_factory):
     kc = provider.serviceaccount_kubeconfig(NS, SA, duration="6h")
     s = Signer(signer_bin, provider, kc, tmp_path_factory.mktemp("signer-p"), "signer-provider",
-               "--cluster-id", PROVIDER_ID, "--controllers", PROVIDER_CONTROLLERS).start()
+               "--cluster-id", PROVIDER_ID, "--controllers", PROVIDER_CONTROLLERS,
+               "--cluster-labels", ",".join(f"{k}={v}" for k, v in NODE_LABELS.items())).start()
     yield s
     s.stop()
 

@@ -17,8 +17,8 @@ import time
 import pytest
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
-from test_signer import (NS, PROVIDER_ID, cid, consumer_signer, installed, make_csr,  # noqa: F401
-                         onboard, provider_signer, tenant_ready, tenant_space, unb64,
+from test_signer import (NODE_LABELS, NS, PROVIDER_ID, cid, consumer_signer, installed,  # noqa: F401
+                         make_csr, onboard, provider_signer, tenant_ready, tenant_space, unb64,
                          _restart_in_own_signer_mode)
 from testbed import openssl, wait_for
 
@@ -113,6 +113,7 @@ def test_accepted_slice_gets_a_certificate_rights_and_loses_them_on_delete(provi
     st = provider.get_json("rslice", "pool-a", "-n", pns)["status"]
     assert st["resources"] == {"cpu": "2", "memory": "8Gi", "pods": "110", "ephemeral-storage": "20Gi"}
     assert st["storageClasses"] == [] and st["ingressClasses"] == [] and st["loadBalancerClasses"] == []
+    assert st["nodeLabels"] == NODE_LABELS            # the provider signer's --cluster-labels
     assert st["authParams"]["apiServer"] and st["authParams"]["ca"]
     # a resource added to the request is granted, and one dropped from it leaves the grant (a merge
     # patch of status keeps keys it does not name: the controller names dropped ones with null)

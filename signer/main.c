@@ -25,6 +25,7 @@
 #include "kube/tenant_json.h"
 #include "pki/tenant.h"
 #include "signer/approve_decide.h"
+#include "signer/cluster_labels.h"
 #include "signer/leader.h"
 #include "signer/reconcile_common.h"
 #include "signer/remote_pool.h"
@@ -97,6 +98,8 @@ static void usage(FILE *out)
             "  --allow-no-handshake       accept TolerateNoHandshake Tenants (as the webhook's switch)\n"
             "  --slice-policy-configmap NS/NAME  ResourceSlice class policy (default\n"
             "                             <namespace>/" DEFAULT_SLICE_POLICY "; \"off\": none)\n"
+            "  --cluster-labels K=V,...   labels offered to consumers' virtual nodes (a slice's\n"
+            "                             status.nodeLabels, as Liqo's flag of that name)\n"
 "  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
             "  --workers N                reconcile threads, 1-32 (default 8)\n"
             "  --log-level LEVEL          debug, info, warn, error (default info)\n"
@@ -509,7 +512,7 @@ int main(int argc, char **argv)
     enum {
         OPT_KUBECONFIG = 256, OPT_CONTEXT, OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_CONTROLLERS, OPT_API_SERVER, OPT_CA_FILE,
         OPT_CSR_EXP, OPT_SIGNER_NAME, OPT_CA_CERT, OPT_CA_KEY, OPT_MAX_LIFE, OPT_ALLOW_NH, OPT_LOG_LEVEL,
-        OPT_LE, OPT_LE_NAME, OPT_LE_NS, OPT_METRICS, OPT_WORKERS, OPT_SLICE_POLICY,
+        OPT_LE, OPT_LE_NAME, OPT_LE_NS, OPT_METRICS, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS,
     };
     static const struct option opts[] = {
         {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
@@ -532,13 +535,15 @@ int main(int argc, char **argv)
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"workers", required_argument, NULL, OPT_WORKERS},
         {"slice-policy-configmap", required_argument, NULL, OPT_SLICE_POLICY},
+        {"cluster-labels", required_argument, NULL, OPT_CLUSTER_LABELS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     static signer_main m;
     const char *kubeconfig = NULL, *context = NULL, *ca_file = NULL, *ca_cert = NULL, *ca_key = NULL;
     const char *api_server = NULL, *lease_name = "tenantgate-signer", *lease_ns = NULL, *slice_policy = NULL;
-    char slice_policy_ns[64];
+    char slice_policy_ns[64], label_err[256];
+    const char *cluster_labels = NULL;
     long max_life = 31536000;
     char metrics_host[256] = "0.0.0.0";
     int metrics_port = 8080;
@@ -604,6 +609,7 @@ int main(int argc, char **argv)
             break;
         }
         case OPT_LE_NS: lease_ns = optarg; break;
+        case OPT_CLUSTER_LABELS: cluster_labels = optarg; break;
         case OPT_LOG_LEVEL:
             if (tg_log_set_level_named(optarg) != 0)
                 goto bad;
@@ -623,6 +629,11 @@ int main(int argc, char **argv)
     }
     if (ca_cert && strcmp(m.s.signer_name, TG_SIGNER_NAME_OWN) != 0) {
         fprintf(stderr, "tenantgate-signer: --ca-cert needs --signer-name %s\n", TG_SIGNER_NAME_OWN);
+        return 2;
+    }
+    if (cluster_labels && *cluster_labels &&
+        !(m.s.node_labels = tg_cluster_labels_parse(cluster_labels, label_err, sizeof(label_err)))) {
+        fprintf(stderr, "tenantgate-signer: --cluster-labels: %s\n", label_err);
         return 2;
     }
     if (!slice_policy) {
@@ -775,6 +786,7 @@ int main(int argc, char **argv)
     json_object_put(m.s.rb_known);
     tg_settled_free(m.s.settled);
     tg_remote_pool_free(m.s.remote_pool);
+    json_object_put(m.s.node_labels);
     return 0;
 bad:
     fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg);

@@ -811,6 +811,15 @@ static int resources_status(slice_ctx *c, json_object *st, json_object **res_con
         json_object_object_add(st, "storageClasses", json_object_new_array());
         json_object_object_add(st, "ingressClasses", json_object_new_array());
         json_object_object_add(st, "loadBalancerClasses", json_object_new_array());
+        /* the provider's cluster labels for the consumer's virtual node, as Liqo's
+         * --cluster-labels; a label taken off the flag leaves the status too */
+        json_object *was_labels = tg_json_path(c->slice, "status", "nodeLabels", NULL), *labels = NULL;
+        if (c->s->node_labels && json_object_deep_copy(c->s->node_labels, &labels, NULL) == 0) {
+            null_dropped(labels, was_labels);
+            json_object_object_add(st, "nodeLabels", labels);
+        } else if (!c->s->node_labels && was_labels) {
+            json_object_object_add(st, "nodeLabels", NULL);
+        }
     }
     json_object_put(policy);
     json_object_put(others);

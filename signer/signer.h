@@ -58,6 +58,7 @@ typedef struct tg_signer {
     int allow_no_handshake;
     const char *slice_policy_ns;     /* the slice policy ConfigMap; NULL: no policy */
     const char *slice_policy_name;
+    json_object *node_labels;        /* --cluster-labels: a slice's status.nodeLabels; NULL: none */
     unsigned controllers;
     tg_ca own_ca;                    /* own-signer mode when own_ca.cert is set */
     tg_kube_config cfg;
