@@ -92,6 +92,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from testbed import (E2E_DIR, RUN_TAG, Cluster, ClusterError, HostProcess,  # noqa: E402
                      cluster_tool)
+from tenantgate_services import built  # noqa: E402
 
 STATE_ROOT = Path(os.environ.get("TG_E2E_STATE", "/tmp/tenantgate-e2e"))
 
@@ -160,14 +161,6 @@ def source_dir():
 @pytest.fixture(scope="session")
 def build_dir(source_dir):
     return Path(os.environ.get("TG_BUILD_DIR", source_dir / "build")).resolve()
-
-
-def built(build_dir, relpath):
-    """A binary of the build, or the test fails saying which target to build."""
-    path = build_dir / relpath
-    if not path.exists():
-        pytest.fail(f"{path} not built (cmake --build {build_dir} --target {path.name})")
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -38,6 +38,7 @@ denial(stderr, slices=False) -> (reason code, message) of our validating webhook
         ResourceSlice one), or (None, None)
 """
 
+import contextlib
 import json
 import os
 import re
@@ -229,6 +230,14 @@ def http_get(port, path, timeout=2.0):
     return status, body.decode(errors="replace")
 
 
+def built(build_dir, relpath):
+    """A binary of the build, or the test fails saying which target to build."""
+    path = Path(build_dir) / relpath
+    if not path.exists():
+        pytest.fail(f"{path} not built (cmake --build {build_dir} --target {path.name})")
+    return path
+
+
 class Webhook:
     def __init__(self, binary, install, kubeconfig, log_dir):
         self.binary = Path(binary)
@@ -260,6 +269,16 @@ class Webhook:
                                    env=env)
         self.process.name = "tenantgate-webhook"
         return self.process
+
+    @contextlib.contextmanager
+    def running(self):
+        """Started and ready for the with-block; stopped after it, however it ends."""
+        self.start()
+        try:
+            self.wait_ready()
+            yield self
+        finally:
+            self.stop()
 
     def stop(self):
         """SIGTERM (SIGKILL after 10 s); returns the exit status.  Anything but a clean exit
@@ -411,18 +430,12 @@ def webhook_install(provider, crds, source_dir, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def webhook(provider, build_dir, webhook_install, tmp_path_factory):
-    binary = build_dir / "webhook" / "tenantgate-webhook"
-    if not binary.exists():
-        pytest.fail(f"{binary} not built (cmake --build {build_dir} --target tenantgate-webhook)")
+    binary = built(build_dir, "webhook/tenantgate-webhook")
     # The bed's apiserver issues tokens of any length asked for; the run may take an hour+.
     kubeconfig = provider.serviceaccount_kubeconfig(INSTALL_NAMESPACE, WEBHOOK_SA, duration="6h")
     hook = Webhook(binary, webhook_install, kubeconfig, tmp_path_factory.mktemp("webhook-logs"))
-    hook.start()
-    try:
-        hook.wait_ready()
+    with hook.running():
         yield hook
-    finally:
-        hook.stop()
     if hook.problems:
         pytest.fail("tenantgate-webhook did not exit cleanly:\n" + "\n".join(hook.problems))
 

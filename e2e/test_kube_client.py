@@ -14,7 +14,7 @@ import time
 import pytest
 import yaml
 
-from conftest import built
+from tenantgate_services import built
 from testbed import wait_for
 
 SELECTOR = "liqo.io/nonce=true"

@@ -34,7 +34,7 @@ import time
 import pytest
 
 from tenantgate_services import (INSTALL_NAMESPACE, WEBHOOK_SA, Webhook,  # noqa: F401
-                                 WebhookInstall, webhook, webhook_install)
+                                 WebhookInstall, built, webhook, webhook_install)
 from test_signer import (CONSUMER_ID, NS, PROVIDER_ID, SA, Signer,  # noqa: F401
                          _restart_in_own_signer_mode, installed)
 from testbed import free_port, openssl, wait_for
@@ -83,15 +83,13 @@ def consumer_webhook(consumer, installed, build_dir, source_dir, tmp_path_factor
     the local slices the CLI applies pass through it."""
     inst = WebhookInstall(consumer, source_dir, tmp_path_factory.mktemp("flow-webhook-c"), free_port())
     inst.install()
-    hook = Webhook(build_dir / "webhook" / "tenantgate-webhook", inst,
+    hook = Webhook(built(build_dir, "webhook/tenantgate-webhook"), inst,
                    consumer.serviceaccount_kubeconfig(INSTALL_NAMESPACE, WEBHOOK_SA, duration="6h"),
                    tmp_path_factory.mktemp("flow-webhook-c-logs"))
-    hook.start()
     try:
-        hook.wait_ready()
-        yield hook
+        with hook.running():
+            yield hook
     finally:
-        hook.stop()
         inst.uninstall(namespace=False)     # the consumer's signer still runs in it
 
 
