@@ -200,6 +200,20 @@ static remote_watch *remote_find(tg_repl_watch *w, const char *key, remote_watch
     return *p;
 }
 
+/* What a remote client is built from, the kubeconfig and the remote
+ * namespace, as one SHA-256: equal digests, nothing to rebuild. All zero when
+ * hashing fails (out of memory). */
+static void source_digest(const char *kc, size_t kc_len, const char *remote_ns, unsigned char digest[32])
+{
+    EVP_MD_CTX *sha = EVP_MD_CTX_new();
+
+    if (!sha || EVP_DigestInit_ex(sha, EVP_sha256(), NULL) != 1 || EVP_DigestUpdate(sha, kc, kc_len) != 1 ||
+        EVP_DigestUpdate(sha, "\n", 1) != 1 || EVP_DigestUpdate(sha, remote_ns, strlen(remote_ns)) != 1 ||
+        EVP_DigestFinal_ex(sha, digest, NULL) != 1)
+        memset(digest, 0, 32);
+    EVP_MD_CTX_free(sha);
+}
+
 /* A labelled Secret outside liqo-tenant-<its provider> (tenant_scope.h): a
  * warning names it, and the metric counts it, once per change of the Secret. */
 static int out_of_scope(tg_repl_watch *w, json_object *sec, const char *ns, const char *name)
@@ -226,7 +240,6 @@ static void on_secret(json_object *sec, int deleted, tg_repl_watch *w)
     size_t kc_len = 0;
     unsigned char digest[32];
     remote_watch *rw, **link;
-    EVP_MD_CTX *sha;
 
     if (!ns || !name)
         return;
@@ -252,15 +265,7 @@ static void on_secret(json_object *sec, int deleted, tg_repl_watch *w)
         enqueue_local(w, ns);
         return;
     }
-    /* What the remote client is built from: the kubeconfig and the namespace. */
-    memset(digest, 0, sizeof(digest));
-    if ((sha = EVP_MD_CTX_new())) {
-        if (EVP_DigestInit_ex(sha, EVP_sha256(), NULL) != 1 || EVP_DigestUpdate(sha, kc, kc_len) != 1 ||
-            EVP_DigestUpdate(sha, "\n", 1) != 1 || EVP_DigestUpdate(sha, remote_ns, strlen(remote_ns)) != 1 ||
-            EVP_DigestFinal_ex(sha, digest, NULL) != 1)
-            memset(digest, 0, sizeof(digest));
-        EVP_MD_CTX_free(sha);
-    }
+    source_digest(kc, kc_len, remote_ns, digest);
     if (rw && memcmp(rw->digest, digest, sizeof(digest)) == 0) {
         rc_free_secret(kc, kc_len);
         return;                           /* metadata only: nothing to rebuild */
