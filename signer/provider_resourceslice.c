@@ -14,7 +14,6 @@
  * caches cannot show yet - a CSR we just made, a verdict we just wrote - is
  * remembered in s->settled. The Secret and the RoleBinding are owned by the
  * slice, so deleting the slice removes them. */
-#define _GNU_SOURCE   /* strptime */
 #include "signer/reconcile_common.h"
 
 #include <pthread.h>
@@ -82,14 +81,6 @@ typedef struct cert_result {
     char message[512];
     long requeue_ms;             /* > 0: look again then */
 } cert_result;
-
-static time_t parse_rfc3339(const char *ts)
-{
-    struct tm tm;
-
-    memset(&tm, 0, sizeof(tm));
-    return ts && strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm) ? timegm(&tm) : 0;
-}
 
 /* ---------- the certificate ---------- */
 
@@ -204,14 +195,13 @@ typedef struct slice_csr_look {
     const char *hash;      /* the request's TG_LABEL_CSR_REQUEST */
     const char *ours;      /* the name of the CSR we made last, or NULL */
     long long ours_from;   /* or, when its POST failed unanswered, the ms it was sent at */
-    int found, decided, saw_ours, oom;
-    long long ms;          /* TG_LABEL_CSR_CREATED_MS, 0 if absent */
-    char ts[64], name[256];
+    int decided, saw_ours, oom;
+    rc_csr_pick best;      /* the newest so far */
     char *certificate;     /* status.certificate (base64 PEM), malloc'd, or NULL */
     char reason[64], message[256];   /* its last condition's */
 } slice_csr_look;
 
-/* Newest: created-ms label, then creationTimestamp (whole seconds), then name. */
+/* The newest as the Tenant controller orders them (rc_csr_pick_newer). */
 static void on_slice_csr_visit(json_object *o, void *data)
 {
     slice_csr_look *l = data;
@@ -223,22 +213,17 @@ static void on_slice_csr_visit(json_object *o, void *data)
     const char *crt = tg_json_path_string(o, "status", "certificate", NULL);
     json_object *conds = tg_json_path(o, "status", "conditions", NULL), *last = NULL;
     long long ms = ms_text ? strtoll(ms_text, NULL, 10) : 0;
-    int cmp;
+    int decided;
 
-    if (!a || strcmp(a, l->ref) != 0 || !h || strcmp(h, l->hash) != 0 || !ts || !nm || strlen(ts) >= sizeof(l->ts) ||
-        strlen(nm) >= sizeof(l->name))
+    if (!a || strcmp(a, l->ref) != 0 || !h || strcmp(h, l->hash) != 0 || !ts || !nm ||
+        strlen(ts) >= sizeof(l->best.ts) || strlen(nm) >= sizeof(l->best.name))
         return;
     if ((l->ours && strcmp(nm, l->ours) == 0) || (l->ours_from && ms >= l->ours_from))
         l->saw_ours = 1;
-    cmp = !l->found ? 1 : ms != l->ms ? (ms > l->ms ? 1 : -1) : strcmp(ts, l->ts) ? strcmp(ts, l->ts)
-                                                                                 : strcmp(nm, l->name);
-    if (cmp <= 0)
+    decided = rc_csr_decided(o);
+    if (!rc_csr_pick_newer(&l->best, nm, ts, ms, crt && *crt, decided < 0))
         return;
-    l->found = 1;
-    l->ms = ms;
-    strcpy(l->ts, ts);
-    strcpy(l->name, nm);
-    l->decided = rc_csr_decided(o);
+    l->decided = decided;
     free(l->certificate);
     l->certificate = NULL;
     if (crt && *crt && !(l->certificate = strdup(crt)))
@@ -331,11 +316,11 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
     }
     if (marked && l.saw_ours)
         tg_settled_forget(c->s->settled, pending);   /* the cache has caught up with our CSR */
-    v.found = l.found;
+    v.found = l.best.found;
     v.issued = l.certificate != NULL;
     v.usable = v.issued && cert_usable(l.certificate, key, &renew_at);
     v.decided = l.decided;
-    v.age_s = l.found ? (int64_t)(time(NULL) - parse_rfc3339(l.ts)) : 0;
+    v.age_s = l.best.found ? (int64_t)(time(NULL) - rc_parse_rfc3339(l.best.ts)) : 0;
     v.ours_unseen = marked && !l.saw_ours;
     switch (tg_slice_csr_plan(&v)) {
     case TG_SLICE_CSR_USE:
@@ -345,7 +330,7 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
         l.certificate = NULL;
         cr->requeue_ms = (long)(renew_at - time(NULL) + 1) * 1000;
         tg_log(TG_LOG_INFO, "resourceslice certificate cached", TG_LOG_STR("namespace", c->ns),
-               TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", l.name));
+               TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("csr", l.best.name));
         break;
     case TG_SLICE_CSR_WAIT:
         cr->requeue_ms = WAIT_MS;   /* the CSR informer wakes us once it is issued */
@@ -359,7 +344,7 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
         cr->requeue_ms = (long)(TG_SLICE_DENIED_RETRY_S - v.age_s + 1) * 1000;
         break;
     case TG_SLICE_CSR_CREATE:
-        if (new_csr(c, ref, hash, pending, l.found) != 0)
+        if (new_csr(c, ref, hash, pending, l.best.found) != 0)
             goto out;
         cr->requeue_ms = WAIT_MS;
         break;

@@ -2,7 +2,6 @@
  * the Tenant, keeps its finalizer and RoleBinding, makes the CSR for its key
  * and copies the issued certificate into status.authParams. Deletion rotates
  * the nonce. Settled records (settled.h) spare the GET for its own writes. */
-#define _GNU_SOURCE   /* strptime */
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
@@ -25,41 +24,11 @@
 
 /* ---------- the CSR and Tenant informer caches ---------- */
 
-typedef struct csr_pick {
-    char name[256];
-    char ts[64];        /* creationTimestamp */
-    long long ms;       /* our label TG_LABEL_CSR_CREATED_MS, 0 if absent */
-    int issued;
-    int denied;
-    int found;
-} csr_pick;
-
-/* Take (name, ts) if it is newer than what p holds: newest stamp, then the
- * newest creation in milliseconds (creationTimestamp has whole seconds, and
- * a CSR made at once after a denial often shares its second with the denied
- * one), then the greatest name. 1 taken. */
-static int pick_newer(csr_pick *p, const char *name, const char *ts, long long ms, int issued, int denied)
-{
-    int cmp = p->found ? strcmp(ts, p->ts) : 1;
-
-    if (cmp == 0)
-        cmp = ms > p->ms ? 1 : ms < p->ms ? -1 : 0;
-    if (cmp < 0 || (cmp == 0 && strcmp(name, p->name) < 0))
-        return 0;
-    strcpy(p->ts, ts);
-    strcpy(p->name, name);
-    p->ms = ms;
-    p->issued = issued;
-    p->denied = denied;
-    p->found = 1;
-    return 1;
-}
-
 typedef struct csr_look {
     const char *ns;        /* the Tenant's namespace label to match */
     const char *hash;      /* the current request's hash, or NULL */
-    csr_pick any;          /* the newest of (ns, cid): the settled fingerprint */
-    csr_pick cur;          /* the newest made from the current request */
+    rc_csr_pick any;          /* the newest of (ns, cid): the settled fingerprint */
+    rc_csr_pick cur;          /* the newest made from the current request */
     int cur_denied;        /* how many of those are denied */
     char *certificate;     /* cur's status.certificate (base64), malloc'd, or NULL */
     int oom;
@@ -81,11 +50,11 @@ static void on_csr_visit(json_object *c, void *data)
         strlen(name) >= sizeof(l->any.name))
         return;
     denied = rc_csr_decided(c) < 0;   /* the CSR cache keeps the conditions */
-    pick_newer(&l->any, name, ts, ms, issued, denied);
+    rc_csr_pick_newer(&l->any, name, ts, ms, issued, denied);
     if (!l->hash || !hash || strcmp(hash, l->hash) != 0)
         return;
     l->cur_denied += denied;
-    if (!pick_newer(&l->cur, name, ts, ms, issued, denied))
+    if (!rc_csr_pick_newer(&l->cur, name, ts, ms, issued, denied))
         return;
     free(l->certificate);
     l->certificate = NULL;
@@ -102,14 +71,6 @@ typedef struct csr_view {
     int denied;            /* how many made from the current request are denied */
     time_t created;        /* its creationTimestamp (0 if none) */
 } csr_view;
-
-static time_t parse_rfc3339(const char *ts)
-{
-    struct tm tm;
-
-    memset(&tm, 0, sizeof(tm));
-    return ts && strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm) ? timegm(&tm) : 0;
-}
 
 /* The tenant CSRs of (ns, cid) in the CSR informer's cache; hash (or NULL)
  * the Tenant's current request hash. 0, or -1 out of memory. The fingerprint
@@ -135,7 +96,7 @@ static int cached_csrs(tg_signer *s, const char *ns, const char *cid, const char
     v->state = !l.cur.found ? TG_CSR_NONE : l.cur.denied ? TG_CSR_DENIED : l.cur.issued ? TG_CSR_ISSUED : TG_CSR_PENDING;
     v->certificate = l.certificate;
     v->denied = l.cur_denied;
-    v->created = l.cur.found ? parse_rfc3339(l.cur.ts) : 0;
+    v->created = l.cur.found ? rc_parse_rfc3339(l.cur.ts) : 0;
     return 0;
 }
 
@@ -484,7 +445,7 @@ static long tenant_publish(tg_signer *s, tg_api *api, json_object *tenant, const
         tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, (const char *[]){cid}), (double)na);
     if (s->m_issue_seconds && !cur_b64) {
         /* first issue: seconds from the Tenant's creation to its certificate in status */
-        time_t created = parse_rfc3339(tg_json_path_string(tenant, "metadata", "creationTimestamp", NULL));
+        time_t created = rc_parse_rfc3339(tg_json_path_string(tenant, "metadata", "creationTimestamp", NULL));
         if (created)
             tg_histogram_observe(tg_metric_series_get(s->m_issue_seconds, NULL), difftime(time(NULL), created));
     }

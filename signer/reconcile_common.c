@@ -1,6 +1,7 @@
 /* reconcile_common.c - what several controllers share: JSON and Secret
  * helpers, the nonce as the informer cache or the API server has it, and the
  * settled-skip counter. Nothing here decides anything. */
+#define _GNU_SOURCE   /* strptime */
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
@@ -313,4 +314,29 @@ long rc_post_binding(tg_api *api, const char *ns, const char *name, const char *
     r = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, rb, NULL, err, err_len);
     json_object_put(rb);
     return r;
+}
+
+int rc_csr_pick_newer(rc_csr_pick *p, const char *name, const char *ts, long long ms, int issued, int denied)
+{
+    int cmp = p->found ? strcmp(ts, p->ts) : 1;
+
+    if (cmp == 0)
+        cmp = ms > p->ms ? 1 : ms < p->ms ? -1 : 0;
+    if (cmp < 0 || (cmp == 0 && strcmp(name, p->name) < 0))
+        return 0;
+    strcpy(p->ts, ts);
+    strcpy(p->name, name);
+    p->ms = ms;
+    p->issued = issued;
+    p->denied = denied;
+    p->found = 1;
+    return 1;
+}
+
+time_t rc_parse_rfc3339(const char *ts)
+{
+    struct tm tm;
+
+    memset(&tm, 0, sizeof(tm));
+    return ts && strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm) ? timegm(&tm) : 0;
 }

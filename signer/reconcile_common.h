@@ -81,6 +81,24 @@ int rc_csr_decided(json_object *csr);
 #define TG_LABEL_CSR_CREATED_MS "tenantgate.io/created-ms"
 #define TG_REQUEST_HASH_LEN 32
 void rc_request_hash(const char *csr_b64, char out[TG_REQUEST_HASH_LEN + 1]);
+/* The newest of the CSRs a visitor has met so far. */
+typedef struct rc_csr_pick {
+    char name[256];
+    char ts[64];        /* creationTimestamp */
+    long long ms;       /* our label TG_LABEL_CSR_CREATED_MS, 0 if absent */
+    int issued;
+    int denied;
+    int found;
+} rc_csr_pick;
+/* Take (name, ts) if it is newer than what p holds: newest stamp, then the
+ * newest creation in milliseconds (creationTimestamp has whole seconds, and
+ * a CSR made at once after a denial often shares its second with the denied
+ * one), then the greatest name. The caller checks that name and ts fit.
+ * 1 taken. */
+int rc_csr_pick_newer(rc_csr_pick *p, const char *name, const char *ts, long long ms, int issued, int denied);
+/* An RFC 3339 UTC timestamp as the API server writes it
+ * ("2026-11-25T15:04:05Z"), or 0 when ts is NULL or not one. */
+time_t rc_parse_rfc3339(const char *ts);
 /* POST a certificates.k8s.io/v1 CSR for request_b64 (base64 PEM, as the
  * object stores it): generateName liqo-identity-, labels
  * liqo.io/remote-tenant-csr=true, liqo.io/remote-cluster-id=cid, the request
