@@ -8,6 +8,7 @@ add_library(tg_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/informer.c
   ${CMAKE_CURRENT_LIST_DIR}/kubeconfig.c
   ${CMAKE_CURRENT_LIST_DIR}/watch.c
+  ${CMAKE_CURRENT_LIST_DIR}/whoami.c
 )
 target_include_directories(tg_kube PUBLIC ${CMAKE_SOURCE_DIR})
 find_package(Threads REQUIRED)
@@ -19,6 +20,7 @@ tg_add_unit_test(test_kube_kubeconfig SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_kub
 tg_add_unit_test(test_kube_cache SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cache.c LIBS tg_kube)
 tg_add_unit_test(test_kube_backoff SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_backoff.c LIBS tg_kube)
 tg_add_unit_test(test_kube_clusterid SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_clusterid.c LIBS tg_kube)
+tg_add_unit_test(test_kube_whoami SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_whoami.c LIBS tg_kube)
 tg_add_unit_test(test_kube_client SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_client.c LIBS tg_kube)
 
 # The probe the e2e test drives against a real API server (not installed).
