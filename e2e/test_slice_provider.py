@@ -17,7 +17,7 @@ import time
 import pytest
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
-from test_signer import (NODE_LABELS, NS, PROVIDER_ID, cid, consumer_signer, installed,  # noqa: F401
+from test_signer import (NODE_LABELS, NS, PROVIDER_ID, SA, cid, consumer_signer, installed,  # noqa: F401
                          make_csr, onboard, provider_signer, tenant_ready, tenant_space, unb64,
                          _restart_in_own_signer_mode)
 from testbed import openssl, wait_for
@@ -267,6 +267,42 @@ def test_approver_denies_csrs_of_slices_not_admitted(provider, peer, tmp_path):
         assert wait_for(lambda: reason(f"other-{tag}"), timeout=30) == ("Denied", "RequestNotFromResourceSlice")
     finally:
         provider.kubectl("delete", "csr", f"ghost-{tag}", f"other-{tag}", "--ignore-not-found", check=False)
+
+
+def test_csrs_another_user_made_hold_no_slice_back(provider, provider_signer, peer, tmp_path):
+    """Someone allowed to create CSRs (here the admin) copies what the signer would make for a
+    slice: our labels, the slice's request hash, a far-future created-ms, the slice named in the
+    annotation, but another key's request. The approver denies it; before the signer told CSRs
+    apart by spec.username, the slice controller took that denial as the slice's own and showed
+    the slice Denied for a minute, again after each forged copy."""
+    cid, pns, key, _ = peer
+    obj = slice_object(peer, "forged-at", tmp_path)
+    request_hash = hashlib.sha256(obj["spec"]["csr"].encode()).hexdigest()[:32]
+    other = tmp_path / "forger.key"
+    other.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
+    req = base64.b64encode(make_csr(other, user_of("forged-at", cid), tmp_path, org=cid).encode()).decode()
+    forged = _slice_csr_object(f"forged-{cid[-6:]}", cid, req, f"{pns}/forged-at")
+    forged["metadata"]["labels"].update({"tenantgate.io/request-sha256": request_hash,
+                                         "tenantgate.io/created-ms": str(int(time.time() * 1000) + 10**9)})
+    before = provider_signer.metrics().get(("tenantgate_signer_foreign_csrs_ignored_total", frozenset()), 0)
+    provider.create(forged)
+    try:
+        wait_for(lambda: any(c["type"] == "Denied" for c in
+                             (provider.get_json("csr", forged["metadata"]["name"]).get("status") or {})
+                             .get("conditions") or []), timeout=30, what="the approver's denial of the copy")
+        p = provider.kubectl("create", "-f", "-", input=obj, kubeconfig=peer[3], check=False)
+        assert p.returncode == 0, p.stderr
+        auth = wait_condition(provider, pns, "forged-at", "Authentication", "Accepted", timeout=30)
+        assert auth["reason"] == "ResourceSliceAuthenticationAccepted", auth
+        signer_user = f"system:serviceaccount:{NS}:{SA}"
+        made = {c["metadata"]["name"]: c["spec"]["username"] for c in slice_csrs(provider, cid, "forged-at", pns)}
+        assert made.pop(forged["metadata"]["name"]) != signer_user
+        assert list(made.values()) == [signer_user], made   # one CSR of the signer's own, no retry
+        assert provider_signer.metrics().get(("tenantgate_signer_foreign_csrs_ignored_total", frozenset()),
+                                             0) >= before + 1
+        assert "csr with the signer's labels made by another user" in provider_signer.log()
+    finally:
+        provider.kubectl("delete", "csr", forged["metadata"]["name"], "--ignore-not-found", check=False)
 
 
 def test_restart_between_csr_and_status_leaves_one_csr(provider, provider_signer, peer, tmp_path):

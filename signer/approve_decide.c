@@ -342,3 +342,13 @@ int tg_approve_decide_slice(json_object *csr, json_object *slice, json_object *t
     free(want);
     return out->approve;
 }
+
+int tg_csr_made_by(json_object *csr, const char *user)
+{
+    const char *by;
+
+    if (user == NULL)
+        return 1;
+    by = tg_json_path_string(csr, "spec", "username", NULL);
+    return by != NULL && strcmp(by, user) == 0;
+}

@@ -72,4 +72,14 @@ int tg_slice_auth_decide(json_object *slice, json_object *tenant, const tg_appro
 int tg_approve_decide_slice(json_object *csr, json_object *slice, json_object *tenant,
                             const tg_approve_policy *policy, tg_approve_decision *out);
 
+/* ---------- who made a CSR ---------- */
+
+/* 1 when user made the CSR: its spec.username, which the API server writes
+ * from the creator's credentials and no creator can choose, is exactly user.
+ * The Tenant and ResourceSlice controllers count only their own CSRs, so a
+ * copy with our labels made by anyone else (a denied request, a far-future
+ * created-ms) cannot hold a Tenant or a slice back. user NULL: not known
+ * (tg_whoami failed), every CSR counts, as before the check. */
+int tg_csr_made_by(json_object *csr, const char *user);
+
 #endif

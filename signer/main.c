@@ -23,6 +23,7 @@
 #include "kube/informer.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "kube/whoami.h"
 #include "pki/tenant.h"
 #include "signer/approve_decide.h"
 #include "signer/cluster_labels.h"
@@ -125,6 +126,30 @@ static const char *discover_cluster_id(signer_main *m, char id[TG_CLUSTERID_MAX 
     return NULL;
 }
 
+/* The name the API server gives our CSRs' spec.username (kube/whoami.h),
+ * asked before the loop runs anything else. An API server without
+ * SelfSubjectReview (before 1.28) or one that forbids it leaves the name
+ * unknown: every CSR counts then, as before, and the log says so. No answer
+ * at all fails the start, as the cluster id lookup does. */
+static int learn_own_name(signer_main *m, char user[TG_WHOAMI_MAX + 1])
+{
+    char why[512];
+    long status = tg_whoami(m->client, user, why, sizeof(why));
+
+    if (status == 200 || status == 201) {
+        m->s.self_user = user;
+        tg_log(TG_LOG_INFO, "own user name read; only CSRs made by it count", TG_LOG_STR("user", user));
+        return 0;
+    }
+    if (status == 403 || status == 404) {
+        tg_log(TG_LOG_WARN, "own user name unknown: CSRs with our labels made by other users are not told apart",
+               TG_LOG_STR("error", why));
+        return 0;
+    }
+    tg_log(TG_LOG_ERROR, "cannot learn the own user name", TG_LOG_STR("error", why), TG_LOG_INT("status", status));
+    return 1;
+}
+
 static int parse_controllers(const char *arg, unsigned *out)
 {
     static const struct { const char *name; unsigned bit; } names[] = {
@@ -175,6 +200,7 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
     int is_csr = strcmp(r->kind, "csr") == 0, is_identity = strcmp(r->kind, "identity") == 0;
     int issued = is_csr && tg_json_path_string(o, "status", "certificate", NULL) != NULL;
     int denied = is_csr && !issued && rc_csr_decided(o) < 0;
+    int foreign = is_csr && !tg_csr_made_by(o, r->m->s.self_user);   /* wakes no Tenant or slice */
 
     if (!name)
         return;
@@ -192,7 +218,7 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
             tg_cache_get_by_index(r->m->s.slice_cache, cid, on_slice_of_tenant, r->m);
     }
     /* A slice's CSR issued or denied: wake that slice. */
-    if (is_csr && (issued || denied) && (r->m->s.controllers & TG_CTL_REMOTE_SLICE)) {
+    if (is_csr && !foreign && (issued || denied) && (r->m->s.controllers & TG_CTL_REMOTE_SLICE)) {
         const char *ref = tg_json_path_string(o, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
         if (ref && strlen(ref) < TG_WQ_KEY_MAX - 16) {
             snprintf(key, sizeof(key), "remoteslice/%s", ref);
@@ -212,7 +238,7 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
     /* A CSR matters to its Tenant once it carries the certificate, is
      * denied (the Tenant needs a fresh one) or is gone: wake the Tenant then,
      * not on every approval step. */
-    if (is_csr && (issued || denied || deleted) && (r->m->s.controllers & TG_CTL_TENANT)) {
+    if (is_csr && !foreign && (issued || denied || deleted) && (r->m->s.controllers & TG_CTL_TENANT)) {
         const char *cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
         const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
         if (cid && tns) {
@@ -224,7 +250,29 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
     }
 }
 
-static void on_add(json_object *o, void *data) { enqueue(data, o, 0); }
+/* A CSR with our labels that we did not make: the approver still decides
+ * it (it matches an admitted object or is denied), but no Tenant or slice
+ * counts it. Said once, when the informer first sees it. */
+static void note_foreign_csr(informer_ref *r, json_object *o)
+{
+    const char *by = tg_json_path_string(o, "spec", "username", NULL);
+
+    if (strcmp(r->kind, "csr") != 0 || !(r->m->s.controllers & (TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) ||
+        tg_csr_made_by(o, r->m->s.self_user))
+        return;
+    tg_log(TG_LOG_WARN, "csr with the signer's labels made by another user: ignored by the Tenant and "
+                        "ResourceSlice controllers",
+           TG_LOG_STR("csr", tg_json_path_string(o, "metadata", "name", NULL)), TG_LOG_STR("username", by ? by : ""),
+           TG_LOG_STR("expected", r->m->s.self_user));
+    if (r->m->s.m_foreign_csrs)
+        tg_counter_add(tg_metric_series_get(r->m->s.m_foreign_csrs, NULL), 1);
+}
+
+static void on_add(json_object *o, void *data)
+{
+    note_foreign_csr(data, o);
+    enqueue(data, o, 0);
+}
 static void on_update(json_object *old_obj, json_object *o, void *data) { enqueue(data, o, 0); }
 static void on_delete(json_object *o, void *data) { enqueue(data, o, 1); }
 
@@ -235,8 +283,9 @@ static const char *const keep_nothing[] = {NULL};
 static const char *const keep_nonce[] = {"data.nonce", NULL};
 /* The CSRs' annotations: a slice's CSR names its slice there (the handler
  * wakes the slice, remoteresourceslice finds its CSRs); the signer's CSRs
- * carry no other annotation. */
-static const char *const keep_csr[] = {"metadata.annotations", "status.certificate", "status.conditions", NULL};
+ * carry no other annotation. spec.username: who made it (tg_csr_made_by). */
+static const char *const keep_csr[] = {"metadata.annotations", "spec.username", "status.certificate",
+                                       "status.conditions", NULL};
 /* remoteresourceslice sums the consumer's other slices from this cache
  * (maxPerTenant): class, grant, and whether Resources is Accepted (of the
  * conditions only type and status: their messages would double the size). */
@@ -443,6 +492,10 @@ static void register_metrics(signer_main *m)
                                                   "ControlPlane kubeconfig Secrets the replicator will not use: not "
                                                   "in a liqo-tenant-<id> namespace, or not labelled for that id.",
                                                   1, (const char *[]){"reason"});
+    m->s.m_foreign_csrs = tg_metrics_counter(r, "tenantgate_signer_foreign_csrs_ignored_total",
+                                             "Events of CSRs labelled as the signer's (liqo.io/remote-tenant-csr) "
+                                             "that someone else made (spec.username): no Tenant or ResourceSlice "
+                                             "counts them.", 0, NULL);
     m->s.m_replicated = tg_metrics_counter(r, "tenantgate_signer_replicated_total",
                                            "The replicator's writes by kind and action: create, update_spec "
                                            "(on the provider), pull_status (local /status), delete_remote, "
@@ -548,6 +601,7 @@ int main(int argc, char **argv)
     char metrics_host[256] = "0.0.0.0";
     int metrics_port = 8080;
     char err[512], sel[64], discovered[TG_CLUSTERID_MAX + 1];
+    static char self_user[TG_WHOAMI_MAX + 1];   /* m.s.self_user points here */
     int c, i;
 
     m.nworkers = DEFAULT_WORKERS;
@@ -695,6 +749,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!m.s.cluster_id && !(m.s.cluster_id = discover_cluster_id(&m, discovered)))
+        return 1;
+    if ((m.s.controllers & (TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) && learn_own_name(&m, self_user) != 0)
         return 1;
     if (((m.s.controllers & TG_CTL_NONCE) &&
          (add_informer(&m, "nonce", "/api/v1/secrets", "liqo.io/nonce=true", NULL, err, sizeof(err)) != 0 ||

@@ -193,6 +193,7 @@ static long write_cache(slice_ctx *c, const char *secret_name, const char *cert_
 typedef struct slice_csr_look {
     const char *ref;       /* "<ns>/<name>", the CSRs' TG_ANNOTATION_CSR_SLICE */
     const char *hash;      /* the request's TG_LABEL_CSR_REQUEST */
+    const char *self_user; /* only CSRs made by it count (tg_csr_made_by) */
     const char *ours;      /* the name of the CSR we made last, or NULL */
     long long ours_from;   /* or, when its POST failed unanswered, the ms it was sent at */
     int decided, saw_ours, oom;
@@ -216,7 +217,7 @@ static void on_slice_csr_visit(json_object *o, void *data)
     int decided;
 
     if (!a || strcmp(a, l->ref) != 0 || !h || strcmp(h, l->hash) != 0 || !ts || !nm ||
-        strlen(ts) >= sizeof(l->best.ts) || strlen(nm) >= sizeof(l->best.name))
+        strlen(ts) >= sizeof(l->best.ts) || strlen(nm) >= sizeof(l->best.name) || !tg_csr_made_by(o, l->self_user))
         return;
     if ((l->ours && strcmp(nm, l->ours) == 0) || (l->ours_from && ms >= l->ours_from))
         l->saw_ours = 1;
@@ -305,6 +306,7 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
     memset(&l, 0, sizeof(l));
     l.ref = ref;
     l.hash = hash;
+    l.self_user = c->s->self_user;
     if (marked && ours[0] == '@')
         l.ours_from = strtoll(ours + 1, NULL, 10);
     else

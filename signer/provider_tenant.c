@@ -25,6 +25,7 @@
 /* ---------- the CSR and Tenant informer caches ---------- */
 
 typedef struct csr_look {
+    const char *self_user; /* only CSRs made by it count (tg_csr_made_by) */
     const char *ns;        /* the Tenant's namespace label to match */
     const char *hash;      /* the current request's hash, or NULL */
     rc_csr_pick any;          /* the newest of (ns, cid): the settled fingerprint */
@@ -47,7 +48,7 @@ static void on_csr_visit(json_object *c, void *data)
     int issued = crt && *crt, denied;
 
     if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->any.ts) ||
-        strlen(name) >= sizeof(l->any.name))
+        strlen(name) >= sizeof(l->any.name) || !tg_csr_made_by(c, l->self_user))
         return;
     denied = rc_csr_decided(c) < 0;   /* the CSR cache keeps the conditions */
     rc_csr_pick_newer(&l->any, name, ts, ms, issued, denied);
@@ -78,7 +79,7 @@ typedef struct csr_view {
  * or denied changes it. */
 static int cached_csrs(tg_signer *s, const char *ns, const char *cid, const char *hash, csr_view *v)
 {
-    csr_look l = {.ns = ns, .hash = hash};
+    csr_look l = {.self_user = s->self_user, .ns = ns, .hash = hash};
 
     memset(v, 0, sizeof(*v));
     strcpy(v->fp, "-");

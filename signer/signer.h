@@ -60,6 +60,10 @@ typedef struct tg_signer {
     const char *slice_policy_name;
     json_object *node_labels;        /* --cluster-labels: a slice's status.nodeLabels; NULL: none */
     unsigned controllers;
+    /* The API server's name for this process (kube/whoami.h): the CSRs whose
+     * spec.username is not this are someone else's and count for no Tenant
+     * or slice (tg_csr_made_by). NULL: not known, every CSR counts. */
+    const char *self_user;
     tg_ca own_ca;                    /* own-signer mode when own_ca.cert is set */
     tg_kube_config cfg;
     tg_workqueue *q;
@@ -97,6 +101,7 @@ typedef struct tg_signer {
     tg_metric_family *m_nonce_skips; /* {reason}: labelled Secrets the nonce controller left alone */
     tg_metric_family *m_replicated;  /* {kind, action}: the replicator's writes */
     tg_metric_family *m_repl_secret_skips; /* {reason}: kubeconfig Secrets the replicator will not use */
+    tg_metric_family *m_foreign_csrs; /* CSR events of CSRs with our labels made by someone else */
 } tg_signer;
 
 /* What a reconcile asks of the queue. */

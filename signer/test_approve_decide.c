@@ -176,11 +176,50 @@ static void test_own_signer_policy(void **state)
     free(nonce);
 }
 
+/* Only the creator the API server wrote counts; a missing, empty, other-typed
+ * or merely similar name is someone else. */
+static void test_csr_made_by(void **state)
+{
+    static const struct {
+        const char *desc;
+        const char *csr;
+        const char *user;
+        int want;
+    } made_by_cases[] = {
+        {"ours", "{\"spec\":{\"username\":\"system:serviceaccount:liqo:tenantgate-signer\"}}",
+         "system:serviceaccount:liqo:tenantgate-signer", 1},
+        {"another user", "{\"spec\":{\"username\":\"kubernetes-admin\"}}",
+         "system:serviceaccount:liqo:tenantgate-signer", 0},
+        {"a prefix of ours", "{\"spec\":{\"username\":\"system:serviceaccount:liqo:tenantgate\"}}",
+         "system:serviceaccount:liqo:tenantgate-signer", 0},
+        {"ours plus a suffix", "{\"spec\":{\"username\":\"system:serviceaccount:liqo:tenantgate-signer2\"}}",
+         "system:serviceaccount:liqo:tenantgate-signer", 0},
+        {"case differs", "{\"spec\":{\"username\":\"Kubernetes-Admin\"}}", "kubernetes-admin", 0},
+        {"no username", "{\"spec\":{\"signerName\":\"x\"}}", "kubernetes-admin", 0},
+        {"empty username", "{\"spec\":{\"username\":\"\"}}", "kubernetes-admin", 0},
+        {"username not a string", "{\"spec\":{\"username\":7}}", "kubernetes-admin", 0},
+        {"no spec", "{}", "kubernetes-admin", 0},
+        {"own name unknown: every CSR counts", "{\"spec\":{\"username\":\"anyone\"}}", NULL, 1},
+        {"own name unknown, no username", "{}", NULL, 1},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(made_by_cases) / sizeof(made_by_cases[0]); i++) {
+        json_object *csr = tg_json_parse(made_by_cases[i].csr, strlen(made_by_cases[i].csr), NULL, 0);
+        assert_non_null(csr);
+        if (tg_csr_made_by(csr, made_by_cases[i].user) != made_by_cases[i].want)
+            fail_msg("%s: expected %d", made_by_cases[i].desc, made_by_cases[i].want);
+        json_object_put(csr);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_own_signer_policy),
+        cmocka_unit_test(test_csr_made_by),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
