@@ -223,9 +223,8 @@ def node_provider(k8s_bin):
 def install_crds(cluster, source_dir):
     crds = source_dir / "manifests" / "crds"
     cluster.kubectl("apply", "--server-side", "-k", crds)
-    cluster.kubectl("wait", "--for", "condition=Established", "--timeout", "60s",
-                    "crd/tenants.authentication.liqo.io", "crd/identities.authentication.liqo.io",
-                    "crd/resourceslices.authentication.liqo.io", "crd/renews.authentication.liqo.io")
+    cluster.wait_established("tenants.authentication.liqo.io", "identities.authentication.liqo.io",
+                             "resourceslices.authentication.liqo.io", "renews.authentication.liqo.io")
 
 
 @pytest.fixture(scope="session")

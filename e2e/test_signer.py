@@ -10,6 +10,7 @@ the kubeconfig the consumer's signer writes is used for real requests."""
 
 import base64
 import contextlib
+import hashlib
 import json
 import subprocess
 import time
@@ -87,7 +88,7 @@ def _apply_signer_rbac(cluster, source_dir):
     for f in sorted((Path(__file__).parent / "testdata").glob("*.yaml")):
         cluster.kubectl("apply", "-f", f)
     for crd in TEST_CRDS:
-        cluster.kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s")
+        cluster.wait_established(crd, timeout=30)
 
 
 def _remove_signer_rbac(cluster):
@@ -777,6 +778,46 @@ def test_denied_csr_does_not_block_the_tenant(provider, consumer, provider_signe
     assert cert_public_key(t["status"]["authParams"]["signedCRT"]) == pub
     decided = sorted(csr_condition(c)[0] for c in tenant_csrs(provider, cid))
     assert decided == ["Approved", "Denied", "Denied"], decided
+
+
+def test_csrs_another_user_made_hold_no_tenant_back(provider, consumer, provider_signer,
+                                                    consumer_signer, cid, tenant_space, tmp_path):
+    """Three copies of what the Tenant controller would make (our labels, the Tenant's request
+    hash, far-future created-ms) with another key's request, made by someone allowed to create
+    CSRs (the admin), before the Tenant: the approver denies them, and the Tenant controller,
+    which counts only CSRs whose spec.username is the signer's, makes one CSR and gets the
+    certificate at once instead of backing off after "denials" that were not its own."""
+    pns, cns = tenant_space
+    key, pub, sig = signed_proof(provider, consumer, cid, pns, cns, tmp_path)
+    tenant = tenant_manifest(cid, pns, pub, make_csr(key, cid, tmp_path), sig)
+    request_hash = hashlib.sha256(tenant["spec"]["csr"].encode()).hexdigest()[:32]
+    other = tmp_path / "forger.key"
+    other.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
+    forged = [f"forged-{i}-{cid}" for i in range(3)]
+    for i, name in enumerate(forged):
+        provider.create({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                         "metadata": {"name": name,
+                                      "labels": {"liqo.io/remote-tenant-csr": "true",
+                                                 "liqo.io/remote-cluster-id": cid,
+                                                 "tenantgate.io/tenant-namespace": pns,
+                                                 "tenantgate.io/request-sha256": request_hash,
+                                                 "tenantgate.io/created-ms": str(int(time.time() * 1000) + 10**9 + i)}},
+                         "spec": {"request": b64(make_csr(other, cid, tmp_path)),
+                                  "signerName": "kubernetes.io/kube-apiserver-client",
+                                  "usages": ["digital signature", "key encipherment", "client auth"]}})
+    try:
+        for name in forged:
+            assert wait_for(lambda: csr_condition(provider.get_json("csr", name)), timeout=15,
+                            what=f"{name} decided")[0] == "Denied"
+        provider.apply(tenant)
+        t = wait_for(lambda: tenant_ready(provider, cid, pns), timeout=8, what="the Tenant's certificate")
+        assert cert_public_key(t["status"]["authParams"]["signedCRT"]) == pub
+        own = [c for c in tenant_csrs(provider, cid) if c["metadata"]["name"] not in forged]
+        assert [(c["spec"]["username"], csr_condition(c)) for c in own] == [
+            (f"system:serviceaccount:{NS}:{SA}", ("Approved", "TenantValidated"))]
+        assert "csr with the signer's labels made by another user" in provider_signer.log()
+    finally:
+        provider.kubectl("delete", "csr", *forged, "--ignore-not-found", check=False)
 
 
 CLUSTERID_LABEL = "app.kubernetes.io/name=clusterid-configmap"

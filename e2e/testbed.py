@@ -135,6 +135,17 @@ class Cluster:
         """kubectl get ARGS -o json, parsed."""
         return json.loads(self.kubectl("get", *args, "-o", "json", **kw).stdout)
 
+    def wait_established(self, *crds, timeout=60):
+        """Wait until each CRD (full name) is served. Polled here rather than with `kubectl
+        wait --for=condition=Established`, which fails at once ("status.conditions accessor
+        error") on a CRD so fresh that the API server has not written its status yet."""
+        def established(crd):
+            p = self.kubectl("get", "crd", crd, "-o", "json", check=False)
+            conds = (json.loads(p.stdout).get("status") or {}).get("conditions") or [] if p.returncode == 0 else []
+            return any(c.get("type") == "Established" and c.get("status") == "True" for c in conds)
+        for crd in crds:
+            wait_for(lambda: established(crd), timeout=timeout, interval=0.2, what=f"CRD {crd} established")
+
     def exists(self, *args, **kw):
         return self.kubectl("get", *args, "-o", "name", check=False, **kw).returncode == 0
 
