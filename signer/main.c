@@ -493,9 +493,9 @@ static void register_metrics(signer_main *m)
                                                   "in a liqo-tenant-<id> namespace, or not labelled for that id.",
                                                   1, (const char *[]){"reason"});
     m->s.m_foreign_csrs = tg_metrics_counter(r, "tenantgate_signer_foreign_csrs_ignored_total",
-                                             "Events of CSRs labelled as the signer's (liqo.io/remote-tenant-csr) "
-                                             "that someone else made (spec.username): no Tenant or ResourceSlice "
-                                             "counts them.", 0, NULL);
+                                             "CSRs labelled as the signer's (liqo.io/remote-tenant-csr) that "
+                                             "someone else made (spec.username), counted when the CSR informer "
+                                             "first sees each: no Tenant or ResourceSlice counts them.", 0, NULL);
     m->s.m_replicated = tg_metrics_counter(r, "tenantgate_signer_replicated_total",
                                            "The replicator's writes by kind and action: create, update_spec "
                                            "(on the provider), pull_status (local /status), delete_remote, "
