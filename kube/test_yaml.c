@@ -219,7 +219,7 @@ static void test_emit_round_trip(void **state)
         "\"empty\":{\"a\":[],\"o\":{}},\"nested\":[[1,[2]],{\"k\":{\"k\":[{\"k\":1}]}}],"
         "\"long\":\"" "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB"
         "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB\","
-        "\"weird key: #\":1,\"true\":2,\"1\":3}";
+        "\"weird key: #\":1,\"true\":2,\"1\":3,\"<<\":4}";
     char err[256];
     json_object *in = tg_json_parse(json, strlen(json), err, sizeof(err));
     json_object *back;
@@ -241,6 +241,7 @@ static void test_emit_round_trip(void **state)
     assert_non_null(strstr(yaml, "\nlong: QUFBQUFB"));
     assert_non_null(strstr(yaml, "\n- 'true'\n"));
     assert_non_null(strstr(yaml, "\n- |-\n  line1\n  line2\n"));   /* literal block */
+    assert_non_null(strstr(yaml, "\n'<<': 4\n"));   /* a plain << key would be a merge key */
     back = tg_yaml_parse(yaml, len, err, sizeof(err));
     if (back == NULL)
         fail_msg("re-parse: %s\n%s", err, yaml);

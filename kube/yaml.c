@@ -474,7 +474,9 @@ static int is_yaml11_bool(const char *s)
 static int emit_string(yaml_emitter_t *e, const char *s, size_t len)
 {
     int has_nul = memchr(s, '\0', len) != NULL;
-    int plain_ok = !has_nul && resolve_plain(s) == SCALAR_STRING && !is_yaml11_bool(s);
+    /* "<<" is quoted too: as a plain mapping key it is YAML's merge key,
+     * which on_scalar refuses (and other readers would merge). */
+    int plain_ok = !has_nul && resolve_plain(s) == SCALAR_STRING && !is_yaml11_bool(s) && strcmp(s, "<<") != 0;
 
     /* Multi-line text (PEM blocks, scripts) reads best as a literal block, as
      * kubectl prints it; libyaml falls back to quoting where a block cannot
