@@ -362,8 +362,12 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&queue.mu);
         write_all(out, n);
         pthread_mutex_lock(&queue.mu);
-        queue.head = (queue.head + n) % QUEUE_BYTES;
         queue.len -= n;
+        /* Empty: start again at the ring's first byte. Lines then reuse the
+         * same few pages, as many as the longest backlog took, instead of
+         * walking the whole ring and keeping all of its 256 KiB resident
+         * after the first busy minute. */
+        queue.head = queue.len == 0 ? 0 : (queue.head + n) % QUEUE_BYTES;
         pthread_cond_broadcast(&queue.room);
     }
     return NULL;
