@@ -10,7 +10,13 @@
 // webhook would keep client-go informers for that, which would only make it
 // bigger, so the comparison errs in the peer's favour.
 //
-//	peer-go -cert F -key F -listen ADDR -metrics-listen ADDR -cluster FILE [-h2]
+//	peer-go -cert F -key F -listen ADDR -metrics-listen ADDR -cluster FILE [-h2] [-allow-all]
+//
+// -allow-all makes it the floor of what an apiserver sees of a webhook: it still
+// decodes each review, logs it and answers (the mutating path still adds the
+// label), but the validating path allows every Tenant without a check
+// (reason NotChecked). bench/webhook registers it for one burst of kubectl
+// apply, to measure what the apiserver's own side of a webhook call costs.
 //
 // The metrics listener serves /readyz and the counter
 // tenantgate_webhook_requests_total{path,verdict,reason} (the name bench/webhook
@@ -118,10 +124,11 @@ func deny(reason string, format string, args ...any) *denial {
 var clusterIDPattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 type server struct {
-	cl     cluster
-	mu     sync.Mutex
-	counts map[[3]string]int64
-	log    *slog.Logger
+	allowAll bool // validate nothing: the floor of a webhook call
+	cl       cluster
+	mu       sync.Mutex
+	counts   map[[3]string]int64
+	log      *slog.Logger
 }
 
 func (s *server) count(path, verdict, reason string) {
@@ -330,6 +337,8 @@ func (s *server) admit(path string, body []byte) ([]byte, error) {
 				}
 				resp.PatchType, resp.Patch = "JSONPatch", []byte(op)
 			}
+		} else if s.allowAll {
+			reason = "NotChecked"
 		} else if d := s.check(&t, r.Operation, old); d != nil {
 			resp.Allowed, reason = false, d.reason
 			httpReason := "BadRequest"
@@ -394,9 +403,11 @@ func main() {
 	metricsListen := flag.String("metrics-listen", "127.0.0.1:8080", "plain HTTP address for /readyz and /metrics")
 	clusterFile := flag.String("cluster", "", "JSON: namespaces, nonces, tenants")
 	h2 := flag.Bool("h2", false, "offer HTTP/2 over ALPN")
+	allowAll := flag.Bool("allow-all", false, "allow every Tenant on the validating path without a check")
 	flag.Parse()
 
-	s := &server{counts: map[[3]string]int64{}, log: slog.New(slog.NewJSONHandler(os.Stderr, nil))}
+	s := &server{allowAll: *allowAll, counts: map[[3]string]int64{},
+		log: slog.New(slog.NewJSONHandler(os.Stderr, nil))}
 	raw, err := os.ReadFile(*clusterFile)
 	if err == nil {
 		err = json.Unmarshal(raw, &s.cl)
@@ -428,7 +439,7 @@ func main() {
 			os.Exit(1)
 		}
 	}()
-	s.log.Info("serving", "listen", *listen, "h2", *h2)
+	s.log.Info("serving", "listen", *listen, "h2", *h2, "allowAll", *allowAll)
 	if err := srv.ListenAndServeTLS("", ""); err != nil {
 		fmt.Fprintf(os.Stderr, "peer-go: %v\n", err)
 		os.Exit(1)
