@@ -13,7 +13,6 @@ about.  The services and fixtures are those of test_signer.py / tenantgate_servi
 
 import os
 import time
-from pathlib import Path
 
 from tenantgate_services import (http_get, tenant_namespace_manifest, webhook,  # noqa: F401
                                  webhook_install)
@@ -21,37 +20,7 @@ from test_signer import (PROVIDER_ID, consumer_keys, consumer_signed_nonce,  # n
                          consumer_signer, csr_condition, identity_from, installed, kubectl_as,
                          make_csr, provider_nonce, provider_signer, resourceslice,
                          tenant_csrs, tenant_manifest, tenant_ready, unb64)
-from testbed import wait_for
-
-
-def _socket_inodes(pid):
-    inodes = set()
-    fd_dir = Path(f"/proc/{pid}/fd")
-    for fd in fd_dir.iterdir():
-        try:
-            link = os.readlink(fd)
-        except OSError:
-            continue                    # closed meanwhile
-        if link.startswith("socket:["):
-            inodes.add(link[8:-1])
-    return inodes
-
-
-def apiserver_connections(pid, port):
-    """Socket inodes of the established TCP connections process pid holds to 127.0.0.1:port."""
-    mine = _socket_inodes(pid)
-    out = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            f = line.split()
-            remote, state, inode = f[2], f[3], f[9]
-            if state == "01" and int(remote.split(":")[1], 16) == port and inode in mine:
-                out.add(inode)
-    return out
+from testbed import apiserver_connections, wait_for
 
 
 def _services(webhook, provider_signer, consumer_signer):  # noqa: F811

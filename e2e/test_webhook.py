@@ -27,7 +27,7 @@ from tenantgate_services import (LABEL_CLUSTER_ID, MUTATING_WEBHOOK,  # noqa: F4
                                  VALIDATING_WEBHOOK, WEBHOOK_USER, HoldingProxy, denial, load_vector, nonce_secret_manifest,
                                  read_index, tenant_namespace_manifest, webhook,
                                  webhook_install, webhook_log_on_failure)
-from testbed import wait_for
+from testbed import apiserver_connections, wait_for
 
 # Raw HTTP/1.1 and HTTP/2 client pieces, shared with webhook/test_server.py.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "webhook"))
@@ -520,27 +520,6 @@ def test_serviceaccount_may_only_read_what_it_caches(provider, webhook):
     assert "--kubeconfig" in webhook.process.args and webhook.kubeconfig in webhook.process.args
 
 
-def _tcp_peers(pid):
-    """(remote ip, remote port) of each established TCP socket the process holds."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    peers = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            for line in list(f)[1:]:
-                fields = line.split()
-                if fields[3] == "01" and fields[9] in inodes:      # 01: ESTABLISHED
-                    addr, port = fields[2].rsplit(":", 1)
-                    peers.append((addr, int(port, 16)))
-    return peers
-
-
 def test_informers_share_one_connection_to_the_apiserver(provider, webhook):
     """Fresh start: the four informers' lists and watches run as HTTP/2 streams of one TLS
     connection to the apiserver (CURLOPT_PIPEWAIT), not one connection each, and the caches
@@ -549,8 +528,8 @@ def test_informers_share_one_connection_to_the_apiserver(provider, webhook):
     assert webhook.readyz()[0] == 200
     port = int(provider.server.rsplit(":", 1)[1])
     time.sleep(1)                       # the watches are open once the lists are in
-    to_apiserver = [p for p in _tcp_peers(webhook.process.pid) if p[1] == port]
-    assert len(to_apiserver) == 1, f"connections to the apiserver (port {port}): {to_apiserver}"
+    to_apiserver = apiserver_connections(webhook.process.pid, port)
+    assert len(to_apiserver) == 1, f"connections to the apiserver (port {port}), socket inodes: {to_apiserver}"
 
 
 # --- metrics ---------------------------------------------------------------------------------

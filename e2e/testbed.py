@@ -329,3 +329,33 @@ class HostProcess:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError as exc:
             return f"(no log: {exc})"
+
+
+def _socket_inodes(pid):
+    inodes = set()
+    fd_dir = Path(f"/proc/{pid}/fd")
+    for fd in fd_dir.iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue                    # closed meanwhile
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    return inodes
+
+
+def apiserver_connections(pid, port):
+    """Socket inodes of the established TCP connections process pid holds to 127.0.0.1:port."""
+    mine = _socket_inodes(pid)
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            remote, state, inode = f[2], f[3], f[9]
+            if state == "01" and int(remote.split(":")[1], 16) == port and inode in mine:
+                out.add(inode)
+    return out
