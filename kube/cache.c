@@ -29,7 +29,8 @@ typedef struct cache_entry {
     char *key;                     /* "ns/name", or "name" when cluster-scoped */
     json_object *obj;              /* tree mode: one reference; NULL in compact mode */
     char *stored;                  /* compact mode: "<resourceVersion>\0<compact JSON>\0"
-                                    * in one allocation (see stored_new); NULL in tree mode */
+                                    * in one allocation (see stored_new), the JSON empty
+                                    * when only the digest is kept; NULL in tree mode */
     char *index_value[IDX_COUNT];  /* each index's value for this object, or NULL */
     struct cache_entry *idx_next[IDX_COUNT];  /* others with the same value */
     void *digest;                  /* what the digest function made of the object, or NULL */
@@ -57,6 +58,7 @@ struct tg_cache {
      * in one buffer. */
     void *(*digest)(json_object *obj);   /* tg_cache_set_digest, or NULL */
     void (*digest_free)(void *digest);
+    int digest_only;               /* tg_cache_keep_digest_only */
     json_object *staged_items;
     char *staged;
     size_t staged_len, staged_cap, staged_n;
@@ -215,6 +217,18 @@ int tg_cache_set_digest(tg_cache *c, void *(*digest)(json_object *obj), void (*d
     return rc;
 }
 
+int tg_cache_keep_digest_only(tg_cache *c)
+{
+    int rc = 0;
+    pthread_rwlock_wrlock(&c->lock);
+    if (lh_table_length(c->objects) != 0 || c->synced || !c->compact || c->digest == NULL)
+        rc = -1;
+    else
+        c->digest_only = 1;
+    pthread_rwlock_unlock(&c->lock);
+    return rc;
+}
+
 int tg_cache_index_metadata(tg_cache *c, unsigned which)
 {
     static const struct {
@@ -332,14 +346,15 @@ static void strip(tg_cache *c, json_object *obj)
 /* The stored form of an (already stripped) object: its resourceVersion,
  * which every relist compares and so must not cost a parse, then its compact
  * JSON text, in one allocation. Slashes are not escaped: certificates are
- * base64, full of them. Returns NULL when out of memory. */
-static char *stored_new(json_object *obj)
+ * base64, full of them. With rv_only (the digest stands for the object) the
+ * text is empty. Returns NULL when out of memory. */
+static char *stored_new(json_object *obj, int rv_only)
 {
-    size_t json_len;
+    size_t json_len = 0;
     /* json-c keeps this text in obj until obj is freed; the caller's tree
      * (the list or event) is short-lived, so we copy it and move on. */
-    const char *json = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-                                                         &json_len);
+    const char *json = rv_only ? "" : json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN |
+                                                                             JSON_C_TO_STRING_NOSLASHESCAPE, &json_len);
     const char *rv = object_rv(obj);
     size_t rv_len = strlen(rv);
     if (json == NULL)
@@ -365,7 +380,7 @@ static const char *stored_json(const char *stored)
 static json_object *stored_parse(const char *stored)
 {
     const char *json = stored_json(stored);
-    return tg_json_parse_own(json, strlen(json));
+    return *json ? tg_json_parse_own(json, strlen(json)) : NULL;
 }
 
 static const char *entry_rv(const cache_entry *e)
@@ -505,16 +520,21 @@ static void changes_deliver(change_list *l, const tg_cache_handlers *h)
 
 /* --- writes (under the write lock) --- */
 
-/* The entry's digest for (stripped) obj. NULL when the function made none (it
- * found nothing it wanted, or out of memory): readers then see no digest. */
-static void set_digest(tg_cache *c, cache_entry *e, json_object *obj)
+/* The digest of (stripped) obj. NULL when there is no digest function or it
+ * made none (it found nothing it wanted, or out of memory): readers then see
+ * no digest, and a digest-only cache keeps that entry's text. */
+static void *make_digest(tg_cache *c, json_object *obj)
 {
-    if (c->digest == NULL)
-        return;
+    return c->digest ? c->digest(obj) : NULL;
+}
+
+/* The entry's digest becomes digest (owned), the old one freed. */
+static void set_digest(cache_entry *e, void *digest, void (*digest_free)(void *digest))
+{
     if (e->digest)
         e->digest_free(e->digest);
-    e->digest = c->digest(obj);
-    e->digest_free = c->digest_free;
+    e->digest = digest;
+    e->digest_free = digest_free;
 }
 
 /* Insert or replace obj under key (key is consumed). */
@@ -527,12 +547,16 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         e->seen = 1;
         if (e->obj == obj || strcmp(entry_rv(e), object_rv(obj)) == 0)
             return 0;   /* unchanged: a relist of an object we already have */
+        void *digest = make_digest(c, obj);
         char *stored = NULL;
-        if (c->compact && (stored = stored_new(obj)) == NULL)
+        if (c->compact && (stored = stored_new(obj, c->digest_only && digest)) == NULL) {
+            if (digest)
+                c->digest_free(digest);
             return -1;   /* the entry keeps its last known state */
+        }
         char *iv[IDX_COUNT];
         index_values_of(c, obj, iv);
-        set_digest(c, e, obj);
+        set_digest(e, digest, c->digest_free);
         if (changes)
             change_push(changes, CH_UPDATE, e->obj, e->stored, obj);
         else
@@ -554,12 +578,12 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         return -1;
     }
     e->key = key;
+    set_digest(e, make_digest(c, obj), c->digest_free);
     if (c->compact)
-        e->stored = stored_new(obj);
+        e->stored = stored_new(obj, c->digest_only && e->digest);
     else
         e->obj = json_object_get(obj);
     index_values_of(c, obj, e->index_value);
-    set_digest(c, e, obj);
     e->seen = 1;
     if ((c->compact && e->stored == NULL) || lh_table_insert(c->objects, e->key, e) != 0) {
         entry_free(e);
@@ -816,7 +840,8 @@ const char *tg_cache_resource_version(const tg_cache *c)
 
 /* Show one entry to a visitor: its tree, or in compact mode a tree parsed
  * for this call. Returns 1 if visited, 0 if the text could not be parsed
- * (out of memory), which readers report as "not found". */
+ * (out of memory) or only the digest is kept, which readers report as "not
+ * found". */
 static int visit_entry(const cache_entry *e, tg_cache_visit_cb visit, void *data)
 {
     if (e->stored == NULL) {

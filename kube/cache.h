@@ -71,6 +71,19 @@ int tg_cache_index_metadata(tg_cache *c, unsigned which);
  * the first list. Returns 0, or -1 (objects already stored, NULL functions). */
 int tg_cache_set_digest(tg_cache *c, void *(*digest)(json_object *obj), void (*digest_free)(void *digest));
 
+/* Keep only the digest, not the object's text, for every object the digest
+ * function made a digest of (compact mode; call after tg_cache_set_digest,
+ * before the first list). For a cache read only through tg_cache_get_digest
+ * and counts: a Namespace or nonce Secret then costs its digest, key and
+ * resourceVersion instead of also its JSON text. The visitors of
+ * tg_cache_get, get_by_* and foreach, and the handlers' old objects, treat
+ * such an entry as one whose text cannot be parsed back (not found; an
+ * update reads as an add, a delete goes unreported); tg_cache_get with a
+ * NULL visitor and the counts still see it. An object the digest function
+ * made nothing of keeps its text. Returns 0, or -1 (objects already stored,
+ * not compact, no digest function). */
+int tg_cache_keep_digest_only(tg_cache *c);
+
 /* The result of applying a watch event. */
 #define TG_CACHE_OK 0
 #define TG_CACHE_ERROR (-1)    /* malformed event or an ERROR event: rewatch from the last RV */

@@ -1045,6 +1045,81 @@ static void test_digest_follows_object(void **state)
     tg_cache_free(c);
 }
 
+/* Digest only: an object with a digest keeps no text (its visitors see it
+ * as not found, counts and existence still see it), one without keeps its
+ * text and reads as before; relists compare resourceVersions as always. */
+static int label_visited;
+
+static void visit_label_seen(json_object *o, void *data)
+{
+    (void)o;
+    (void)data;
+    label_visited++;
+}
+
+static void test_digest_only(void **state)
+{
+    static const struct {
+        int type;                  /* a watch event, or -1: a relist of the one object */
+        const char *rv, *cluster;  /* its resourceVersion and label ("none": no digest) */
+        const char *want;          /* tg_cache_get_digest: the digest, "(none)", or NULL: not there */
+        int visited;               /* tg_cache_get's visitor called (text kept) */
+        int alive;                 /* digests made and not yet freed */
+    } steps[] = {
+        {TG_WATCH_ADDED, "1", "c1", "c1", 0, 1},
+        {-1, "1", "c1", "c1", 0, 1},               /* unchanged: no new digest */
+        {TG_WATCH_MODIFIED, "2", "none", "(none)", 1, 0},
+        {TG_WATCH_MODIFIED, "3", "c2", "c2", 0, 1},
+        {-1, "4", "c3", "c3", 0, 1},
+        {TG_WATCH_DELETED, "5", "c3", NULL, 0, 0},
+        {TG_WATCH_ADDED, "6", "none", "(none)", 1, 0},
+    };
+    tg_cache *c = cache_new(state, INDEX);
+    int compact = *(const int *)*state;
+
+    /* Compact mode and a digest function first. */
+    assert_int_equal(tg_cache_keep_digest_only(c), -1);
+    assert_int_equal(tg_cache_set_digest(c, label_digest, label_digest_free), 0);
+    assert_int_equal(tg_cache_keep_digest_only(c), compact ? 0 : -1);
+    if (!compact) {
+        tg_cache_free(c);
+        return;
+    }
+    digests_alive = 0;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        char got[16] = "";
+        json_object *o = obj("ns", "a", steps[i].rv, steps[i].cluster);
+        if (steps[i].type < 0) {
+            json_object *items[] = {o};
+            assert_int_equal(list_replace(c, "50", items, 1, NULL), 0);
+        } else {
+            tg_watch_event ev = {steps[i].type, o};
+            assert_int_equal(tg_cache_apply(c, &ev, NULL, NULL, 0), TG_CACHE_OK);
+            json_object_put(o);
+        }
+        int there = steps[i].want != NULL;
+        assert_int_equal(tg_cache_get_digest(c, "ns", "a", copy_digest, got), there);
+        if (there)
+            assert_string_equal(got, steps[i].want);
+        label_visited = 0;
+        assert_int_equal(tg_cache_get(c, "ns", "a", visit_label_seen, NULL), steps[i].visited);
+        assert_int_equal(label_visited, steps[i].visited);
+        assert_int_equal(tg_cache_get(c, "ns", "a", NULL, NULL), there);
+        assert_int_equal(tg_cache_get_by_index(c, steps[i].cluster, NULL, NULL), (size_t)there);
+        assert_int_equal(tg_cache_count(c), (size_t)there);
+        assert_int_equal(digests_alive, steps[i].alive);
+    }
+    tg_cache_free(c);
+    assert_int_equal(digests_alive, 0);
+    /* Only before the first list. */
+    c = cache_new(state, INDEX);
+    assert_int_equal(tg_cache_set_digest(c, label_digest, label_digest_free), 0);
+    json_object *one[] = {obj("ns", "a", "1", "c1")};
+    assert_int_equal(list_replace(c, "2", one, 1, NULL), 0);
+    assert_int_equal(tg_cache_keep_digest_only(c), -1);
+    tg_cache_free(c);
+}
+
 /* Handlers may be left out: a missing one is skipped, never replaced by
  * another (an update is not reported as an add). */
 static void test_partial_handlers(void **state)
@@ -1383,6 +1458,7 @@ static void test_compact_memory(void **state)
     cmocka_unit_test_prestate(test_metadata_indexes, (void *)(mode)),          \
     cmocka_unit_test_prestate(test_paged_list_stage_commit, (void *)(mode)),   \
     cmocka_unit_test_prestate(test_digest_follows_object, (void *)(mode)),     \
+    cmocka_unit_test_prestate(test_digest_only, (void *)(mode)),               \
     cmocka_unit_test_prestate(test_partial_handlers, (void *)(mode))
 
 int main(void)

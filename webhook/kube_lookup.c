@@ -152,7 +152,12 @@ static int kl_namespace_label(const tg_lookup *lk, const char *ns, const char *k
         if (!*ns_exists || dv.digested)
             return dv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
     }
-    *ns_exists = tg_cache_get(c, NULL, ns, visit_label, &lv);
+    /* A Namespace stored without a digest (out of memory then) kept its text.
+     * One with a digest kept nothing else (digest only, start_informer): a
+     * label outside the digest reads as absent; placement.c asks for none. */
+    *ns_exists = tg_cache_get(c, NULL, ns, NULL, NULL);
+    if (*ns_exists)
+        tg_cache_get(c, NULL, ns, visit_label, &lv);
     return lv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
 }
 
@@ -382,8 +387,10 @@ static const char *const keep_tenant[] = {"spec.clusterID", "spec.tenantConditio
  * table), 2-3 KB per cached Namespace or Secret, and the text a tenth of
  * that. A read of the text is a parse (~57,000 instructions for a small
  * object), so what an admission reads of Namespaces and nonce Secrets is
- * kept beside them as a digest, made once when they are stored; the
- * duplicate checks are index counts. No parse on the admission path. */
+ * kept beside them as a digest, made once when they are stored, and their
+ * text is not kept at all (tg_cache_keep_digest_only: about 350 bytes less
+ * per object); the duplicate checks are index counts. No parse on the
+ * admission path. */
 static tg_informer *start_informer(tg_kube_lookup *kl, const char *path, const char *selector,
                                    unsigned index_metadata, const char *const *keep,
                                    void *(*digest)(json_object *), void (*digest_free)(void *), char *err,
@@ -393,7 +400,8 @@ static tg_informer *start_informer(tg_kube_lookup *kl, const char *path, const c
                              .keep_fields = keep, .compact = 1};
     tg_informer *inf = tg_informer_new(kl->client, &opts, err, err_len);
 
-    if (inf && digest && tg_cache_set_digest(tg_informer_cache(inf), digest, digest_free) != 0) {
+    if (inf && digest && (tg_cache_set_digest(tg_informer_cache(inf), digest, digest_free) != 0 ||
+                          tg_cache_keep_digest_only(tg_informer_cache(inf)) != 0)) {
         snprintf(err, err_len, "out of memory");
         tg_informer_free(inf);
         return NULL;
