@@ -999,6 +999,22 @@ static void copy_digest(const void *d, void *data)
     snprintf(data, 16, "%s", d ? (const char *)d : "(none)");
 }
 
+/* One step of the digest tables: the object ns/a at rv with its label, as a
+ * watch event of type, or (type -1) as a relist of that one object. */
+static void apply_step(tg_cache *c, int type, const char *rv, const char *cluster)
+{
+    json_object *o = obj("ns", "a", rv, cluster);
+
+    if (type < 0) {
+        json_object *items[] = {o};
+        assert_int_equal(list_replace(c, "50", items, 1, NULL), 0);
+    } else {
+        tg_watch_event ev = {type, o};
+        assert_int_equal(tg_cache_apply(c, &ev, NULL, NULL, 0), TG_CACHE_OK);
+        json_object_put(o);
+    }
+}
+
 static void test_digest_follows_object(void **state)
 {
     static const struct {
@@ -1020,15 +1036,7 @@ static void test_digest_follows_object(void **state)
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         char rv[8], got[16] = "";
         snprintf(rv, sizeof(rv), "%zu", i + 1);
-        json_object *o = obj("ns", "a", rv, steps[i].cluster);
-        if (steps[i].type < 0) {
-            json_object *items[] = {o};
-            assert_int_equal(list_replace(c, "50", items, 1, NULL), 0);
-        } else {
-            tg_watch_event ev = {steps[i].type, o};
-            assert_int_equal(tg_cache_apply(c, &ev, NULL, NULL, 0), TG_CACHE_OK);
-            json_object_put(o);
-        }
+        apply_step(c, steps[i].type, rv, steps[i].cluster);
         int found = tg_cache_get_digest(c, "ns", "a", copy_digest, got);
         assert_int_equal(found, steps[i].want != NULL);
         if (steps[i].want)
@@ -1088,15 +1096,7 @@ static void test_digest_only(void **state)
     digests_alive = 0;
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         char got[16] = "";
-        json_object *o = obj("ns", "a", steps[i].rv, steps[i].cluster);
-        if (steps[i].type < 0) {
-            json_object *items[] = {o};
-            assert_int_equal(list_replace(c, "50", items, 1, NULL), 0);
-        } else {
-            tg_watch_event ev = {steps[i].type, o};
-            assert_int_equal(tg_cache_apply(c, &ev, NULL, NULL, 0), TG_CACHE_OK);
-            json_object_put(o);
-        }
+        apply_step(c, steps[i].type, steps[i].rv, steps[i].cluster);
         int there = steps[i].want != NULL;
         assert_int_equal(tg_cache_get_digest(c, "ns", "a", copy_digest, got), there);
         if (there)
