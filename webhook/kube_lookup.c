@@ -118,7 +118,8 @@ static void visit_label(json_object *obj, void *data)
 }
 
 typedef struct ns_digest_visit {
-    int key;                       /* index into ns_digest_keys */
+    int key;                       /* index into ns_digest_keys, or -1: a label the digest
+                                    * does not hold (absent: only the text had it) */
     char *value;
     int found, digested;
 } ns_digest_visit;
@@ -131,7 +132,7 @@ static void visit_ns_digest(const void *digest, void *data)
     if (!d)
         return;                    /* out of memory when it was stored: read the object */
     v->digested = 1;
-    if (d->has[v->key]) {
+    if (v->key >= 0 && d->has[v->key]) {
         memcpy(v->value, d->value[v->key], strlen(d->value[v->key]) + 1);
         v->found = 1;
     }
@@ -143,21 +144,19 @@ static int kl_namespace_label(const tg_lookup *lk, const char *ns, const char *k
     tg_kube_lookup *kl = lk->data;
     tg_cache *c = tg_informer_cache(kl->namespaces);
     label_visit lv = {.key = key, .value = value};
+    ns_digest_visit dv = {.key = -1, .value = value};
 
-    for (int i = 0; i < 2; i++) {
-        ns_digest_visit dv = {.key = i, .value = value};
-        if (strcmp(key, ns_digest_keys[i]) != 0)
-            continue;
-        *ns_exists = tg_cache_get_digest(c, NULL, ns, visit_ns_digest, &dv);
-        if (!*ns_exists || dv.digested)
-            return dv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
-    }
-    /* A Namespace stored without a digest (out of memory then) kept its text.
-     * One with a digest kept nothing else (digest only, start_informer): a
-     * label outside the digest reads as absent; placement.c asks for none. */
-    *ns_exists = tg_cache_get(c, NULL, ns, NULL, NULL);
-    if (*ns_exists)
-        tg_cache_get(c, NULL, ns, visit_label, &lv);
+    for (int i = 0; i < 2; i++)
+        if (strcmp(key, ns_digest_keys[i]) == 0)
+            dv.key = i;
+    /* A Namespace with a digest kept nothing else (digest only,
+     * start_informer): a label outside the digest reads as absent, and
+     * placement.c asks for none. */
+    *ns_exists = tg_cache_get_digest(c, NULL, ns, visit_ns_digest, &dv);
+    if (!*ns_exists || dv.digested)
+        return dv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
+    /* Stored without a digest (out of memory then): it kept its text. */
+    tg_cache_get(c, NULL, ns, visit_label, &lv);
     return lv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
 }
 
