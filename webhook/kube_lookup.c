@@ -84,20 +84,13 @@ static void *ns_digest_of(json_object *obj)
 
 static void *nonce_digest_of(json_object *obj)
 {
-    tg_nonce_digest *d = malloc(sizeof(*d));
-
-    if (d)
-        tg_nonce_digest_of(obj, d);
-    return d;
+    return tg_nonce_digest_new(obj);
 }
 
 /* It holds a nonce: wiped before it goes. */
 static void nonce_digest_free(void *d)
 {
-    if (d) {
-        OPENSSL_cleanse(d, sizeof(tg_nonce_digest));
-        free(d);
-    }
+    tg_nonce_digest_free(d);
 }
 
 typedef struct label_visit {

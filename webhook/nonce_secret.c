@@ -48,11 +48,18 @@ static tg_nonce_state decode(json_object *secret, char nonce[TG_LOOKUP_NONCE_MAX
     return st;
 }
 
-void tg_nonce_digest_of(json_object *secret, tg_nonce_digest *d)
+/* Room for a digest with the longest nonce, on the stack. */
+typedef union digest_room {
+    tg_nonce_digest d;
+    unsigned char bytes[sizeof(tg_nonce_digest) + TG_LOOKUP_NONCE_MAX];
+} digest_room;
+
+static void digest_fill(json_object *secret, digest_room *r)
 {
+    tg_nonce_digest *d = &r->d;
     const char *cluster = label(secret, TG_LABEL_REMOTE_CLUSTER_ID);
 
-    memset(d, 0, sizeof(*d));
+    memset(r, 0, sizeof(*r));
     d->labelled = equals(label(secret, TG_LABEL_NONCE), "true");
     /* A longer value matches no cluster id (those are DNS labels). */
     if (cluster && strlen(cluster) < sizeof(d->cluster_id)) {
@@ -60,6 +67,31 @@ void tg_nonce_digest_of(json_object *secret, tg_nonce_digest *d)
         memcpy(d->cluster_id, cluster, strlen(cluster) + 1);
     }
     d->data = decode(secret, d->nonce, &d->len);
+}
+
+static size_t digest_size(const tg_nonce_digest *d)
+{
+    return sizeof(*d) + d->len + 1;
+}
+
+tg_nonce_digest *tg_nonce_digest_new(json_object *secret)
+{
+    digest_room r;
+    tg_nonce_digest *d;
+
+    digest_fill(secret, &r);
+    if ((d = malloc(digest_size(&r.d))))
+        memcpy(d, &r, digest_size(&r.d));
+    OPENSSL_cleanse(&r, sizeof(r));
+    return d;
+}
+
+void tg_nonce_digest_free(tg_nonce_digest *d)
+{
+    if (d) {
+        OPENSSL_cleanse(d, digest_size(d));
+        free(d);
+    }
 }
 
 tg_nonce_state tg_nonce_digest_read(const tg_nonce_digest *d, const char *cluster_id,
@@ -79,16 +111,16 @@ tg_nonce_state tg_nonce_digest_read(const tg_nonce_digest *d, const char *cluste
 tg_nonce_state tg_nonce_secret_read(json_object *secret, const char *ns, const char *cluster_id,
                                     char nonce[TG_LOOKUP_NONCE_MAX], size_t *len)
 {
-    tg_nonce_digest d;
+    digest_room r;
     tg_nonce_state st;
 
     if (!secret || !json_object_is_type(secret, json_type_object) ||
         !equals(tg_json_path_string(secret, "metadata", "namespace", NULL), ns) ||
         !equals(tg_json_path_string(secret, "metadata", "name", NULL), TG_NONCE_SECRET_NAME))
         return TG_NONCE_ABSENT;
-    tg_nonce_digest_of(secret, &d);
-    st = tg_nonce_digest_read(&d, cluster_id, nonce, len);
-    OPENSSL_cleanse(&d, sizeof(d));
+    digest_fill(secret, &r);
+    st = tg_nonce_digest_read(&r.d, cluster_id, nonce, len);
+    OPENSSL_cleanse(&r, sizeof(r));
     return st;
 }
 

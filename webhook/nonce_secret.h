@@ -29,18 +29,23 @@ tg_nonce_state tg_nonce_secret_read(json_object *secret, const char *ns, const c
 
 /* What a nonce Secret says, read once when it is stored (the webhook's cache
  * keeps this beside each Secret), so that each admission judges it without a
- * parse: tg_nonce_secret_read is tg_nonce_digest_of then tg_nonce_digest_read
- * for a Secret of the right namespace and name. */
+ * parse: tg_nonce_secret_read is tg_nonce_digest_new then tg_nonce_digest_read
+ * for a Secret of the right namespace and name. Sized to its nonce (a Liqo
+ * nonce is tens of bytes, the limit TG_LOOKUP_NONCE_MAX): the cache holds one
+ * per consumer. */
 typedef struct tg_nonce_digest {
     int labelled;                  /* liqo.io/nonce=true */
     int has_cluster;               /* a liqo.io/remote-cluster-id under TG_LABEL_VALUE_MAX */
     char cluster_id[TG_LABEL_VALUE_MAX];
     tg_nonce_state data;           /* TG_NONCE_FOUND (nonce, len) or TG_NONCE_EMPTY */
-    char nonce[TG_LOOKUP_NONCE_MAX];
-    size_t len;
+    size_t len;                    /* of nonce, 0 unless TG_NONCE_FOUND */
+    char nonce[];                  /* len + 1 bytes, NUL-terminated */
 } tg_nonce_digest;
 
-void tg_nonce_digest_of(json_object *secret, tg_nonce_digest *d);
+/* malloc'd; NULL when out of memory. It holds a secret: free it with
+ * tg_nonce_digest_free, which wipes it. */
+tg_nonce_digest *tg_nonce_digest_new(json_object *secret);
+void tg_nonce_digest_free(tg_nonce_digest *d);
 tg_nonce_state tg_nonce_digest_read(const tg_nonce_digest *d, const char *cluster_id,
                                     char nonce[TG_LOOKUP_NONCE_MAX], size_t *len);
 

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <openssl/evp.h>
 
 #include "kube/json.h"
 #include "webhook/nonce_secret.h"
@@ -97,6 +98,65 @@ static void test_oversized_nonce(void **state)
     json_object_put(obj);
 }
 
+/* The digest the cache keeps (sized to its nonce) reads as the Secret it was
+ * made from, for every Secret of the right namespace and name. */
+static void test_digest_reads_as_secret(void **state)
+{
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const secret_case *c = &cases[i];
+        json_object *obj = c->json ? tg_json_parse(c->json, strlen(c->json), NULL, 0) : NULL;
+        char want_nonce[TG_LOOKUP_NONCE_MAX] = "", got_nonce[TG_LOOKUP_NONCE_MAX] = "";
+        size_t want_len = 0, got_len = 0;
+        tg_nonce_digest *d;
+
+        if (c->want == TG_NONCE_ABSENT) {
+            json_object_put(obj);
+            continue;
+        }
+        assert_non_null(obj);
+        assert_int_equal(tg_nonce_secret_read(obj, NS, "cl01", want_nonce, &want_len), c->want);
+        d = tg_nonce_digest_new(obj);
+        assert_non_null(d);
+        if (tg_nonce_digest_read(d, "cl01", got_nonce, &got_len) != c->want)
+            fail_msg("case \"%s\": the digest reads differently", c->what);
+        assert_int_equal(got_len, want_len);
+        assert_string_equal(got_nonce, want_nonce);
+        /* the nonce is kept whenever data.nonce decodes, nothing otherwise */
+        assert_int_equal(d->len, d->data == TG_NONCE_FOUND ? strlen("a-nonce-text") : 0);
+        tg_nonce_digest_free(d);
+        json_object_put(obj);
+    }
+}
+
+/* The longest nonce accepted (TG_LOOKUP_NONCE_MAX - 1 bytes) fits its digest
+ * whole; one byte more is refused. Under ASan a digest one byte short fails. */
+static void test_digest_longest_nonce(void **state)
+{
+    for (size_t n = TG_LOOKUP_NONCE_MAX - 1; n <= TG_LOOKUP_NONCE_MAX; n++) {
+        char raw[TG_LOOKUP_NONCE_MAX + 1], b64[512], text[1024], nonce[TG_LOOKUP_NONCE_MAX];
+        size_t len = 0;
+        json_object *obj;
+        tg_nonce_digest *d;
+
+        memset(raw, 'n', n);
+        assert_true(EVP_EncodeBlock((unsigned char *)b64, (unsigned char *)raw, (int)n) > 0);
+        snprintf(text, sizeof(text), SECRET(NS, "liqo-nonce", LABELS_OK, "\"nonce\":\"%s\""), b64);
+        assert_non_null(obj = tg_json_parse(text, strlen(text), NULL, 0));
+        assert_non_null(d = tg_nonce_digest_new(obj));
+        if (n < TG_LOOKUP_NONCE_MAX) {
+            assert_int_equal(tg_nonce_digest_read(d, "cl01", nonce, &len), TG_NONCE_FOUND);
+            assert_int_equal(len, n);
+            assert_memory_equal(nonce, raw, n);
+            assert_int_equal(nonce[n], '\0');
+        } else {
+            assert_int_equal(tg_nonce_digest_read(d, "cl01", nonce, &len), TG_NONCE_EMPTY);
+            assert_int_equal(d->len, 0);
+        }
+        tg_nonce_digest_free(d);
+        json_object_put(obj);
+    }
+}
+
 /* Every state reads as the end of "expected ..., <found>". */
 static void test_found_texts(void **state)
 {
@@ -116,6 +176,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nonce_secret_table),
         cmocka_unit_test(test_oversized_nonce),
+        cmocka_unit_test(test_digest_reads_as_secret),
+        cmocka_unit_test(test_digest_longest_nonce),
         cmocka_unit_test(test_found_texts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
