@@ -1,5 +1,6 @@
 /* client.c - libcurl multi driven by a libuv loop, for the Kubernetes API. */
 #include "kube/client.h"
+#include "kube/client_shared.h"
 #include "errbuf.h"
 
 #include <curl/curl.h>
@@ -42,8 +43,7 @@ struct tg_kube_client {
     tg_kube_config cfg;              /* our own deep copy */
     char *url_base;                  /* scheme://host:port[/prefix] as curl gets it */
     struct curl_slist *connect_to_list; /* "sni:port:host:port" for tls-server-name, or NULL */
-    char *token;                     /* current bearer token (secret), or NULL */
-    uint64_t token_read_ms;
+    tg_kube_token token;             /* re-read from cfg.token_file */
     tg_kube_request *requests;
     sock_ctx *sockets;
     int open_handles;                /* uv handles not yet closed */
@@ -57,42 +57,6 @@ static CURLcode curl_init_result;
 static void curl_init(void)
 {
     curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-/* --- configuration copy --- */
-
-static char *memdup_nul(const char *p, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d != NULL) {
-        memcpy(d, p, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-#define DUP_STR(f) do { if (src->f && !(dst->f = strdup(src->f))) goto oom; } while (0)
-#define DUP_MEM(f) do { if (src->f && !(dst->f = memdup_nul(src->f, src->f##_len))) goto oom; \
-                        dst->f##_len = src->f ? src->f##_len : 0; } while (0)
-
-static int config_copy(tg_kube_config *dst, const tg_kube_config *src)
-{
-    memset(dst, 0, sizeof(*dst));
-    DUP_STR(server);
-    DUP_STR(tls_server_name);
-    DUP_MEM(ca);
-    DUP_MEM(cert);
-    DUP_MEM(key);
-    DUP_STR(token);
-    DUP_STR(token_file);
-    DUP_STR(proxy_url);
-    DUP_STR(namespace);
-    DUP_STR(context);
-    dst->insecure_skip_tls_verify = src->insecure_skip_tls_verify;
-    return 0;
-oom:
-    tg_kube_config_free(dst);
-    return -1;
 }
 
 /* tls-server-name: ask curl for the certificate's name and route the
@@ -137,28 +101,6 @@ out:
     curl_free(url);
     curl_url_cleanup(u);
     return rc;
-}
-
-/* --- the bearer token --- */
-
-static void token_refresh(tg_kube_client *c, int force)
-{
-    if (c->cfg.token_file == NULL)
-        return;
-    uint64_t now = uv_now(c->loop);
-    if (!force && c->token != NULL && now - c->token_read_ms < TG_KUBE_TOKEN_REREAD_MS)
-        return;
-    char *t;
-    /* A failed re-read keeps the last good token: the file is replaced by
-     * the kubelet with a symlink swap, a transient miss is possible. */
-    if (tg_kube_read_token(c->cfg.token_file, &t, NULL, 0) == 0) {
-        if (c->token) {
-            OPENSSL_cleanse(c->token, strlen(c->token));
-            free(c->token);
-        }
-        c->token = t;
-    }
-    c->token_read_ms = now;
 }
 
 /* --- libuv <-> curl --- */
@@ -353,7 +295,7 @@ static int request_headers(tg_kube_request *r)
             goto oom;
         h = t;
     }
-    const char *token = c->token ? c->token : c->cfg.token;
+    const char *token = tg_kube_token_current(&c->token, &c->cfg);
     if (token != NULL) {
         size_t n = strlen(token) + 32;
         char *line = malloc(n);
@@ -426,7 +368,7 @@ tg_kube_request *tg_kube_request_start(tg_kube_client *c, const tg_kube_request_
         goto oom;
     snprintf(url, ul, "%s%s", c->url_base, o->path);
     if (o->body != NULL) {
-        if ((r->send_body = memdup_nul(o->body, o->body_len)) == NULL)
+        if ((r->send_body = tg_kube_memdup_nul(o->body, o->body_len)) == NULL)
             goto oom;
         r->send_len = o->body_len;
     }
@@ -477,7 +419,7 @@ tg_kube_request *tg_kube_request_start(tg_kube_client *c, const tg_kube_request_
     free(url);
     url = NULL;
 
-    token_refresh(c, 0);
+    tg_kube_token_refresh(&c->token, &c->cfg, c->loop, 0);
     if (request_headers(r) != 0)
         goto oom;
     if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
@@ -512,7 +454,7 @@ static int retry_after_401(tg_kube_request *r)
     if (r->retried_auth || c->cfg.token_file == NULL)
         return 0;
     r->retried_auth = 1;
-    token_refresh(c, 1);
+    tg_kube_token_refresh(&c->token, &c->cfg, c->loop, 1);
     curl_multi_remove_handle(c->multi, r->easy);
     r->len = 0;
     r->curl_err[0] = '\0';
@@ -579,7 +521,7 @@ tg_kube_client *tg_kube_client_new(uv_loop_t *loop, const tg_kube_config *cfg, c
         return NULL;
     }
     c->loop = loop;
-    if (config_copy(&c->cfg, cfg) != 0) {
+    if (tg_kube_config_copy(&c->cfg, cfg) != 0) {
         free(c);
         tg_errf(err, err_len, "out of memory");
         return NULL;
@@ -593,7 +535,7 @@ tg_kube_client *tg_kube_client_new(uv_loop_t *loop, const tg_kube_config *cfg, c
         free(c);
         return NULL;
     }
-    token_refresh(c, 1);
+    tg_kube_token_refresh(&c->token, &c->cfg, c->loop, 1);
     uv_timer_init(loop, &c->timer);
     c->timer.data = c;
     c->open_handles = 1;
@@ -607,10 +549,7 @@ tg_kube_client *tg_kube_client_new(uv_loop_t *loop, const tg_kube_config *cfg, c
 
 static void free_client_memory(tg_kube_client *c)
 {
-    if (c->token) {
-        OPENSSL_cleanse(c->token, strlen(c->token));
-        free(c->token);
-    }
+    tg_kube_token_free(&c->token);
     tg_kube_config_free(&c->cfg);
     free(c->url_base);
     curl_slist_free_all(c->connect_to_list);
@@ -664,65 +603,4 @@ uv_loop_t *tg_kube_client_loop(tg_kube_client *c)
 const char *tg_kube_client_namespace(tg_kube_client *c)
 {
     return c->cfg.namespace;
-}
-
-char *tg_kube_escape(const char *s)
-{
-    char *e = curl_easy_escape(NULL, s, 0);
-    char *copy = e ? strdup(e) : NULL;
-    curl_free(e);
-    return copy;
-}
-
-/* --- synchronous use --- */
-
-typedef struct sync_state {
-    int done;
-    long status;
-    char *body;
-    size_t body_len;
-    char *err;
-    size_t err_len;
-} sync_state;
-
-static void on_sync_done(tg_kube_request *req, const tg_kube_response *resp, void *data)
-{
-    sync_state *s = data;
-    s->done = 1;
-    if (resp->error != NULL) {
-        s->status = -1;
-        tg_errf(s->err, s->err_len, "%s", resp->error);
-        return;
-    }
-    s->status = resp->status;
-    s->body = memdup_nul(resp->body, resp->body_len);
-    s->body_len = resp->body_len;
-    if (s->body == NULL) {
-        s->status = -1;
-        tg_errf(s->err, s->err_len, "out of memory");
-    }
-}
-
-long tg_kube_request_sync(tg_kube_client *c, const tg_kube_request_opts *opts, char **body, size_t *body_len,
-                          char *err, size_t err_len)
-{
-    sync_state s = {.err = err, .err_len = err_len};
-    *body = NULL;
-    if (body_len)
-        *body_len = 0;
-    tg_kube_request *r = tg_kube_request_start(c, opts, on_sync_done, &s, err, err_len);
-    if (r == NULL)
-        return -1;
-    while (!s.done) {
-        if (uv_run(c->loop, UV_RUN_ONCE) == 0 && !s.done) {
-            /* Nothing left to wait for and no answer: do not spin. */
-            tg_kube_request_cancel(r);
-            tg_errf(err, err_len, "request stalled: the loop has nothing left to run");
-            return -1;
-        }
-    }
-    *body = s.body;
-    if (body_len)
-        *body_len = s.body_len;
-    return s.status;
 }

@@ -4,6 +4,7 @@ add_library(tg_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/backoff.c
   ${CMAKE_CURRENT_LIST_DIR}/cache.c
   ${CMAKE_CURRENT_LIST_DIR}/client.c
+  ${CMAKE_CURRENT_LIST_DIR}/client_shared.c
   ${CMAKE_CURRENT_LIST_DIR}/clusterid.c
   ${CMAKE_CURRENT_LIST_DIR}/informer.c
   ${CMAKE_CURRENT_LIST_DIR}/kubeconfig.c
