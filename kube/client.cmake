@@ -1,9 +1,14 @@
-# tg_kube: the Kubernetes API client (libcurl multi on libuv), kubeconfig and
-# in-cluster configuration, the watch stream parser and the informers.
-add_library(tg_kube STATIC
+# tg_kube: the Kubernetes API client, kubeconfig and in-cluster configuration,
+# the watch stream parser and the informers. Two builds of it, one per API
+# client behind kube/client.h:
+#   tg_kube    - libcurl multi on libuv (client.c): HTTP/2, proxies, gzip;
+#                the signer, the CLI and the tools
+#   tg_kube_h1 - HTTP/1.1 over OpenSSL on libuv (client_h1.c): the webhook,
+#                which only lists and watches and so does not load libcurl
+#                and the libraries it brings (about 1.1 MB resident)
+set(TG_KUBE_COMMON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/backoff.c
   ${CMAKE_CURRENT_LIST_DIR}/cache.c
-  ${CMAKE_CURRENT_LIST_DIR}/client.c
   ${CMAKE_CURRENT_LIST_DIR}/client_shared.c
   ${CMAKE_CURRENT_LIST_DIR}/clusterid.c
   ${CMAKE_CURRENT_LIST_DIR}/informer.c
@@ -11,10 +16,17 @@ add_library(tg_kube STATIC
   ${CMAKE_CURRENT_LIST_DIR}/watch.c
   ${CMAKE_CURRENT_LIST_DIR}/whoami.c
 )
-target_include_directories(tg_kube PUBLIC ${CMAKE_SOURCE_DIR})
 find_package(Threads REQUIRED)
+add_library(tg_kube STATIC ${TG_KUBE_COMMON_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/client.c)
+target_include_directories(tg_kube PUBLIC ${CMAKE_SOURCE_DIR})
 target_link_libraries(tg_kube PUBLIC tg_kubedoc PkgConfig::CURL PkgConfig::UV PkgConfig::JSONC
   OpenSSL::Crypto Threads::Threads)
+
+add_library(tg_kube_h1 STATIC ${TG_KUBE_COMMON_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/client_h1.c
+  ${CMAKE_CURRENT_LIST_DIR}/h1_response.c)
+target_include_directories(tg_kube_h1 PUBLIC ${CMAKE_SOURCE_DIR})
+target_link_libraries(tg_kube_h1 PUBLIC tg_kubedoc PkgConfig::H2O PkgConfig::UV PkgConfig::JSONC
+  OpenSSL::SSL OpenSSL::Crypto Threads::Threads)
 
 tg_add_unit_test(test_kube_watch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_watch.c LIBS tg_kube)
 tg_add_unit_test(test_kube_kubeconfig SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_kubeconfig.c LIBS tg_kube)
@@ -22,7 +34,11 @@ tg_add_unit_test(test_kube_cache SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cache.c 
 tg_add_unit_test(test_kube_backoff SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_backoff.c LIBS tg_kube)
 tg_add_unit_test(test_kube_clusterid SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_clusterid.c LIBS tg_kube)
 tg_add_unit_test(test_kube_whoami SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_whoami.c LIBS tg_kube)
+# The client's contract, once per client.
 tg_add_unit_test(test_kube_client SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_client.c LIBS tg_kube)
+tg_add_unit_test(test_kube_client_h1 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_client.c LIBS tg_kube_h1)
+tg_add_unit_test(test_kube_client_h1_tls SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_client_h1.c LIBS tg_kube_h1)
+tg_add_unit_test(test_kube_h1_response SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_h1_response.c LIBS tg_kube_h1)
 
 # The probe the e2e test drives against a real API server (not installed).
 add_executable(tg-kube-probe ${CMAKE_CURRENT_LIST_DIR}/probe.c)
@@ -39,4 +55,9 @@ if(TG_FUZZ)
       ${CMAKE_CURRENT_LIST_DIR}/watch.c
       UNDER_TEST tg_kubedoc tg_pki CORPUS ${CMAKE_CURRENT_LIST_DIR}/fuzz/${what})
   endforeach()
+  # The HTTP/1.1 response reader the webhook's client runs on every byte
+  # from the API server (seeds: fuzz/make_h1_corpus.py).
+  tg_add_fuzz_target(fuzz_kube_h1_response SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_h1_response.c
+    ${CMAKE_CURRENT_LIST_DIR}/h1_response.c CORPUS ${CMAKE_CURRENT_LIST_DIR}/fuzz/h1_response)
+  target_link_libraries(fuzz_kube_h1_response PRIVATE PkgConfig::H2O)
 endif()

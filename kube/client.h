@@ -1,11 +1,17 @@
 /* client.h - asynchronous Kubernetes API requests on a libuv loop.
  *
- * One client per loop: a libcurl multi handle driven by the loop
- * (CURLMOPT_SOCKETFUNCTION -> uv_poll_t, CURLMOPT_TIMERFUNCTION -> uv_timer_t),
- * so requests never block the loop and share connections (HTTP/2 when the
- * server offers it). TLS is verified against the configured CA (in memory,
- * never a temporary file), client certificates are given from memory, the
- * bearer token is re-read from its file every minute and after a 401.
+ * Two implementations, one per library (kube/client.cmake):
+ *  - client.c (tg_kube): a libcurl multi handle driven by the loop
+ *    (CURLMOPT_SOCKETFUNCTION -> uv_poll_t, CURLMOPT_TIMERFUNCTION -> uv_timer_t);
+ *    requests share connections (HTTP/2 when the server offers it), proxies
+ *    and compressed bodies work. The signer, the CLI and the tools.
+ *  - client_h1.c (tg_kube_h1): HTTP/1.1 over OpenSSL on uv_tcp_t, one
+ *    connection per request, no proxy-url (refused at tg_kube_client_new).
+ *    The webhook, which then does not load libcurl's libraries.
+ * Both: requests never block the loop; TLS is verified against the
+ * configured CA (in memory, never a temporary file) for the server's name or
+ * IP address; client certificates are given from memory; the bearer token is
+ * re-read from its file every minute and after a 401.
  *
  * Everything runs on the loop's thread: start requests and free the client
  * there. Callbacks are called on that thread, never from inside

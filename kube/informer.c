@@ -285,7 +285,7 @@ static void start_watch(tg_informer *inf)
         return;
     }
     /* Silence longer than three bookmark periods means a dead connection;
-     * the server-side timeout ends healthy watches well before curl would. */
+     * the server-side timeout ends healthy watches well before the client would. */
     tg_kube_request_opts o = {.method = "GET", .path = url, .timeout_ms = -1, .low_speed_time_s = 180,
                               .on_data = on_watch_data};
     inf->state = INF_WATCHING;
