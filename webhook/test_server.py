@@ -722,3 +722,24 @@ def test_memory_returns_after_bursts(tmp_path):
         assert wait_for(settled, 5), (idle, w.rss_kib())
     finally:
         w.stop()
+
+
+def test_kubeconfig_with_a_proxy_is_refused_at_start(tmp_path):
+    """The webhook's API client (kube/client_h1.c) has no proxy support: a kubeconfig that
+    names one stops the start with that reason, rather than going around the proxy."""
+    cert, key = mint_cert(str(tmp_path), "first", "first")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("""apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9", proxy-url: "http://127.0.0.1:3128",
+            insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: test-token}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+""")
+    out = subprocess.run([BIN, "--cert", cert, "--key", key, "--listen", "127.0.0.1:0",
+                          "--metrics-listen", "127.0.0.1:0", "--kubeconfig", str(kubeconfig)],
+                         capture_output=True, timeout=20)
+    assert out.returncode == 1
+    errors = [json.loads(line).get("error", "") for line in out.stderr.splitlines()]
+    assert any("proxy-url is not supported" in e for e in errors), out.stderr
