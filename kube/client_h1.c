@@ -302,15 +302,20 @@ static void on_write(uv_write_t *w, int status)
         conn_fail(k, "connection lost while sending the request");
 }
 
-static int write_bytes(conn *k, const char *p, size_t n)
+static write_req *write_req_new(conn *k, size_t n)
 {
     write_req *wr = malloc(sizeof(*wr) + n);
-    if (wr == NULL)
-        return -1;
-    wr->k = k;
-    wr->n = n;
-    memcpy(wr->bytes, p, n);
-    uv_buf_t b = uv_buf_init(wr->bytes, (unsigned)n);
+    if (wr != NULL) {
+        wr->k = k;
+        wr->n = n;
+    }
+    return wr;
+}
+
+/* Hands wr to libuv (freed in on_write), or frees it. */
+static int write_submit(conn *k, write_req *wr)
+{
+    uv_buf_t b = uv_buf_init(wr->bytes, (unsigned)wr->n);
     if (uv_write(&wr->w, (uv_stream_t *)&k->tcp, &b, 1, on_write) != 0) {
         free(wr);
         return -1;
@@ -318,22 +323,26 @@ static int write_bytes(conn *k, const char *p, size_t n)
     return 0;
 }
 
+static int write_bytes(conn *k, const char *p, size_t n)
+{
+    write_req *wr = write_req_new(k, n);
+    if (wr == NULL)
+        return -1;
+    memcpy(wr->bytes, p, n);
+    return write_submit(k, wr);
+}
+
 /* What OpenSSL wrote to its network BIO goes to the socket. */
 static int flush_tls(conn *k)
 {
     size_t n;
     while (k->ssl && (n = BIO_ctrl_pending(k->wbio)) > 0) {
-        write_req *wr = malloc(sizeof(*wr) + n);
+        write_req *wr = write_req_new(k, n);
         if (wr == NULL)
             return -1;
-        wr->k = k;
-        wr->n = n;
         BIO_read(k->wbio, wr->bytes, (int)n);
-        uv_buf_t b = uv_buf_init(wr->bytes, (unsigned)n);
-        if (uv_write(&wr->w, (uv_stream_t *)&k->tcp, &b, 1, on_write) != 0) {
-            free(wr);
+        if (write_submit(k, wr) != 0)
             return -1;
-        }
     }
     return 0;
 }
@@ -350,13 +359,28 @@ static const char *content_type_value(tg_kube_content_type ct)
     }
 }
 
-/* The request's head, with the current token; wiped after sending. */
-static char *request_head(conn *k, size_t *len)
+/* A token is one header value: printable ASCII, no spaces or line breaks. */
+static int token_ok(const char *t)
+{
+    for (; *t; t++)
+        if ((unsigned char)*t <= 0x20 || (unsigned char)*t >= 0x7f)
+            return 0;
+    return 1;
+}
+
+/* The request's head, with the current token; wiped after sending. NULL:
+ * out of memory, or a token that cannot be sent (*why). */
+static char *request_head(conn *k, size_t *len, const char **why)
 {
     tg_kube_request *r = k->req;
     tg_kube_client *c = k->client;
     const char *token = tg_kube_token_current(&c->token, &c->cfg);
     char ct[128] = "";
+    *why = "out of memory";
+    if (token != NULL && !token_ok(token)) {
+        *why = "the bearer token holds characters a header cannot carry";
+        return NULL;
+    }
     int has_body = r->send_body != NULL || strcmp(r->method, "GET") != 0;
     if (has_body)
         snprintf(ct, sizeof(ct), "Content-Type: %s\r\nContent-Length: %zu\r\n",
@@ -375,14 +399,16 @@ static char *request_head(conn *k, size_t *len)
     return h;
 }
 
-static int send_request(conn *k)
+/* 0, or -1 with *why. */
+static int send_request(conn *k, const char **why)
 {
     size_t n;
-    char *head = request_head(k, &n);
+    char *head = request_head(k, &n, why);
     tg_kube_request *r = k->req;
     int rc = -1;
     if (head == NULL)
         return -1;
+    *why = "cannot send the request";
     if (k->ssl) {
         rc = (SSL_write(k->ssl, head, (int)n) == (int)n &&
               (r->send_len == 0 || SSL_write(k->ssl, r->send_body, (int)r->send_len) == (int)r->send_len))
@@ -526,8 +552,9 @@ static void tls_pump(conn *k)
         }
         k->handshake_done = 1;
         arm_request_timer(k);
-        if (send_request(k) != 0) {
-            conn_fail(k, "cannot send the request");
+        const char *why;
+        if (send_request(k, &why) != 0) {
+            conn_fail(k, why);
             return;
         }
     }
@@ -630,9 +657,10 @@ static void on_connect(uv_connect_t *req, int status)
         conn_fail(k, "cannot read from the connection");
     } else if (c->ssl_ctx == NULL) {
         k->handshake_done = 1;
+        const char *why;
         arm_request_timer(k);
-        if (send_request(k) != 0)
-            conn_fail(k, "cannot send the request");
+        if (send_request(k, &why) != 0)
+            conn_fail(k, why);
     } else if (start_tls(k) != 0) {
         tls_failed(k, "set-up");
     } else {

@@ -305,6 +305,22 @@ static void test_body_limit(void **state)
     pair_free(&p);
 }
 
+/* A token that would end its header line is never sent. */
+static void test_token_with_a_line_break_not_sent(void **state)
+{
+    pair p;
+    mint(&p);
+    server s = {.responses = {"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"}};
+    server_start(&s, &p, 1);
+    tg_kube_config cfg = {.ca = p.pem, .ca_len = strlen(p.pem), .token = (char *)"t0ken\r\nX-Injected: 1"};
+    result r = request(&s, &cfg, "", (tg_kube_request_opts){.path = "/version"});
+    server_stop(&s);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.error, "bearer token holds characters"));
+    assert_null(strstr(s.heads[0], "X-Injected"));
+    pair_free(&p);
+}
+
 static void test_refused_configurations(void **state)
 {
     uv_loop_t loop;
@@ -327,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_untrusted_server_refused),
         cmocka_unit_test(test_401_retried_with_new_token),
         cmocka_unit_test(test_body_limit),
+        cmocka_unit_test(test_token_with_a_line_break_not_sent),
         cmocka_unit_test(test_refused_configurations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
