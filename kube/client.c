@@ -214,25 +214,8 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userp)
         }
         return n;
     }
-    if (n > r->max_body - r->len) {
-        r->abort_reason = "response body over the size limit";
-        return n == 0 ? 1 : 0;
-    }
-    if (r->len + n + 1 > r->cap) {
-        size_t cap = r->cap ? r->cap : 16384;
-        while (cap < r->len + n + 1)
-            cap *= 2;
-        char *b = realloc(r->buf, cap);
-        if (b == NULL) {
-            r->abort_reason = "out of memory buffering the response";
-            return n == 0 ? 1 : 0;
-        }
-        r->buf = b;
-        r->cap = cap;
-    }
-    memcpy(r->buf + r->len, ptr, n);
-    r->len += n;
-    r->buf[r->len] = '\0';
+    if (tg_kube_body_append(&r->buf, &r->len, &r->cap, r->max_body, ptr, n, &r->abort_reason) != 0)
+        return n == 0 ? 1 : 0;   /* a short count makes curl stop */
     return n;
 }
 
@@ -263,18 +246,6 @@ static void request_free(tg_kube_request *r)
     free(r);
 }
 
-static const char *content_type_header(tg_kube_content_type ct)
-{
-    switch (ct) {
-    case TG_KUBE_CT_MERGE_PATCH: return "Content-Type: application/merge-patch+json";
-    case TG_KUBE_CT_JSON_PATCH: return "Content-Type: application/json-patch+json";
-    case TG_KUBE_CT_STRATEGIC_PATCH: return "Content-Type: application/strategic-merge-patch+json";
-    case TG_KUBE_CT_APPLY: return "Content-Type: application/apply-patch+yaml";
-    case TG_KUBE_CT_JSON:
-    default: return "Content-Type: application/json";
-    }
-}
-
 /* (Re)build the headers: the token may have changed. */
 static int request_headers(tg_kube_request *r)
 {
@@ -291,7 +262,9 @@ static int request_headers(tg_kube_request *r)
         goto oom;
     h = t;
     if (r->send_body != NULL) {
-        if ((t = curl_slist_append(h, content_type_header(r->content_type))) == NULL)
+        char ct[96];
+        snprintf(ct, sizeof(ct), "Content-Type: %s", tg_kube_content_type_value(r->content_type));
+        if ((t = curl_slist_append(h, ct)) == NULL)
             goto oom;
         h = t;
     }

@@ -347,18 +347,6 @@ static int flush_tls(conn *k)
     return 0;
 }
 
-static const char *content_type_value(tg_kube_content_type ct)
-{
-    switch (ct) {
-    case TG_KUBE_CT_MERGE_PATCH: return "application/merge-patch+json";
-    case TG_KUBE_CT_JSON_PATCH: return "application/json-patch+json";
-    case TG_KUBE_CT_STRATEGIC_PATCH: return "application/strategic-merge-patch+json";
-    case TG_KUBE_CT_APPLY: return "application/apply-patch+yaml";
-    case TG_KUBE_CT_JSON:
-    default: return "application/json";
-    }
-}
-
 /* A token is one header value: printable ASCII, no spaces or line breaks. */
 static int token_ok(const char *t)
 {
@@ -384,7 +372,7 @@ static char *request_head(conn *k, size_t *len, const char **why)
     int has_body = r->send_body != NULL || strcmp(r->method, "GET") != 0;
     if (has_body)
         snprintf(ct, sizeof(ct), "Content-Type: %s\r\nContent-Length: %zu\r\n",
-                 content_type_value(r->content_type), r->send_len);
+                 tg_kube_content_type_value(r->content_type), r->send_len);
     size_t n = strlen(r->method) + strlen(r->target) + strlen(c->authority) + sizeof(ct) +
                (token ? strlen(token) : 0) + 160;
     char *h = malloc(n);
@@ -437,26 +425,7 @@ static int on_body(const char *bytes, size_t n, void *data)
         }
         return 0;
     }
-    if (n > r->max_body - r->len) {
-        k->abort_why = "response body over the size limit";
-        return 1;
-    }
-    if (r->len + n + 1 > r->cap) {
-        size_t cap = r->cap ? r->cap : 16384;
-        while (cap < r->len + n + 1)
-            cap *= 2;
-        char *b = realloc(r->buf, cap);
-        if (b == NULL) {
-            k->abort_why = "out of memory buffering the response";
-            return 1;
-        }
-        r->buf = b;
-        r->cap = cap;
-    }
-    memcpy(r->buf + r->len, bytes, n);
-    r->len += n;
-    r->buf[r->len] = '\0';
-    return 0;
+    return tg_kube_body_append(&r->buf, &r->len, &r->cap, r->max_body, bytes, n, &k->abort_why) != 0;
 }
 
 /* A 401 with a token file: the token may have rotated. Retry once, on a new

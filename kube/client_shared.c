@@ -79,6 +79,43 @@ void tg_kube_token_free(tg_kube_token *t)
     t->value = NULL;
 }
 
+const char *tg_kube_content_type_value(tg_kube_content_type ct)
+{
+    switch (ct) {
+    case TG_KUBE_CT_MERGE_PATCH: return "application/merge-patch+json";
+    case TG_KUBE_CT_JSON_PATCH: return "application/json-patch+json";
+    case TG_KUBE_CT_STRATEGIC_PATCH: return "application/strategic-merge-patch+json";
+    case TG_KUBE_CT_APPLY: return "application/apply-patch+yaml";
+    case TG_KUBE_CT_JSON:
+    default: return "application/json";
+    }
+}
+
+int tg_kube_body_append(char **buf, size_t *len, size_t *cap, size_t max, const char *p, size_t n,
+                        const char **why)
+{
+    if (n > max - *len) {
+        *why = "response body over the size limit";
+        return -1;
+    }
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 16384;
+        while (c < *len + n + 1)
+            c *= 2;
+        char *b = realloc(*buf, c);
+        if (b == NULL) {
+            *why = "out of memory buffering the response";
+            return -1;
+        }
+        *buf = b;
+        *cap = c;
+    }
+    memcpy(*buf + *len, p, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+    return 0;
+}
+
 /* --- synchronous use --- */
 
 typedef struct sync_state {

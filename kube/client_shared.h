@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "kube/client.h"
 #include "kube/kubeconfig.h"
 
 /* A deep copy (the caller may free src). 0, or -1 out of memory. */
@@ -30,5 +31,13 @@ const char *tg_kube_token_current(const tg_kube_token *t, const tg_kube_config *
 
 /* Wipe and free. */
 void tg_kube_token_free(tg_kube_token *t);
+
+/* Append n bytes to a buffered response body (kept NUL-terminated), at most
+ * max in all. 0, or -1 with *why (over max, out of memory). */
+int tg_kube_body_append(char **buf, size_t *len, size_t *cap, size_t max, const char *p, size_t n,
+                        const char **why);
+
+/* The Content-Type header's value for a request body. */
+const char *tg_kube_content_type_value(tg_kube_content_type ct);
 
 #endif
