@@ -410,6 +410,20 @@ static int send_request(conn *k, const char **why)
     return rc;
 }
 
+/* The connection is ready for the request (TLS handshake done, or plain
+ * TCP connected): the request's own clock, then its bytes. 0, or -1 once
+ * the request has failed. */
+static int conn_ready(conn *k)
+{
+    const char *why;
+    k->handshake_done = 1;
+    arm_request_timer(k);
+    if (send_request(k, &why) == 0)
+        return 0;
+    conn_fail(k, why);
+    return -1;
+}
+
 /* ---------- the response ---------- */
 
 static int on_body(const char *bytes, size_t n, void *data)
@@ -519,13 +533,8 @@ static void tls_pump(conn *k)
                 conn_fail(k, "cannot send to the server");
             return;
         }
-        k->handshake_done = 1;
-        arm_request_timer(k);
-        const char *why;
-        if (send_request(k, &why) != 0) {
-            conn_fail(k, why);
+        if (conn_ready(k) != 0)
             return;
-        }
     }
     for (;;) {
         int n = SSL_read(k->ssl, c->plain, sizeof(c->plain));
@@ -611,6 +620,19 @@ static int start_tls(conn *k)
     return 0;
 }
 
+/* A failed connect (status from libuv): told now, from a callback, or
+ * later, from inside tg_kube_request_start. */
+static void connect_failed(conn *k, int status, int later)
+{
+    char msg[160];
+    snprintf(msg, sizeof(msg), "cannot connect to %.64s:%d: %s", k->client->host, k->client->port,
+             uv_strerror(status));
+    if (later)
+        conn_fail_later(k, msg);
+    else
+        conn_fail(k, msg);
+}
+
 static void on_connect(uv_connect_t *req, int status)
 {
     conn *k = req->data;
@@ -619,17 +641,11 @@ static void on_connect(uv_connect_t *req, int status)
         return;
     c->dispatching++;
     if (status < 0) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "cannot connect to %.64s:%d: %s", c->host, c->port, uv_strerror(status));
-        conn_fail(k, msg);
+        connect_failed(k, status, 0);
     } else if (start_reading(k) != 0) {
         conn_fail(k, "cannot read from the connection");
     } else if (c->ssl_ctx == NULL) {
-        k->handshake_done = 1;
-        const char *why;
-        arm_request_timer(k);
-        if (send_request(k, &why) != 0)
-            conn_fail(k, why);
+        conn_ready(k);
     } else if (start_tls(k) != 0) {
         tls_failed(k, "set-up");
     } else {
@@ -642,12 +658,8 @@ static void connect_to(conn *k, const struct sockaddr *sa)
 {
     k->connect.data = k;
     int rc = uv_tcp_connect(&k->connect, &k->tcp, sa, on_connect);
-    if (rc != 0) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "cannot connect to %.64s:%d: %s", k->client->host, k->client->port,
-                 uv_strerror(rc));
-        conn_fail_later(k, msg);
-    }
+    if (rc != 0)
+        connect_failed(k, rc, 1);
 }
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)

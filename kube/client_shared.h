@@ -1,6 +1,7 @@
 /* client_shared.h - what both API clients (client.c over libcurl, client_h1.c
  * over OpenSSL on libuv) need beside their transport: their own copy of the
- * configuration and the bearer token's re-reads. Private to kube/. */
+ * configuration, the bearer token's re-reads, the buffered response body and
+ * the Content-Type values. Private to kube/. */
 #ifndef TG_KUBE_CLIENT_SHARED_H
 #define TG_KUBE_CLIENT_SHARED_H
 
