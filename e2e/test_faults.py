@@ -11,6 +11,7 @@ every connection it held to the apiserver before the restart is gone, and it hol
 ones; and the signer acted on objects that only a watch (not a request of ours) tells it
 about.  The services and fixtures are those of test_signer.py / tenantgate_services.py."""
 
+import json
 import os
 import time
 
@@ -35,6 +36,19 @@ def assert_reconnected(name, proc, pid_before, conns_before, port):
     assert not conns & conns_before, f"{name} still holds a pre-restart connection"
 
 
+def informer_failures(proc):
+    """The 'informer failed' WARN lines a service has logged so far."""
+    lines = []
+    for raw in proc.log_path.read_text(errors="replace").splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if line.get("msg") == "informer failed":
+            lines.append(line)
+    return lines
+
+
 def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, webhook,
                                                           provider_signer, consumer_signer,
                                                           tmp_path):
@@ -57,6 +71,8 @@ def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, we
         consumer.apply(tenant_namespace_manifest(PROVIDER_ID, name=cns))
 
         # The provider's apiserver restarts under the webhook and the provider signer.
+        failures_before = {name: len(informer_failures(proc))
+                           for name, proc in _services(webhook, provider_signer, consumer_signer).items()}
         old, new, took = provider.restart_apiserver()
         print(f"provider apiserver restarted: pid {old} -> {new} in {took:.1f}s")
         # At once, while the services are still backing off: the nonce Secret.  Only the
@@ -75,6 +91,11 @@ def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, we
         for name in ("webhook", "provider signer"):
             procs = _services(webhook, provider_signer, consumer_signer)
             assert_reconnected(name, procs[name], *before[name], pport)
+            # and each said, at WARN, which watch broke and when it would retry
+            new_lines = informer_failures(procs[name])[failures_before[name]:]
+            assert new_lines and all(line["level"] == "warn" and line["resource"].startswith("/api")
+                                     and line["error"] and line["retry_ms"] > 0 for line in new_lines), \
+                f"{name}: {new_lines}"
 
         # The consumer's apiserver restarts around the Identity step.
         old, new, took = consumer.restart_apiserver()

@@ -19,13 +19,13 @@ set(TG_KUBE_COMMON_SOURCES
 find_package(Threads REQUIRED)
 add_library(tg_kube STATIC ${TG_KUBE_COMMON_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/client.c)
 target_include_directories(tg_kube PUBLIC ${CMAKE_SOURCE_DIR})
-target_link_libraries(tg_kube PUBLIC tg_kubedoc PkgConfig::CURL PkgConfig::UV PkgConfig::JSONC
+target_link_libraries(tg_kube PUBLIC tg_kubedoc tg_common PkgConfig::CURL PkgConfig::UV PkgConfig::JSONC
   OpenSSL::Crypto Threads::Threads)
 
 add_library(tg_kube_h1 STATIC ${TG_KUBE_COMMON_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/client_h1.c
   ${CMAKE_CURRENT_LIST_DIR}/h1_response.c)
 target_include_directories(tg_kube_h1 PUBLIC ${CMAKE_SOURCE_DIR})
-target_link_libraries(tg_kube_h1 PUBLIC tg_kubedoc PkgConfig::H2O PkgConfig::UV PkgConfig::JSONC
+target_link_libraries(tg_kube_h1 PUBLIC tg_kubedoc tg_common PkgConfig::H2O PkgConfig::UV PkgConfig::JSONC
   OpenSSL::SSL OpenSSL::Crypto Threads::Threads)
 
 tg_add_unit_test(test_kube_watch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_watch.c LIBS tg_kube)

@@ -3,6 +3,7 @@
 #include "kube/backoff.h"
 #include "kube/json.h"
 #include "kube/watch.h"
+#include "common/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,12 +57,20 @@ static void on_timer(uv_timer_t *t)
         start_watch(inf);
 }
 
+/* Every failure is logged, with what comes next: otherwise a process whose
+ * caches never sync (an apiserver certificate refused, RBAC missing) says
+ * only "caches not synced". The backoff bounds the rate: one line per retry,
+ * at most one every 30 s once it is capped. last_error is never secret. */
 static void wait_then(tg_informer *inf, int relist)
 {
+    uint64_t delay_ms = tg_backoff_next(&inf->backoff);
     inf->stats.failures++;
     inf->state = INF_WAITING;
     inf->relist_after_wait = relist;
-    uv_timer_start(&inf->timer, on_timer, tg_backoff_next(&inf->backoff), 0);
+    tg_log(TG_LOG_WARN, "informer failed", TG_LOG_STR("resource", inf->path),
+           TG_LOG_STR("error", inf->stats.last_error), TG_LOG_STR("next", relist ? "list" : "watch"),
+           TG_LOG_INT("retry_ms", delay_ms), TG_LOG_INT("failures", inf->stats.failures));
+    uv_timer_start(&inf->timer, on_timer, delay_ms, 0);
 }
 
 /* Append "&name=escaped(value)" to a query being built. */
@@ -245,6 +254,7 @@ static void on_watch_done(tg_kube_request *req, const tg_kube_response *resp, vo
             }
         } else if (uv_now(tg_kube_client_loop(inf->client)) - inf->watch_started_ms < 1000) {
             /* A server that ends every watch at once must not make us spin. */
+            note_error(inf, "watch %s: the server ended the watch within 1 s", inf->path);
             next = NEXT_BACKOFF;
         }
     }

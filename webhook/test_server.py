@@ -58,16 +58,17 @@ def replace_atomically(src, dst):
 class Webhook:
     server_hostname = "localhost"
 
-    def __init__(self, tmp_path, *extra):
+    def __init__(self, tmp_path, *extra, kubeconfig=None):
         self.dir = str(tmp_path)
         src_cert, src_key = mint_cert(self.dir, "first", "first")
         self.cert = os.path.join(self.dir, "tls.crt")
         self.key = os.path.join(self.dir, "tls.key")
         replace_atomically(src_cert, self.cert)
         replace_atomically(src_key, self.key)
-        kubeconfig = os.path.join(self.dir, "kubeconfig")
-        with open(kubeconfig, "w") as f:
-            f.write("""apiVersion: v1
+        if kubeconfig is None:
+            kubeconfig = os.path.join(self.dir, "kubeconfig")
+            with open(kubeconfig, "w") as f:
+                f.write("""apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://127.0.0.1:9", insecure-skip-tls-verify: true}}]
 users: [{name: u, user: {token: test-token}}]
@@ -743,3 +744,63 @@ current-context: c
     assert out.returncode == 1
     errors = [json.loads(line).get("error", "") for line in out.stderr.splitlines()]
     assert any("proxy-url is not supported" in e for e in errors), out.stderr
+
+
+def informer_failures(w):
+    return [line for line in w.log_lines() if line.get("msg") == "informer failed"]
+
+
+def test_why_the_caches_cannot_sync_is_logged(tmp_path):
+    """A webhook whose caches never sync says why in its log, one WARN line per retry,
+    naming the collection, the reason and the backoff: here an apiserver certificate
+    that does not name the address the kubeconfig dials."""
+    cert, key = mint_cert(str(tmp_path), "elsewhere", "apiserver")
+    # the CA trusts this certificate, but it names localhost and 127.0.0.1, not 127.0.0.2
+    srv = socket.socket()
+    srv.bind(("127.0.0.2", 0))
+    srv.listen(16)
+    port = srv.getsockname()[1]
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    handshakes = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            try:
+                with ctx.wrap_socket(conn, server_side=True) as s:
+                    s.recv(1)
+                handshakes.append("completed")
+            except (OSError, ssl.SSLError) as e:
+                handshakes.append(type(e).__name__)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    kubeconfig = tmp_path / "kubeconfig-mismatch"
+    kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.2:{port}", certificate-authority: "{cert}"}}}}]
+users: [{{name: u, user: {{token: test-token}}}}]
+contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
+current-context: c
+""")
+    w = Webhook(tmp_path, kubeconfig=str(kubeconfig))
+    try:
+        assert wait_for(lambda: len(informer_failures(w)) >= 4, 10), w.log_lines()
+        lines = informer_failures(w)
+        assert all(line["level"] == "warn" for line in lines)
+        assert {"/api/v1/namespaces", "/api/v1/secrets"} <= {line["resource"] for line in lines}
+        for line in lines:
+            assert "certificate was not accepted" in line["error"] and "127.0.0.2" in line["error"], line
+            assert line["next"] == "list" and line["retry_ms"] > 0 and line["failures"] >= 1
+        assert w.metrics_get("/readyz")[0] == 503
+        # refused before a byte of the request, token included, was sent
+        assert "completed" not in handshakes
+    finally:
+        w.stop()
+        srv.close()
+    for line in w.log_lines():
+        assert "test-token" not in json.dumps(line)
