@@ -233,6 +233,12 @@ void tg_counter_add(tg_metric_series *s, double v)
         atomic_add_double(&s->value_bits, v);
 }
 
+void tg_counter_raise(tg_metric_series *s, double total)
+{
+    if (s)
+        tg_counter_add(s, total - tg_metric_value(s));
+}
+
 void tg_gauge_set(tg_metric_series *s, double v)
 {
     if (s)

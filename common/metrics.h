@@ -37,6 +37,10 @@ tg_metric_family *tg_metrics_histogram(tg_metrics *m, const char *name, const ch
 tg_metric_series *tg_metric_series_get(tg_metric_family *f, const char *const *label_values);
 
 void tg_counter_add(tg_metric_series *s, double v);   /* v >= 0; negatives ignored */
+/* A counter that mirrors a count kept elsewhere (an informer's failures):
+ * raise the series to total. A lower total is ignored, so the series never
+ * goes down. One writer per series. */
+void tg_counter_raise(tg_metric_series *s, double total);
 void tg_gauge_set(tg_metric_series *s, double v);
 void tg_gauge_add(tg_metric_series *s, double v);
 void tg_histogram_observe(tg_metric_series *s, double v);

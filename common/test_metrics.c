@@ -136,10 +136,35 @@ static void test_concurrent_updates(void **state)
     tg_metrics_free(m);
 }
 
+/* A counter mirroring a count kept elsewhere follows it up, never down. */
+static void test_counter_raise(void **state)
+{
+    tg_metrics *m = tg_metrics_new();
+    tg_metric_family *f = tg_metrics_counter(m, "tg_failures_total", "Failures.", 1, (const char *[]){"cache"});
+    tg_metric_series *s = tg_metric_series_get(f, (const char *[]){"tenants"});
+    const struct { double total, want; } rows[] = {
+        {0, 0},      /* first read: nothing yet */
+        {3, 3},      /* three failures so far */
+        {3, 3},      /* read again: unchanged */
+        {2, 3},      /* a lower count (never happens; ignored) */
+        {7, 7},
+    };
+
+    assert_non_null(s);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tg_counter_raise(s, rows[i].total);
+        assert_true(tg_metric_value(s) == rows[i].want);
+    }
+    tg_counter_raise(NULL, 5);   /* out of memory at series_get: no crash */
+    tg_metrics_free(m);
+    (void)state;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_render_exact),
+        cmocka_unit_test(test_counter_raise),
         cmocka_unit_test(test_bad_registrations),
         cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_concurrent_updates),

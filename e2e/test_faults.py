@@ -13,6 +13,7 @@ about.  The services and fixtures are those of test_signer.py / tenantgate_servi
 
 import json
 import os
+import re
 import time
 
 from tenantgate_services import (http_get, tenant_namespace_manifest, webhook,  # noqa: F401
@@ -49,6 +50,14 @@ def informer_failures(proc):
     return lines
 
 
+def signer_informer_failures(signer):
+    """tenantgate_signer_informer_failures_total per informer, from its /metrics."""
+    status, text = http_get(signer.metrics_port, "/metrics")
+    assert status == 200
+    return {k: float(v) for k, v in re.findall(
+        r'^tenantgate_signer_informer_failures_total\{informer="([^"]+)"\} (\S+)$', text, re.M)}
+
+
 def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, webhook,
                                                           provider_signer, consumer_signer,
                                                           tmp_path):
@@ -73,6 +82,7 @@ def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, we
         # The provider's apiserver restarts under the webhook and the provider signer.
         failures_before = {name: len(informer_failures(proc))
                            for name, proc in _services(webhook, provider_signer, consumer_signer).items()}
+        counted_before = signer_informer_failures(provider_signer)
         old, new, took = provider.restart_apiserver()
         print(f"provider apiserver restarted: pid {old} -> {new} in {took:.1f}s")
         # At once, while the services are still backing off: the nonce Secret.  Only the
@@ -96,6 +106,9 @@ def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, we
             assert new_lines and all(line["level"] == "warn" and line["resource"].startswith("/api")
                                      and line["error"] and line["retry_ms"] > 0 for line in new_lines), \
                 f"{name}: {new_lines}"
+        # the provider signer's metric counted them too
+        counted = signer_informer_failures(provider_signer)
+        assert sum(counted.values()) > sum(counted_before.values()), (counted_before, counted)
 
         # The consumer's apiserver restarts around the Identity step.
         old, new, took = consumer.restart_apiserver()

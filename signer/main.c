@@ -65,7 +65,7 @@ typedef struct signer_main {
     int leader_elect;
     tg_leader *leader;
     tg_metrics *metrics;
-    tg_metric_family *m_queue, *m_in_flight, *m_leader, *m_cache, *m_heap;
+    tg_metric_family *m_queue, *m_in_flight, *m_leader, *m_cache, *m_informer_failures, *m_heap;
     tg_probe_server *probe;
     tg_repl_watch *repl;          /* the replicator's Secrets, local objects and remote copies */
     int synced;
@@ -446,9 +446,12 @@ static void before_metrics(void *data)
     tg_gauge_set(tg_metric_series_get(m->m_queue, NULL), (double)tg_wq_len(m->s.q));
     tg_gauge_set(tg_metric_series_get(m->m_in_flight, NULL), (double)tg_wq_in_flight(m->s.q));
     tg_gauge_set(tg_metric_series_get(m->m_leader, NULL), __atomic_load_n(&m->s.is_leader, __ATOMIC_SEQ_CST) ? 1 : 0);
-    for (i = 0; i < m->ninfs; i++)
+    for (i = 0; i < m->ninfs; i++) {
         tg_gauge_set(tg_metric_series_get(m->m_cache, (const char *[]){m->infs[i].kind}),
                      (double)tg_informer_count(m->infs[i].inf));
+        tg_counter_raise(tg_metric_series_get(m->m_informer_failures, (const char *[]){m->infs[i].kind}),
+                         (double)tg_informer_stats_get(m->infs[i].inf)->failures);
+    }
     {
         struct mallinfo2 mi = mallinfo2();
         tg_gauge_set(tg_metric_series_get(m->m_heap, (const char *[]){"in_use"}), (double)(mi.uordblks + mi.hblkhd));
@@ -505,6 +508,10 @@ static void register_metrics(signer_main *m)
     m->m_leader = tg_metrics_gauge(r, "tenantgate_signer_leader", "1 while this replica acts.", 0, NULL);
     m->m_cache = tg_metrics_gauge(r, "tenantgate_signer_cache_objects", "Objects in each informer cache.", 1,
                                   (const char *[]){"informer"});
+    m->m_informer_failures = tg_metrics_counter(r, "tenantgate_signer_informer_failures_total",
+                                                "Lists or watches of each informer that failed and were retried "
+                                                "(the log line 'informer failed' says why).",
+                                                1, (const char *[]){"informer"});
     m->m_heap = tg_metrics_gauge(r, "tenantgate_signer_heap_bytes",
                                  "malloc heap: bytes in use, and free but still held (mallinfo2).", 1,
                                  (const char *[]){"state"});

@@ -266,6 +266,23 @@ static void kl_cache_sizes(const tg_lookup *lk, size_t *namespaces, size_t *tena
     *nonce_secrets = tg_informer_count(kl->nonces);
 }
 
+static size_t kl_informer_failures(const tg_lookup *lk, tg_lookup_failures *out, size_t cap)
+{
+    tg_kube_lookup *kl = lk->data;
+    const tg_lookup_failures all[] = {
+        {"namespaces", tg_informer_stats_get(kl->namespaces)->failures},
+        {"tenants", tg_informer_stats_get(kl->tenants)->failures},
+        {"nonce_secrets", tg_informer_stats_get(kl->nonces)->failures},
+        {"local_slices", tg_informer_stats_get(kl->local_slices)->failures},
+    };
+    size_t n = sizeof(all) / sizeof(all[0]);
+
+    if (n > cap)
+        n = cap;
+    memcpy(out, all, n * sizeof(all[0]));
+    return n;
+}
+
 static const tg_lookup_ops kube_ops = {
     .synced = kl_synced,
     .namespace_label = kl_namespace_label,
@@ -275,6 +292,7 @@ static const tg_lookup_ops kube_ops = {
     .tenant_for_cluster = kl_tenant_for_cluster,
     .local_slice_name_exists = kl_local_slice_name_exists,
     .cache_sizes = kl_cache_sizes,
+    .informer_failures = kl_informer_failures,
 };
 
 /* ---------- live read (worker threads) ---------- */

@@ -55,6 +55,12 @@ static inline void tg_lookup_tenant_clear(tg_lookup_tenant *t)
     t->public_key_len = 0;
 }
 
+/* One informer's failure count (kube/informer.h tg_informer_stats.failures). */
+typedef struct tg_lookup_failures {
+    const char *cache;             /* "namespaces", "tenants", "nonce_secrets", "local_slices" */
+    unsigned long failures;
+} tg_lookup_failures;
+
 typedef struct tg_lookup_ops {
     /* 1 when every cache the decision reads has completed its first list. */
     int (*synced)(const tg_lookup *lk);
@@ -90,6 +96,11 @@ typedef struct tg_lookup_ops {
 
     /* Optional (may be NULL), for metrics only: objects in each cache. */
     void (*cache_sizes)(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets);
+
+    /* Optional (may be NULL), for metrics only: how many lists or watches of
+     * each informer failed so far. Fills up to cap entries; returns how many.
+     * Called on the loop that runs the informers. */
+    size_t (*informer_failures)(const tg_lookup *lk, tg_lookup_failures *out, size_t cap);
 } tg_lookup_ops;
 
 struct tg_lookup {

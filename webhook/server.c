@@ -91,7 +91,7 @@ struct tg_server {
     atomic_long open_conns;        /* in all workers, against cfg.max_connections */
     /* telemetry */
     tg_metrics *metrics;
-    tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_cert_expiry, *m_reloads,
+    tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_informer_failures, *m_cert_expiry, *m_reloads,
         *m_ready, *m_conns, *m_conns_rejected, *m_conns_closed, *m_h2_resets;
 };
 
@@ -418,6 +418,13 @@ static void refresh_gauges(tg_server *s)
         tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){"tenants"}), (double)tenants);
         tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){"nonce_secrets"}), (double)nonces);
     }
+    if (lk->ops->informer_failures) {
+        tg_lookup_failures f[8];
+        size_t n = lk->ops->informer_failures(lk, f, sizeof(f) / sizeof(f[0]));
+        for (size_t i = 0; i < n; i++)
+            tg_counter_raise(tg_metric_series_get(s->m_informer_failures, (const char *[]){f[i].cache}),
+                             (double)f[i].failures);
+    }
     tg_gauge_set(tg_metric_series_get(s->m_ready, NULL), not_ready_reason(s) ? 0 : 1);
 }
 
@@ -732,6 +739,10 @@ static void register_metrics(tg_server *s)
                                       "Admission requests being decided.", 0, NULL);
     s->m_cache = tg_metrics_gauge(m, "tenantgate_webhook_cache_objects", "Objects in each informer cache.", 1,
                                   (const char *[]){"cache"});
+    s->m_informer_failures = tg_metrics_counter(m, "tenantgate_webhook_informer_failures_total",
+                                                "Lists or watches of each informer that failed and were retried "
+                                                "(the log line 'informer failed' says why).",
+                                                1, (const char *[]){"cache"});
     s->m_cert_expiry = tg_metrics_gauge(m, "tenantgate_webhook_serving_cert_expiry_timestamp_seconds",
                                         "NotAfter of the serving certificate, Unix time.", 0, NULL);
     s->m_reloads = tg_metrics_counter(m, "tenantgate_webhook_cert_reloads_total",

@@ -797,6 +797,11 @@ current-context: c
             assert "certificate was not accepted" in line["error"] and "127.0.0.2" in line["error"], line
             assert line["next"] == "list" and line["retry_ms"] > 0 and line["failures"] >= 1
         assert w.metrics_get("/readyz")[0] == 503
+        # and counted, per cache, for alerts
+        _, text = w.metrics_get("/metrics")
+        counted = dict(re.findall(r'^tenantgate_webhook_informer_failures_total\{cache="(\w+)"\} (\d+)$', text, re.M))
+        assert set(counted) == {"namespaces", "tenants", "nonce_secrets", "local_slices"}, text
+        assert all(int(v) >= 1 for v in counted.values()), counted
         # refused before a byte of the request, token included, was sent
         assert "completed" not in handshakes
     finally:
