@@ -257,29 +257,21 @@ static int kl_local_slice_name_exists(const tg_lookup *lk, const char *name)
     return tg_cache_get_by_name(tg_informer_cache(kl->local_slices), name, NULL, NULL) > 0;
 }
 
-static void kl_cache_sizes(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets)
+static size_t kl_cache_stats(const tg_lookup *lk, tg_lookup_cache_stats *out, size_t cap)
 {
     tg_kube_lookup *kl = lk->data;
-
-    *namespaces = tg_informer_count(kl->namespaces);
-    *tenants = tg_informer_count(kl->tenants);
-    *nonce_secrets = tg_informer_count(kl->nonces);
-}
-
-static size_t kl_informer_failures(const tg_lookup *lk, tg_lookup_failures *out, size_t cap)
-{
-    tg_kube_lookup *kl = lk->data;
-    const tg_lookup_failures all[] = {
-        {"namespaces", tg_informer_stats_get(kl->namespaces)->failures},
-        {"tenants", tg_informer_stats_get(kl->tenants)->failures},
-        {"nonce_secrets", tg_informer_stats_get(kl->nonces)->failures},
-        {"local_slices", tg_informer_stats_get(kl->local_slices)->failures},
+    const struct { const char *cache; tg_informer *inf; } caches[] = {
+        {"namespaces", kl->namespaces},
+        {"tenants", kl->tenants},
+        {"nonce_secrets", kl->nonces},
+        {"local_slices", kl->local_slices},
     };
-    size_t n = sizeof(all) / sizeof(all[0]);
+    size_t n;
 
-    if (n > cap)
-        n = cap;
-    memcpy(out, all, n * sizeof(all[0]));
+    for (n = 0; n < cap && n < sizeof(caches) / sizeof(caches[0]); n++)
+        out[n] = (tg_lookup_cache_stats){.cache = caches[n].cache,
+                                         .objects = tg_informer_count(caches[n].inf),
+                                         .failures = tg_informer_stats_get(caches[n].inf)->failures};
     return n;
 }
 
@@ -291,8 +283,7 @@ static const tg_lookup_ops kube_ops = {
     .nonce_secret = kl_nonce_secret,
     .tenant_for_cluster = kl_tenant_for_cluster,
     .local_slice_name_exists = kl_local_slice_name_exists,
-    .cache_sizes = kl_cache_sizes,
-    .informer_failures = kl_informer_failures,
+    .cache_stats = kl_cache_stats,
 };
 
 /* ---------- live read (worker threads) ---------- */

@@ -55,11 +55,12 @@ static inline void tg_lookup_tenant_clear(tg_lookup_tenant *t)
     t->public_key_len = 0;
 }
 
-/* One informer's failure count (kube/informer.h tg_informer_stats.failures). */
-typedef struct tg_lookup_failures {
+/* One informer cache, for the metrics. */
+typedef struct tg_lookup_cache_stats {
     const char *cache;             /* "namespaces", "tenants", "nonce_secrets", "local_slices" */
-    unsigned long failures;
-} tg_lookup_failures;
+    size_t objects;
+    unsigned long failures;        /* lists or watches that failed (kube/informer.h) */
+} tg_lookup_cache_stats;
 
 typedef struct tg_lookup_ops {
     /* 1 when every cache the decision reads has completed its first list. */
@@ -94,13 +95,10 @@ typedef struct tg_lookup_ops {
      * name exists in any namespace. */
     int (*local_slice_name_exists)(const tg_lookup *lk, const char *name);
 
-    /* Optional (may be NULL), for metrics only: objects in each cache. */
-    void (*cache_sizes)(const tg_lookup *lk, size_t *namespaces, size_t *tenants, size_t *nonce_secrets);
-
-    /* Optional (may be NULL), for metrics only: how many lists or watches of
-     * each informer failed so far. Fills up to cap entries; returns how many.
-     * Called on the loop that runs the informers. */
-    size_t (*informer_failures)(const tg_lookup *lk, tg_lookup_failures *out, size_t cap);
+    /* Optional (may be NULL), for metrics only: each cache's objects and
+     * failed lists or watches so far. Fills up to cap entries; returns how
+     * many. Called on the loop that runs the informers. */
+    size_t (*cache_stats)(const tg_lookup *lk, tg_lookup_cache_stats *out, size_t cap);
 } tg_lookup_ops;
 
 struct tg_lookup {

@@ -42,8 +42,7 @@ static const tg_lookup_ops unavailable_ops = {
     .nonce_secret = no_nonce,
     .tenant_for_cluster = no_tenant_for_cluster,
     .local_slice_name_exists = no_tenant,
-    .cache_sizes = NULL,
-    .informer_failures = NULL,
+    .cache_stats = NULL,
 };
 
 const tg_lookup tg_lookup_unavailable = {.ops = &unavailable_ops, .data = NULL};

@@ -411,19 +411,14 @@ static void refresh_gauges(tg_server *s)
     tg_gauge_set(tg_metric_series_get(s->m_conns, NULL), (double)total(s, 0));
     if (tg_tls_store_loaded(&s->tls, &not_after))
         tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, NULL), (double)not_after);
-    if (lk->ops->cache_sizes) {
-        size_t ns = 0, tenants = 0, nonces = 0;
-        lk->ops->cache_sizes(lk, &ns, &tenants, &nonces);
-        tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){"namespaces"}), (double)ns);
-        tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){"tenants"}), (double)tenants);
-        tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){"nonce_secrets"}), (double)nonces);
-    }
-    if (lk->ops->informer_failures) {
-        tg_lookup_failures f[8];
-        size_t n = lk->ops->informer_failures(lk, f, sizeof(f) / sizeof(f[0]));
-        for (size_t i = 0; i < n; i++)
-            tg_counter_raise(tg_metric_series_get(s->m_informer_failures, (const char *[]){f[i].cache}),
-                             (double)f[i].failures);
+    if (lk->ops->cache_stats) {
+        tg_lookup_cache_stats c[8];
+        size_t n = lk->ops->cache_stats(lk, c, sizeof(c) / sizeof(c[0]));
+        for (size_t i = 0; i < n; i++) {
+            tg_gauge_set(tg_metric_series_get(s->m_cache, (const char *[]){c[i].cache}), (double)c[i].objects);
+            tg_counter_raise(tg_metric_series_get(s->m_informer_failures, (const char *[]){c[i].cache}),
+                             (double)c[i].failures);
+        }
     }
     tg_gauge_set(tg_metric_series_get(s->m_ready, NULL), not_ready_reason(s) ? 0 : 1);
 }

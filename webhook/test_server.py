@@ -802,6 +802,9 @@ current-context: c
         counted = dict(re.findall(r'^tenantgate_webhook_informer_failures_total\{cache="(\w+)"\} (\d+)$', text, re.M))
         assert set(counted) == {"namespaces", "tenants", "nonce_secrets", "local_slices"}, text
         assert all(int(v) >= 1 for v in counted.values()), counted
+        # each of those caches also reports its objects (none yet)
+        objects = dict(re.findall(r'^tenantgate_webhook_cache_objects\{cache="(\w+)"\} (\d+)$', text, re.M))
+        assert objects == {name: "0" for name in counted}, text
         # refused before a byte of the request, token included, was sent
         assert "completed" not in handshakes
     finally:
