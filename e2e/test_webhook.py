@@ -214,6 +214,143 @@ def test_nonce_missed_by_a_stale_cache_is_read_live(provider, vectors_dir, tenan
         webhook.restart()
 
 
+
+
+WEBHOOK_THREADS = 2                # tenantgate_services starts it with --threads 2
+LIVE_INTERVAL_S = 0.25             # kube_lookup.c: reads of one namespace at least this far apart
+LIVE_SLOTS = 32                    # live_gate.h: namespaces one worker reads or waits for at once
+LIVE_OUTCOMES = ("started", "queued", "refused")
+
+
+def tenant_review(tenant, ns, uid):
+    """The AdmissionReview the API server would send for creating tenant in ns."""
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": uid, "operation": "CREATE", "name": tenant["metadata"]["name"], "namespace": ns,
+        "kind": {"group": "authentication.liqo.io", "version": "v1beta1", "kind": "Tenant"},
+        "resource": {"group": "authentication.liqo.io", "version": "v1beta1", "resource": "tenants"},
+        "userInfo": {"username": "flood"}, "object": tenant}}
+
+
+def read_h1_answer(s):
+    """The JSON body of one HTTP/1.1 answer with a Content-Length."""
+    data = b""
+    while True:
+        head, sep, body = data.partition(b"\r\n\r\n")
+        if sep and len(body) >= int(re.search(rb"(?i)content-length: *(\d+)", head).group(1)):
+            return json.loads(body)
+        chunk = s.recv(65536)
+        assert chunk, "connection closed before the answer"
+        data += chunk
+
+
+def post_at_once(port, reviews):
+    """Each review on a connection of its own, all sent at once once every connection is up;
+    returns (the answers' response objects, seconds from the send to the last answer)."""
+    ready = threading.Event()
+    results = [None] * len(reviews)
+
+    def run(i):
+        s = raw_tls(port)
+        s.settimeout(10)
+        try:
+            ready.wait(10)
+            s.sendall(h1_post(json.dumps(reviews[i]).encode()))
+            results[i] = read_h1_answer(s)["response"]
+        finally:
+            s.close()
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(reviews))]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)                # the TLS handshakes
+    started = time.monotonic()
+    ready.set()
+    for t in threads:
+        t.join(20)
+    return results, time.monotonic() - started
+
+
+def live_counts(webhook, metrics):
+    counts = {o: webhook.counter("tenantgate_webhook_live_read_reviews_total", metrics, outcome=o)
+              for o in LIVE_OUTCOMES}
+    counts["reads"] = webhook.counter("tenantgate_webhook_live_reads_total", metrics)
+    return counts
+
+
+def wait_in_cache(provider, tenant):
+    """Until a dry run gets past placement: the namespace is in the webhook's cache."""
+    wait_for(lambda: denial(provider.apply(tenant, "--dry-run=server", check=False).stderr)[0]
+             == "NonceNotFound", timeout=10, what="the tenant namespace in the cache")
+
+
+def test_a_flood_of_reviews_without_a_nonce_costs_a_few_live_reads(provider, vectors_dir, tenant_ns, webhook):
+    """Whoever reaches the webhook's port can send reviews for a tenant namespace that has no
+    nonce, and each needs a live read before its NonceNotFound.  60 of them at once, on 60
+    connections: every one is answered NonceNotFound after a read that started after it
+    arrived, and the API server serves one read of the namespace at a time per worker, 250 ms
+    apart: a few reads, not 60."""
+    ns = tenant_ns("cl01")
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    wait_in_cache(provider, tenant)
+    n = 60
+    before, lists = live_counts(webhook, webhook.metrics()), apiserver_secret_lists(provider)
+    results, elapsed = post_at_once(Port(webhook), [tenant_review(tenant, ns, f"flood-{i}") for i in range(n)])
+    after, served = live_counts(webhook, webhook.metrics()), apiserver_secret_lists(provider) - lists
+    for i, r in enumerate(results):
+        assert r is not None, f"review {i} got no answer"
+        assert r["uid"] == f"flood-{i}" and not r["allowed"], r
+        assert r["status"]["message"].startswith(f"NonceNotFound: expected Secret {ns}/liqo-nonce"), r
+    delta = {k: after[k] - before[k] for k in after}
+    # one read per worker at once, then one per interval, for as long as the flood lasted
+    bound = WEBHOOK_THREADS * (1 + int(elapsed / LIVE_INTERVAL_S) + 1)
+    print(f"\n{n} reviews at once without a nonce: {delta['reads']:.0f} live reads in {elapsed:.2f} s "
+          f"(bound {bound}); the API server served {served:.0f} namespaced Secret lists")
+    # What the API server saw (it also counts the lists of namespaces other tests are
+    # deleting, hence <=), then our count.
+    assert 1 <= served <= min(bound, n // 4), served
+    assert 1 <= delta["reads"] <= served, (delta, served)
+    assert delta["started"] + delta["queued"] == n and delta["refused"] == 0, delta
+    assert delta["queued"] >= n - served, delta
+
+
+def test_too_many_namespaces_read_at_once_is_live_read_busy(provider, vectors_dir, tenant_ns, webhook):
+    """One review for each of 80 tenant namespaces without a nonce, at once: each worker reads
+    at most 32 namespaces at a time (and holds each 250 ms), so of 80 reviews over 2 workers at
+    least 16 are refused with LiveReadBusy (429, not a verdict: retry), the others get their
+    read and NonceNotFound, and the API server serves one read per review that was not
+    refused."""
+    n = 80
+    names = [f"liqo-tenant-cl01-busy-{uuid.uuid4().hex[:6]}" for _ in range(n)]
+    provider.apply({"apiVersion": "v1", "kind": "List",
+                    "items": [tenant_namespace_manifest("cl01", name) for name in names]})
+    try:
+        tenant, _ = vector_in(vectors_dir, CL01, names[-1])
+        wait_in_cache(provider, tenant)
+        reviews = []
+        for i, ns in enumerate(names):
+            t, _ = vector_in(vectors_dir, CL01, ns)
+            reviews.append(tenant_review(t, ns, f"busy-{i}"))
+        before, lists = live_counts(webhook, webhook.metrics()), apiserver_secret_lists(provider)
+        results, elapsed = post_at_once(Port(webhook), reviews)
+        after, served = live_counts(webhook, webhook.metrics()), apiserver_secret_lists(provider) - lists
+        busy = [r for r in results if r and r["status"]["message"].startswith("LiveReadBusy: ")]
+        absent = [r for r in results if r and r["status"]["message"].startswith("NonceNotFound: ")]
+        delta = {k: after[k] - before[k] for k in after}
+        print(f"\n{n} namespaces at once: {len(busy)} LiveReadBusy, {len(absent)} NonceNotFound, "
+              f"{served:.0f} reads served, in {elapsed:.2f} s; {delta}")
+        assert len(busy) + len(absent) == n, [r for r in results if r not in busy + absent][:3]
+        for r in busy:
+            assert not r["allowed"] and r["status"]["code"] == 429, r
+            assert r["status"]["reason"] == "TooManyRequests", r
+        assert len(busy) >= n - WEBHOOK_THREADS * LIVE_SLOTS, len(busy)
+        assert delta["refused"] == len(busy) and delta["started"] == len(absent) == delta["reads"], delta
+        # the refused cost the API server nothing (it also counts the lists of namespaces
+        # being deleted, hence not ==)
+        assert delta["reads"] <= served < n, (delta, served)
+        assert webhook.counter(REQUESTS, path="/validate/tenants", verdict="error", reason="LiveReadBusy") > 0
+    finally:
+        provider.kubectl("delete", "namespace", *names, "--wait=false", check=False)
+
+
 # --- the nonce is the Tenant's namespace's liqo-nonce, nothing else -------------------------
 
 @pytest.fixture

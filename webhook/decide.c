@@ -58,7 +58,7 @@ void tg_decide_error(tg_decision *d, int code, const char *reason, const char *m
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
             *p = ' ';
     d->response.message = d->message;
-    d->response.reason = code >= 500 ? "InternalError" : "BadRequest";
+    d->response.reason = code >= 500 ? "InternalError" : (code == 429 ? "TooManyRequests" : "BadRequest");
 }
 
 /* Only CREATE and UPDATE of the tenants resource itself; DELETE and /status

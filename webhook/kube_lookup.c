@@ -1,6 +1,7 @@
 /* kube_lookup.c - lookup.h over informer caches, and the live nonce read. */
 #include "kube_lookup.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "kube/json.h"
 #include "kube/kubeconfig.h"
 #include "kube/tenant_json.h"
+#include "webhook/live_gate.h"
 #include "webhook/nonce_secret.h"
 
 #define NAMESPACES_PATH "/api/v1/namespaces"
@@ -27,6 +29,9 @@
 #define LIVE_PATH_FMT "/api/v1/namespaces/%s/secrets?fieldSelector=metadata.name%%3D" TG_NONCE_SECRET_NAME
 /* Under kube-apiserver's 10 s default webhook timeout, with room to answer. */
 #define LIVE_TIMEOUT_MS 4000
+/* Reads of one namespace start at least this far apart (live_gate.h): a
+ * flood of reviews for it costs the API server four reads a second. */
+#define LIVE_MIN_INTERVAL_MS 250
 
 struct tg_kube_lookup {
     uv_loop_t *loop;
@@ -39,7 +44,10 @@ struct tg_kube_lookup {
     tg_lookup lookup;
     tg_live_nonce live;
     int nworkers;
-    tg_kube_client **worker_clients;   /* [i] used only by worker i's thread */
+    struct live_worker *live_workers;  /* [i] used only by worker i's thread */
+    struct {
+        atomic_ulong reads, started, queued, refused;
+    } live_stats;
 };
 
 /* ---------- cache readers (any thread; visitors copy, never keep) ---------- */
@@ -288,87 +296,220 @@ static const tg_lookup_ops kube_ops = {
 
 /* ---------- live read (worker threads) ---------- */
 
+/* One review waiting for a read of its namespace (live_gate.h). */
 typedef struct live_req {
+    tg_live_waiter node;           /* first: the gate hands back this pointer */
     tg_live_nonce_done done;
     void *cbdata;
-    char ns[TG_LABEL_VALUE_MAX];
     char cluster_id[TG_LABEL_VALUE_MAX];
 } live_req;
 
+/* One read out: at most one per gate slot, so a fixed array holds them all. */
+typedef struct live_read {
+    struct live_worker *lw;
+    int busy;
+    char ns[TG_LABEL_VALUE_MAX];
+} live_read;
+
+/* Worker i's live reads; touched only by worker i's thread. */
+typedef struct live_worker {
+    tg_kube_lookup *kl;
+    uv_loop_t *loop;               /* NULL until the worker's first live read */
+    tg_kube_client *client;
+    tg_live_gate gate;
+    uv_timer_t timer;              /* starts the reads the gate has scheduled */
+    live_read reads[TG_LIVE_GATE_SLOTS];
+} live_worker;
+
+static void count(atomic_ulong *c)
+{
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+static void answer_each(tg_live_waiter *w, const char *ns, json_object *items)
+{
+    while (w) {
+        live_req *lr = (live_req *)w;
+        char nonce[TG_LOOKUP_NONCE_MAX];
+        size_t len = 0;
+        tg_nonce_state st = TG_NONCE_ABSENT;
+
+        w = w->next;
+        if (!items) {
+            lr->done(lr->cbdata, NULL, 0, -1);
+            free(lr);
+            continue;
+        }
+        /* At most one Secret has that name in that namespace; the rule is
+         * checked here again, whatever the API server sent. */
+        for (size_t i = 0; i < json_object_array_length(items) && st == TG_NONCE_ABSENT; i++)
+            st = tg_nonce_secret_read(json_object_array_get_idx(items, i), ns, lr->cluster_id, nonce, &len);
+        if (st == TG_NONCE_FOUND)
+            lr->done(lr->cbdata, nonce, len, TG_NONCE_FOUND);
+        else
+            lr->done(lr->cbdata, NULL, 0, (int)st);
+        OPENSSL_cleanse(nonce, sizeof(nonce));
+        free(lr);
+    }
+}
+
+static void on_due(uv_timer_t *t);
+
+/* Let the loop start whatever the gate has due (never from inside fetch:
+ * a read that fails to start answers its waiters). */
+static void kick(live_worker *lw)
+{
+    uv_timer_start(&lw->timer, on_due, 0, 0);
+}
+
 static void on_live_response(tg_kube_request *r, const tg_kube_response *resp, void *data)
 {
-    live_req *lr = data;
-    json_object *list = NULL, *items;
-    char nonce[TG_LOOKUP_NONCE_MAX];
-    size_t len = 0;
-    tg_nonce_state st = TG_NONCE_ABSENT;
+    live_read *rd = data;
+    live_worker *lw = rd->lw;
+    json_object *list = NULL, *items = NULL;
 
+    (void)r;
     if (resp->status != 200 || !(list = tg_json_parse(resp->body, resp->body_len, NULL, 0)) ||
         !(items = tg_json_path(list, "items", NULL)) || !json_object_is_type(items, json_type_array)) {
-        tg_log(TG_LOG_WARN, "live read of the nonce Secret failed", TG_LOG_STR("namespace", lr->ns),
-               TG_LOG_STR("cluster_id", lr->cluster_id), TG_LOG_INT("status", resp->status),
-               TG_LOG_STR("error", resp->error));
-        if (list)
-            json_object_put(list);
-        lr->done(lr->cbdata, NULL, 0, -1);
-        free(lr);
-        return;
+        tg_log(TG_LOG_WARN, "live read of the nonce Secret failed", TG_LOG_STR("namespace", rd->ns),
+               TG_LOG_INT("status", resp->status), TG_LOG_STR("error", resp->error));
+        items = NULL;
     }
-    /* At most one Secret has that name in that namespace; the rule is checked
-     * here again, whatever the API server sent. */
-    for (size_t i = 0; i < json_object_array_length(items) && st == TG_NONCE_ABSENT; i++)
-        st = tg_nonce_secret_read(json_object_array_get_idx(items, i), lr->ns, lr->cluster_id, nonce, &len);
-    json_object_put(list);
-    if (st == TG_NONCE_FOUND)
-        lr->done(lr->cbdata, nonce, len, TG_NONCE_FOUND);
-    else
-        lr->done(lr->cbdata, NULL, 0, (int)st);
-    OPENSSL_cleanse(nonce, sizeof(nonce));
-    free(lr);
+    answer_each(tg_live_gate_finish(&lw->gate, rd->ns, uv_now(lw->loop)), rd->ns, items);
+    rd->busy = 0;
+    if (list)
+        json_object_put(list);
+    kick(lw);     /* the next read of this namespace may be due */
+}
+
+static int start_read(live_worker *lw, const char *ns)
+{
+    live_read *rd = NULL;
+    char path[256], err[256];
+    tg_kube_request_opts opts = {.timeout_ms = LIVE_TIMEOUT_MS, .max_body = (size_t)4 << 20};
+
+    for (int i = 0; i < TG_LIVE_GATE_SLOTS && !rd; i++)
+        if (!lw->reads[i].busy)
+            rd = &lw->reads[i];
+    if (!rd)
+        return -1;     /* cannot happen: one read per slot */
+    rd->lw = lw;
+    snprintf(rd->ns, sizeof(rd->ns), "%s", ns);
+    /* A DNS label (the decision checked): nothing to escape. */
+    snprintf(path, sizeof(path), LIVE_PATH_FMT, ns);
+    opts.path = path;
+    if (!tg_kube_request_start(lw->client, &opts, on_live_response, rd, err, sizeof(err))) {
+        tg_log(TG_LOG_WARN, "cannot start the live nonce read", TG_LOG_STR("namespace", ns),
+               TG_LOG_STR("error", err));
+        return -1;
+    }
+    rd->busy = 1;
+    count(&lw->kl->live_stats.reads);
+    return 0;
+}
+
+/* The reads the gate has scheduled and that are due now. */
+static void on_due(uv_timer_t *t)
+{
+    live_worker *lw = t->data;
+    const char *ns;
+    uint64_t wait;
+
+    while ((ns = tg_live_gate_due(&lw->gate, uv_now(lw->loop), &wait)) != NULL) {
+        char name[TG_LABEL_VALUE_MAX];
+
+        snprintf(name, sizeof(name), "%s", ns);
+        if (start_read(lw, name) != 0)
+            answer_each(tg_live_gate_finish(&lw->gate, name, uv_now(lw->loop)), name, NULL);
+    }
+    if (wait != UINT64_MAX)
+        uv_timer_start(&lw->timer, on_due, wait, 0);
+}
+
+static live_worker *worker_ready(tg_kube_lookup *kl, uv_loop_t *loop, int worker)
+{
+    live_worker *lw = &kl->live_workers[worker];
+    char err[256];
+
+    if (lw->loop)
+        return lw;
+    if (!(lw->client = tg_kube_client_new(loop, &kl->config, err, sizeof(err)))) {
+        tg_log(TG_LOG_WARN, "cannot create the worker's API client", TG_LOG_STR("error", err));
+        return NULL;
+    }
+    lw->kl = kl;
+    lw->loop = loop;
+    tg_live_gate_init(&lw->gate, LIVE_MIN_INTERVAL_MS);
+    uv_timer_init(loop, &lw->timer);
+    lw->timer.data = lw;
+    return lw;
 }
 
 static int live_fetch(void *self, uv_loop_t *loop, int worker, const char *ns, const char *cluster_id,
                       tg_live_nonce_done done, void *cbdata)
 {
     tg_kube_lookup *kl = self;
-    tg_kube_client **cp;
+    live_worker *lw;
     live_req *lr;
-    char path[256], err[256];
-    tg_kube_request_opts opts = {.timeout_ms = LIVE_TIMEOUT_MS, .max_body = (size_t)4 << 20};
 
-    /* Both are DNS labels (the decision checked): nothing to escape. */
     if (worker < 0 || worker >= kl->nworkers || strlen(cluster_id) >= TG_LABEL_VALUE_MAX ||
         strlen(ns) >= TG_LABEL_VALUE_MAX)
-        return -1;
-    cp = &kl->worker_clients[worker];
-    if (!*cp && !(*cp = tg_kube_client_new(loop, &kl->config, err, sizeof(err)))) {
-        tg_log(TG_LOG_WARN, "cannot create the worker's API client", TG_LOG_STR("error", err));
-        return -1;
-    }
-    snprintf(path, sizeof(path), LIVE_PATH_FMT, ns);
-    if (!(lr = calloc(1, sizeof(*lr))))
-        return -1;
+        return TG_LIVE_FETCH_FAILED;
+    if (!(lw = worker_ready(kl, loop, worker)) || !(lr = calloc(1, sizeof(*lr))))
+        return TG_LIVE_FETCH_FAILED;
     lr->done = done;
     lr->cbdata = cbdata;
-    snprintf(lr->ns, sizeof(lr->ns), "%s", ns);
     snprintf(lr->cluster_id, sizeof(lr->cluster_id), "%s", cluster_id);
-    opts.path = path;
-    if (!tg_kube_request_start(*cp, &opts, on_live_response, lr, err, sizeof(err))) {
-        tg_log(TG_LOG_WARN, "cannot start the live nonce read", TG_LOG_STR("error", err));
+    switch (tg_live_gate_join(&lw->gate, ns, &lr->node, uv_now(loop))) {
+    case TG_LIVE_READ_NOW:
+        if (start_read(lw, ns) != 0) {
+            tg_live_gate_finish(&lw->gate, ns, uv_now(loop));    /* hands back lr alone */
+            free(lr);
+            return TG_LIVE_FETCH_FAILED;
+        }
+        count(&kl->live_stats.started);
+        return 0;
+    case TG_LIVE_QUEUED:
+        count(&kl->live_stats.queued);
+        kick(lw);
+        return 0;
+    case TG_LIVE_BUSY:
+    default:
         free(lr);
-        return -1;
+        count(&kl->live_stats.refused);
+        return TG_LIVE_FETCH_BUSY;
     }
-    return 0;
 }
 
 static void live_worker_stop(void *self, int worker)
 {
     tg_kube_lookup *kl = self;
+    live_worker *lw;
+    tg_live_waiter *left;
 
-    if (worker >= 0 && worker < kl->nworkers && kl->worker_clients[worker]) {
-        tg_kube_client_free(kl->worker_clients[worker]);
-        kl->worker_clients[worker] = NULL;
+    if (worker < 0 || worker >= kl->nworkers || !(lw = &kl->live_workers[worker])->loop)
+        return;
+    /* The loop stops: the reviews still waiting are not answered (the
+     * server is past its grace period), their records are freed. */
+    tg_kube_client_free(lw->client);
+    lw->client = NULL;
+    for (left = tg_live_gate_drain(&lw->gate); left;) {
+        live_req *lr = (live_req *)left;
+
+        left = left->next;
+        free(lr);
     }
+    uv_close((uv_handle_t *)&lw->timer, NULL);
+}
+
+static void live_stats(void *self, tg_live_nonce_stats *out)
+{
+    tg_kube_lookup *kl = self;
+
+    out->reads = atomic_load_explicit(&kl->live_stats.reads, memory_order_relaxed);
+    out->started = atomic_load_explicit(&kl->live_stats.started, memory_order_relaxed);
+    out->queued = atomic_load_explicit(&kl->live_stats.queued, memory_order_relaxed);
+    out->refused = atomic_load_explicit(&kl->live_stats.refused, memory_order_relaxed);
 }
 
 /* ---------- life cycle ---------- */
@@ -419,7 +560,7 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
 {
     tg_kube_lookup *kl = calloc(1, sizeof(*kl));
 
-    if (!kl || !(kl->worker_clients = calloc((size_t)(workers > 0 ? workers : 1), sizeof(*kl->worker_clients)))) {
+    if (!kl || !(kl->live_workers = calloc((size_t)(workers > 0 ? workers : 1), sizeof(*kl->live_workers)))) {
         snprintf(err, err_len, "out of memory");
         free(kl);
         return NULL;
@@ -445,6 +586,7 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
     kl->lookup.data = kl;
     kl->live.fetch = live_fetch;
     kl->live.worker_stop = live_worker_stop;
+    kl->live.stats = live_stats;
     kl->live.self = kl;
     tg_log(TG_LOG_INFO, "watching the cluster", TG_LOG_STR("context", kl->config.context));
     return kl;
@@ -480,6 +622,6 @@ void tg_kube_lookup_free(tg_kube_lookup *kl)
         tg_kube_client_free(kl->client);
     uv_run(kl->loop, UV_RUN_DEFAULT);
     tg_kube_config_free(&kl->config);
-    free(kl->worker_clients);
+    free(kl->live_workers);
     free(kl);
 }

@@ -91,7 +91,8 @@ struct tg_server {
     atomic_long open_conns;        /* in all workers, against cfg.max_connections */
     /* telemetry */
     tg_metrics *metrics;
-    tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_informer_failures, *m_cert_expiry, *m_reloads,
+    tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_informer_failures, *m_live_reads, *m_live_reviews,
+        *m_cert_expiry, *m_reloads,
         *m_ready, *m_conns, *m_conns_rejected, *m_conns_closed, *m_h2_resets;
 };
 
@@ -157,10 +158,18 @@ typedef struct admission {
     char error[256];
 } admission;
 
+/* "error" is an answer that is not a verdict (retry later): a 5xx, or 429. */
+static const char *verdict_of(const tg_decision *d)
+{
+    if (d->response.allowed)
+        return "allowed";
+    return d->response.code >= 500 || d->response.code == 429 ? "error" : "denied";
+}
+
 static void admission_log(const admission *a, const tg_decision *d)
 {
     const tg_review_request *r = &a->review;
-    const char *verdict = d->response.allowed ? "allowed" : (d->response.code >= 500 ? "error" : "denied");
+    const char *verdict = verdict_of(d);
 
     /* No nonce, key, CSR, signature or token ever reaches this line: only
      * names, the verdict and its one-line reason. */
@@ -175,7 +184,7 @@ static void admission_log(const admission *a, const tg_decision *d)
 /* Answer, account and release. a->req may be gone (client closed). */
 static void admission_finish(admission *a, tg_decision *d)
 {
-    const char *verdict = d->response.allowed ? "allowed" : (d->response.code >= 500 ? "error" : "denied");
+    const char *verdict = verdict_of(d);
 
     admission_log(a, d);
     count_request(a->server, a->path, verdict, d->reason, a->started_us);
@@ -281,6 +290,7 @@ static int handle_admission(tg_server *s, worker *w, h2o_req_t *req, const char 
         tg_decide_validate(&a->review, s->cfg.lookup, &opts, &d);
         if (d.need_live_nonce && s->cfg.live) {
             live_wait *lw = malloc(sizeof(*lw));
+            int fetched = TG_LIVE_FETCH_FAILED;
             admission_guard *g = h2o_mem_alloc_shared(&req->pool, sizeof(*g), on_request_disposed);
             g->conn = NULL;
             if (lw) {
@@ -288,18 +298,27 @@ static int handle_admission(tg_server *s, worker *w, h2o_req_t *req, const char 
                 g->conn = tg_conns_request_pending(req);
                 lw->a = a;
                 lw->guard = g;
-                if (s->cfg.live->fetch(s->cfg.live->self, &w->loop, w->index, d.nonce_namespace, d.cluster_id,
-                                       on_live_nonce, lw) == 0) {
+                fetched = s->cfg.live->fetch(s->cfg.live->self, &w->loop, w->index, d.nonce_namespace,
+                                             d.cluster_id, on_live_nonce, lw);
+                if (fetched == 0) {
                     tg_decision_clear(&d);
                     return 0;      /* answered from on_live_nonce */
                 }
                 g->a = NULL;
                 free(lw);
             }
-            /* No live read possible: decide with what the cache said. */
             tg_decision_clear(&d);
-            opts.live_nonce_done = 1;
-            tg_decide_validate(&a->review, s->cfg.lookup, &opts, &d);
+            if (fetched == TG_LIVE_FETCH_BUSY) {
+                /* Not a verdict: the nonce may exist. */
+                tg_decide_error(&d, 429, "LiveReadBusy",
+                                "too many namespaces' nonce Secrets are being read from the API server, "
+                                "retry later");
+                d.intercepted = 1;
+            } else {
+                /* No live read possible: decide with what the cache said. */
+                opts.live_nonce_done = 1;
+                tg_decide_validate(&a->review, s->cfg.lookup, &opts, &d);
+            }
         }
     }
     admission_finish(a, &d);
@@ -419,6 +438,14 @@ static void refresh_gauges(tg_server *s)
             tg_counter_raise(tg_metric_series_get(s->m_informer_failures, (const char *[]){c[i].cache}),
                              (double)c[i].failures);
         }
+    }
+    if (s->cfg.live && s->cfg.live->stats) {
+        tg_live_nonce_stats ls = {0};
+        s->cfg.live->stats(s->cfg.live->self, &ls);
+        tg_counter_raise(tg_metric_series_get(s->m_live_reads, NULL), (double)ls.reads);
+        tg_counter_raise(tg_metric_series_get(s->m_live_reviews, (const char *[]){"started"}), (double)ls.started);
+        tg_counter_raise(tg_metric_series_get(s->m_live_reviews, (const char *[]){"queued"}), (double)ls.queued);
+        tg_counter_raise(tg_metric_series_get(s->m_live_reviews, (const char *[]){"refused"}), (double)ls.refused);
     }
     tg_gauge_set(tg_metric_series_get(s->m_ready, NULL), not_ready_reason(s) ? 0 : 1);
 }
@@ -738,6 +765,15 @@ static void register_metrics(tg_server *s)
                                                 "Lists or watches of each informer that failed and were retried "
                                                 "(the log line 'informer failed' says why).",
                                                 1, (const char *[]){"cache"});
+    s->m_live_reads = tg_metrics_counter(m, "tenantgate_webhook_live_reads_total",
+                                         "Live reads of a nonce Secret sent to the API server (on a cache miss, "
+                                         "before NonceNotFound).",
+                                         0, NULL);
+    s->m_live_reviews = tg_metrics_counter(m, "tenantgate_webhook_live_read_reviews_total",
+                                           "Reviews that needed a live read, by outcome: started (a read at once), "
+                                           "queued (answered by the next read of their namespace), refused "
+                                           "(LiveReadBusy: too many namespaces being read).",
+                                           1, (const char *[]){"outcome"});
     s->m_cert_expiry = tg_metrics_gauge(m, "tenantgate_webhook_serving_cert_expiry_timestamp_seconds",
                                         "NotAfter of the serving certificate, Unix time.", 0, NULL);
     s->m_reloads = tg_metrics_counter(m, "tenantgate_webhook_cert_reloads_total",

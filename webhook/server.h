@@ -20,17 +20,32 @@
 
 /* Asynchronous live read of the nonce Secret ns/liqo-nonce for cluster_id,
  * on the calling worker's loop: called when the cache has none, before
- * denying NonceNotFound. done() must be called exactly once, on that loop,
- * with the nonce text or NULL when none was found; status < 0 when the API
- * could not be asked, else the tg_nonce_state found (lookup.h). Returns 0
- * when started, -1 when it could not start (done is then not called). */
+ * denying NonceNotFound. done() must be called exactly once, on that loop and
+ * never from inside fetch, with the nonce text or NULL when none was found;
+ * status < 0 when the API could not be asked, else the tg_nonce_state found
+ * (lookup.h). fetch returns 0 when the review waits for a read,
+ * TG_LIVE_FETCH_FAILED when no read could start and TG_LIVE_FETCH_BUSY when
+ * too many namespaces are being read (done is then not called). */
+#define TG_LIVE_FETCH_FAILED (-1)
+#define TG_LIVE_FETCH_BUSY (-2)
 typedef void (*tg_live_nonce_done)(void *cbdata, const char *nonce, size_t len, int status);
+
+/* Counts since start, summed over the workers. */
+typedef struct tg_live_nonce_stats {
+    unsigned long reads;           /* live reads sent to the API server */
+    unsigned long started;         /* reviews whose arrival started a read */
+    unsigned long queued;          /* reviews that waited for the next read of their namespace */
+    unsigned long refused;         /* reviews refused: TG_LIVE_FETCH_BUSY */
+} tg_live_nonce_stats;
+
 typedef struct tg_live_nonce {
     int (*fetch)(void *self, uv_loop_t *loop, int worker, const char *ns, const char *cluster_id,
                  tg_live_nonce_done done, void *cbdata);
     /* On the worker's thread when it stops: release what fetch created on
      * that loop (its handles must be closing when this returns). */
     void (*worker_stop)(void *self, int worker);
+    /* Any thread; may be NULL. */
+    void (*stats)(void *self, tg_live_nonce_stats *out);
     void *self;
 } tg_live_nonce;
 
