@@ -407,6 +407,51 @@ def test_rogue_labelled_secret_does_not_hide_the_real_nonce(provider, vectors_di
                                    check=False), "SignatureVerificationFailed")
 
 
+def big_secret(ns, name, blob):
+    """A Secret with the nonce labels (for cl01) and 1 MiB of data beside a nonce."""
+    secret = nonce_secret_manifest("cl01", "x", ns)
+    secret["metadata"]["name"] = name
+    secret.pop("stringData")
+    secret["data"] = {"nonce": base64.b64encode(b"x").decode(), "blob": blob}
+    return json.dumps(secret)
+
+
+def test_big_labelled_secrets_cannot_keep_the_webhook_from_syncing(provider, webhook, namespace):
+    """Whoever may create Secrets in a namespace can label them liqo.io/nonce=true, as many and
+    as big (1 MiB of data each) as they like.  The webhook listed them all, 500 to a page, and
+    a page is buffered and parsed whole under an 8 MiB limit: 24 such Secrets made a 25 MB page,
+    the list failed at every try and the webhook never became ready, so every Tenant was refused.
+    Now (1) it lists only Secrets named liqo-nonce: 24 big ones under other names in one
+    namespace are never listed; (2) a page over 8 MiB is asked again for fewer objects: 8 big
+    liqo-nonce Secrets in 8 namespaces (one per namespace is all anyone can make) still sync.
+    Its memory stays far under the pod's 64 MiB limit."""
+    with open(f"/proc/{webhook.process.pid}/maps") as f:
+        if "libasan" in f.read():
+            pytest.skip("an ASan build's resident memory says nothing about the pages")
+    blob = base64.b64encode(os.urandom(768 << 10)).decode()      # 1 MiB as base64
+    ns = namespace(provider, "plain")
+    for i in range(24):
+        provider.kubectl("create", "-f", "-", input=big_secret(ns, f"big-{i}", blob))
+    webhook.restart()
+    peak = proc_status(webhook.process.pid, "VmHWM")
+    print(f"\n24 labelled Secrets of 1 MB under other names: ready, VmHWM {peak} KiB")
+    assert peak < 16 << 10, f"VmHWM {peak} KiB: the big Secrets were listed"
+
+    cached = webhook.counter("tenantgate_webhook_cache_objects", cache="nonce_secrets")
+    for i in range(8):
+        provider.kubectl("create", "-f", "-", input=big_secret(namespace(provider, "big"), "liqo-nonce", blob))
+    took = webhook.restart()
+    peak = proc_status(webhook.process.pid, "VmHWM")
+    now = webhook.counter("tenantgate_webhook_cache_objects", cache="nonce_secrets")
+    shrunk = [line for line in webhook.log_tail(400).splitlines()
+              if "informer list page too large" in line and "/api/v1/secrets" in line]
+    print(f"8 big liqo-nonce Secrets in 8 namespaces: ready in {took:.2f} s, VmHWM {peak} KiB, "
+          f"{now - cached:.0f} more cached, {len(shrunk)} smaller pages")
+    assert now == cached + 8, (cached, now)
+    assert shrunk, "no page was asked again smaller"
+    assert peak < 32 << 10, f"VmHWM {peak} KiB"
+
+
 def test_nonce_secret_labelled_for_another_cluster_is_named_in_the_denial(
         provider, vectors_dir, tenant_ns):
     _, nonce = load_vector(vectors_dir, CL01)

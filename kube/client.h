@@ -43,6 +43,9 @@ typedef enum tg_kube_content_type {
     TG_KUBE_CT_APPLY,           /* application/apply-patch+yaml (server-side apply) */
 } tg_kube_content_type;
 
+/* resp->error of a buffered request whose body went over its max_body. */
+extern const char TG_KUBE_ERR_BODY_TOO_LARGE[];
+
 typedef struct tg_kube_response {
     long status;             /* HTTP status; 0 when no response arrived */
     const char *body;        /* NUL-terminated (buffered requests); "" when streamed */

@@ -91,11 +91,13 @@ const char *tg_kube_content_type_value(tg_kube_content_type ct)
     }
 }
 
+const char TG_KUBE_ERR_BODY_TOO_LARGE[] = "response body over the size limit";
+
 int tg_kube_body_append(char **buf, size_t *len, size_t *cap, size_t max, const char *p, size_t n,
                         const char **why)
 {
     if (n > max - *len) {
-        *why = "response body over the size limit";
+        *why = TG_KUBE_ERR_BODY_TOO_LARGE;
         return -1;
     }
     if (*len + n + 1 > *cap) {

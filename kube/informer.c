@@ -21,6 +21,7 @@ struct tg_informer {
     tg_cache_handlers handlers;
     char *path, *label_selector, *field_selector, *resume_rv;
     long page_size, watch_timeout_s;
+    long page_limit;               /* this list's limit: page_size, less after a page too big */
     tg_backoff backoff;
     uv_timer_t timer;              /* backoff delay before the next list or watch */
     inf_state state;
@@ -104,6 +105,24 @@ static void list_reset(tg_informer *inf)
     tg_cache_discard(inf->cache);
     free(inf->continue_token);
     inf->continue_token = NULL;
+    inf->page_limit = inf->page_size;
+}
+
+/* A page is buffered and parsed whole, and whoever may create the objects
+ * listed chooses their size (a Secret can hold 1 MiB): a page over the
+ * parser's limit is asked again, same continue token, for fewer objects,
+ * down to one. Otherwise a few big objects would keep the cache from ever
+ * syncing. */
+static int page_too_big(tg_informer *inf, const tg_kube_response *resp)
+{
+    if (resp->error == NULL || strcmp(resp->error, TG_KUBE_ERR_BODY_TOO_LARGE) != 0 || inf->page_limit <= 1)
+        return 0;
+    inf->page_limit = inf->page_limit > 4 ? inf->page_limit / 4 : 1;
+    inf->stats.smaller_pages++;
+    tg_log(TG_LOG_INFO, "informer list page too large, asking for fewer objects per page",
+           TG_LOG_STR("resource", inf->path), TG_LOG_INT("max_bytes", (int64_t)TG_DOC_MAX_BYTES),
+           TG_LOG_INT("limit", inf->page_limit));
+    return 1;
 }
 
 static void on_list_page(tg_kube_request *req, const tg_kube_response *resp, void *data)
@@ -115,6 +134,10 @@ static void on_list_page(tg_kube_request *req, const tg_kube_response *resp, voi
         note_error(inf, "list %s: continue token expired (HTTP 410)", inf->path);
         inf->stats.gone++;
         list_reset(inf);
+        start_list(inf);
+        return;
+    }
+    if (page_too_big(inf, resp)) {
         start_list(inf);
         return;
     }
@@ -180,7 +203,7 @@ static void on_list_page(tg_kube_request *req, const tg_kube_response *resp, voi
 static void start_list(tg_informer *inf)
 {
     char q[2048] = "", limit[32], err[160];
-    snprintf(limit, sizeof(limit), "%ld", inf->page_size);
+    snprintf(limit, sizeof(limit), "%ld", inf->page_limit);
     char *url = NULL;
     if (query_add(q, sizeof(q), "labelSelector", inf->label_selector) != 0 ||
         query_add(q, sizeof(q), "fieldSelector", inf->field_selector) != 0 ||
@@ -192,7 +215,8 @@ static void start_list(tg_informer *inf)
         wait_then(inf, 1);
         return;
     }
-    tg_kube_request_opts o = {.method = "GET", .path = url};
+    /* No more than the parser takes: a bigger page is asked again, smaller. */
+    tg_kube_request_opts o = {.method = "GET", .path = url, .max_body = TG_DOC_MAX_BYTES};
     inf->state = INF_LISTING;
     inf->req = tg_kube_request_start(inf->client, &o, on_list_page, inf, err, sizeof(err));
     free(url);
@@ -326,6 +350,7 @@ tg_informer *tg_informer_new(tg_kube_client *client, const tg_informer_opts *o, 
     inf->client = client;
     inf->handlers = o->handlers;
     inf->page_size = o->page_size > 0 ? o->page_size : 500;
+    inf->page_limit = inf->page_size;
     inf->watch_timeout_s = o->watch_timeout_s;
     inf->cache = tg_cache_new(o->index_label);
     inf->path = strdup(o->path);

@@ -48,6 +48,7 @@ typedef struct tg_informer_stats {
     unsigned gone;                 /* 410s seen (each led to a relist) */
     unsigned watches;              /* watch requests started */
     unsigned failures;             /* lists or watches that failed and were retried with backoff */
+    unsigned smaller_pages;        /* list pages asked again with a smaller limit (over TG_DOC_MAX_BYTES) */
     unsigned long events;          /* watch events applied (bookmarks included) */
     char last_error[200];          /* the latest failure, "" if none; never secret */
 } tg_informer_stats;

@@ -24,6 +24,12 @@
 /* Local slices only: the duplicate-name rule is about them (slice_decide.h). */
 #define LOCAL_SLICE_SELECTOR "liqo.io/replication=true"
 #define NONCE_SELECTOR TG_LABEL_NONCE "=true"
+/* Only a namespace's liqo-nonce can be a nonce (nonce_secret.h), and a label
+ * is something anyone who may create a Secret can set: by name too, so that
+ * Secrets labelled elsewhere - up to 1 MiB each, in any number - are never
+ * listed into this process. One per namespace can still come (informer.c
+ * shrinks a list page that grows too big). */
+#define NONCE_FIELDS "metadata.name=" TG_NONCE_SECRET_NAME
 /* The live read: a list in one namespace, by name (the RBAC grants list, not
  * get), so that a Secret without the labels is seen and named in the denial. */
 #define LIVE_PATH_FMT "/api/v1/namespaces/%s/secrets?fieldSelector=metadata.name%%3D" TG_NONCE_SECRET_NAME
@@ -534,12 +540,12 @@ static const char *const keep_tenant[] = {"spec.clusterID", "spec.tenantConditio
  * per object); the duplicate checks are index counts. No parse on the
  * admission path. */
 static tg_informer *start_informer(tg_kube_lookup *kl, const char *path, const char *selector,
-                                   unsigned index_metadata, const char *const *keep,
+                                   const char *field, unsigned index_metadata, const char *const *keep,
                                    void *(*digest)(json_object *), void (*digest_free)(void *), char *err,
                                    size_t err_len)
 {
-    tg_informer_opts opts = {.path = path, .label_selector = selector, .index_metadata = index_metadata,
-                             .keep_fields = keep, .compact = 1};
+    tg_informer_opts opts = {.path = path, .label_selector = selector, .field_selector = field,
+                             .index_metadata = index_metadata, .keep_fields = keep, .compact = 1};
     tg_informer *inf = tg_informer_new(kl->client, &opts, err, err_len);
 
     if (inf && digest && (tg_cache_set_digest(tg_informer_cache(inf), digest, digest_free) != 0 ||
@@ -573,13 +579,13 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
         goto fail;
     /* Namespaces and nonce Secrets are read by key; Tenants by namespace and
      * by name too (duplicates), local slices by name. */
-    if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", 0,
+    if (!(kl->namespaces = start_informer(kl, NAMESPACES_PATH, TG_LABEL_TENANT_NAMESPACE "=true", NULL, 0,
                                           keep_metadata, ns_digest_of, free, err, err_len)) ||
-        !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME,
+        !(kl->tenants = start_informer(kl, TENANTS_PATH, NULL, NULL, TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME,
                                        keep_tenant, NULL, NULL, err, err_len)) ||
-        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, 0, keep_nonce, nonce_digest_of,
-                                      nonce_digest_free, err, err_len)) ||
-        !(kl->local_slices = start_informer(kl, SLICES_PATH, LOCAL_SLICE_SELECTOR, TG_CACHE_BY_NAME,
+        !(kl->nonces = start_informer(kl, SECRETS_PATH, NONCE_SELECTOR, NONCE_FIELDS, 0, keep_nonce,
+                                      nonce_digest_of, nonce_digest_free, err, err_len)) ||
+        !(kl->local_slices = start_informer(kl, SLICES_PATH, LOCAL_SLICE_SELECTOR, NULL, TG_CACHE_BY_NAME,
                                             keep_metadata, NULL, NULL, err, err_len)))
         goto fail;
     kl->lookup.ops = &kube_ops;
