@@ -444,10 +444,12 @@ def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, 
                                                                      cid, tenant_space):
     """The nonce label is no permission: whoever may create a Secret in `default`, or one under
     another name in the tenant namespace, gets no nonce written into it.  Only liqo-nonce in
-    liqo-tenant-<cid> is filled (signer/tenant_scope.h); the others are logged and counted."""
+    liqo-tenant-<cid> is filled (signer/tenant_scope.h): a labelled liqo-nonce elsewhere is
+    logged and counted; a Secret of another name is not even listed (field selector)."""
     pns, _ = tenant_space
     labels = {"liqo.io/nonce": "true", "liqo.io/remote-cluster-id": cid}
-    rogues = [("default", "liqo-nonce", "namespace"), (pns, f"nonce-{cid}", "name")]
+    rogue = ("default", "liqo-nonce", "namespace")
+    unlisted = (pns, f"nonce-{cid}")
 
     def skips(reason):
         return provider_signer.metrics().get(
@@ -456,18 +458,17 @@ def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, 
     def filled(ns, name):
         return bool((provider.get_json("secret", name, "-n", ns).get("data") or {}).get("nonce"))
 
-    before = {reason: skips(reason) for _, _, reason in rogues}
+    before = skips(rogue[2])
     try:
-        for ns, name, _ in rogues:
+        for ns, name in (rogue[:2], unlisted):
             provider.kubectl("delete", "secret", name, "-n", ns, "--ignore-not-found", "--wait=true")
             provider.apply({"apiVersion": "v1", "kind": "Secret",
                             "metadata": {"name": name, "namespace": ns, "labels": labels}})
         # created after the rogues: once it is filled, they have been seen too
         assert len(unb64(provider_nonce(provider, cid, pns))) == 64
-        wait_for(lambda: all(skips(r) > before[r] for _, _, r in rogues)
-                 or any(filled(ns, name) for ns, name, _ in rogues),
-                 timeout=10, what="the signer to skip (or fill) the labelled Secrets")
-        for ns, name, _ in rogues:
+        wait_for(lambda: skips(rogue[2]) > before or filled(*rogue[:2]),
+                 timeout=10, what="the signer to skip (or fill) the labelled Secret in default")
+        for ns, name in (rogue[:2], unlisted):
             assert not filled(ns, name), f"the signer wrote a nonce into {ns}/{name}"
         ignored = set()
         for line in provider_signer.log().splitlines():
@@ -477,12 +478,49 @@ def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, 
                 continue
             if e.get("msg", "").startswith("nonce Secret ignored"):
                 ignored.add((e.get("namespace"), e.get("secret"), e.get("reason")))
-        for ns, name, reason in rogues:
-            assert skips(reason) > before[reason], reason
-            assert (ns, name, reason) in ignored, (ns, name, ignored)
+        assert rogue in ignored, (rogue, ignored)
+        assert not [i for i in ignored if i[:2] == unlisted], ignored
     finally:
-        for ns, name, _ in rogues:
+        for ns, name in (rogue[:2], unlisted):
             provider.kubectl("delete", "secret", name, "-n", ns, "--ignore-not-found", check=False)
+
+
+def test_nonce_signer_signs_only_liqo_signed_nonce_in_a_tenant_namespace(provider, consumer, consumer_signer,
+                                                                       provider_signer, cid, tenant_space):
+    """The signed-nonce label is no permission either: a Secret that asks for a signature in
+    `default`, or under another name in the tenant namespace, is not signed with the cluster
+    key (anyone who may create a Secret there could otherwise get a nonce of their choice
+    signed).  liqo-signed-nonce in the consumer's tenant namespace still is."""
+    pns, cns = tenant_space
+    nonce = provider_nonce(provider, cid, pns)
+    labels = {"liqo.io/signed-nonce": "true", "liqo.io/remote-cluster-id": PROVIDER_ID}
+    rogue = ("default", "liqo-signed-nonce")
+    unlisted = (cns, f"signed-nonce-{cid}")
+
+    def skips():
+        return consumer_signer.metrics().get(
+            ("tenantgate_signer_nonce_skips_total", frozenset({("reason", "namespace")})), 0)
+
+    def signed(ns, name):
+        return bool((consumer.get_json("secret", name, "-n", ns).get("data") or {}).get("signedNonce"))
+
+    before = skips()
+    try:
+        for ns, name in (rogue, unlisted):
+            consumer.kubectl("delete", "secret", name, "-n", ns, "--ignore-not-found", "--wait=true")
+            consumer.apply({"apiVersion": "v1", "kind": "Secret",
+                            "metadata": {"name": name, "namespace": ns, "labels": labels},
+                            "data": {"nonce": b64(nonce)}})
+        # the real one, created after: once it is signed, the others have been seen
+        assert consumer_signed_nonce(consumer, cns, nonce)
+        wait_for(lambda: skips() > before or signed(*rogue), timeout=10,
+                 what="the consumer signer to skip (or sign) the Secret in default")
+        for ns, name in (rogue, unlisted):
+            assert not signed(ns, name), f"the cluster key signed {ns}/{name}"
+        assert "signed-nonce Secret ignored" in consumer_signer.log()
+    finally:
+        for ns, name in (rogue, unlisted):
+            consumer.kubectl("delete", "secret", name, "-n", ns, "--ignore-not-found", check=False)
 
 
 def _restart_in_own_signer_mode(signer, tmp_path, max_lifetime):

@@ -1,5 +1,8 @@
 /* consumer_noncesigner.c - the consumer's nonce signer: a nonce Secret that
- * holds a nonce and no signature gets signedNonce, signed with the cluster key. */
+ * holds a nonce and no signature gets signedNonce, signed with the cluster key.
+ * Only liqo-signed-nonce in a tenant namespace (tenant_scope.h): the label
+ * alone would let whoever may create a Secret anywhere have the cluster key
+ * sign a nonce of their choice. */
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
@@ -7,8 +10,10 @@
 
 #include "common/log.h"
 #include "kube/json.h"
+#include "kube/tenant_json.h"
 #include "pki/nonce.h"
 #include "pki/signature.h"
+#include "signer/tenant_scope.h"
 
 long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
@@ -18,12 +23,24 @@ long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const 
     size_t nlen = 0, slen = 0;
     EVP_PKEY *k;
     long st, ret = TG_RECONCILE_RETRY;
+    tg_scope sc;
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
     if ((st = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
         return TG_RECONCILE_OK;
     if (st != 200)
         goto fail;
+    sc = tg_signed_nonce_scope_of(ns, name, tg_json_path_string(sec, "metadata", "labels",
+                                                                  TG_LABEL_REMOTE_CLUSTER_ID, NULL));
+    if (sc != TG_SCOPE_OK) {
+        tg_log(TG_LOG_WARN, "signed-nonce Secret ignored: only liqo-signed-nonce in a liqo-tenant-<provider> "
+               "namespace, labelled with the provider's id, is signed",
+               TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name), TG_LOG_STR("reason", tg_scope_reason(sc)));
+        if (s->m_nonce_skips)
+            tg_counter_add(tg_metric_series_get(s->m_nonce_skips, (const char *[]){tg_scope_reason(sc)}), 1);
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
     if (tg_json_path_string(sec, "data", "signedNonce", NULL) || !(nonce = rc_secret_data(sec, "nonce", &nlen))) {
         ret = TG_RECONCILE_OK;   /* already signed, or nothing to sign yet */
         goto out;

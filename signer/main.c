@@ -298,6 +298,12 @@ static int add_informer(signer_main *m, const char *kind, const char *path, cons
     informer_ref *r = &m->infs[m->ninfs];
     tg_informer_opts o = {.path = path, .label_selector = selector, .index_label = index_label};
 
+    /* The nonce Secrets are found by label, which anyone who may create a
+     * Secret can set: by name too, so that labelled Secrets of other names,
+     * however many and big, are never listed (tenant_scope.h judges the rest). */
+    o.field_selector = strcmp(kind, "nonce") == 0         ? "metadata.name=" TG_NONCE_SECRET
+                       : strcmp(kind, "signednonce") == 0 ? "metadata.name=" TG_SIGNED_NONCE_SECRET
+                                                          : NULL;
     o.keep_fields = strcmp(kind, "nonce") == 0         ? keep_nonce
                     : strcmp(kind, "csr") == 0         ? keep_csr
                     : strcmp(kind, "remoteslice") == 0 ? keep_remoteslice
@@ -488,9 +494,10 @@ static void register_metrics(signer_main *m)
                                                "controller, by condition and reason.", 3,
                                                (const char *[]){"condition", "status", "reason"});
     m->s.m_nonce_skips = tg_metrics_counter(r, "tenantgate_signer_nonce_skips_total",
-                                            "Nonce reconciles that left a labelled Secret alone: not named "
-                                            "liqo-nonce, not in a liqo-tenant-<id> namespace, or not labelled for "
-                                            "that id.", 1, (const char *[]){"reason"});
+                                            "Nonce and signed-nonce reconciles that left a labelled Secret "
+                                            "alone: not in a liqo-tenant-<id> namespace, or not labelled for that "
+                                            "id (Secrets of other names are not even listed).",
+                                            1, (const char *[]){"reason"});
     m->s.m_repl_secret_skips = tg_metrics_counter(r, "tenantgate_signer_replicator_secrets_ignored_total",
                                                   "ControlPlane kubeconfig Secrets the replicator will not use: not "
                                                   "in a liqo-tenant-<id> namespace, or not labelled for that id.",

@@ -42,6 +42,7 @@
 #define TG_SLICE_USER_CLUSTERROLE "tenantgate-resourceslice-user"
 #define TG_KEYS_SECRET "authentication-keys"
 #define TG_NONCE_SECRET "liqo-nonce"
+#define TG_SIGNED_NONCE_SECRET "liqo-signed-nonce"
 /* Liqo's kubeconfig Secret metadata (pkg/consts/authentication.go) */
 #define TG_LABEL_IDENTITY_TYPE "liqo.io/identity-type"
 #define TG_ANNOTATION_REMOTE_TENANT_NS "liqo.io/remote-tenant-namespace"

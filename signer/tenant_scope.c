@@ -25,6 +25,19 @@ tg_scope tg_nonce_scope_of(const char *ns, const char *name, const char *cluster
     return tg_tenant_scope_of(ns, cluster_id);
 }
 
+tg_scope tg_signed_nonce_scope_of(const char *ns, const char *name, const char *cluster_id)
+{
+    static const size_t plen = sizeof(TG_TENANT_NAMESPACE_PREFIX) - 1;
+
+    if (!name || strcmp(name, TG_SIGNED_NONCE_SECRET) != 0)
+        return TG_SCOPE_NAME;
+    if (!ns || strncmp(ns, TG_TENANT_NAMESPACE_PREFIX, plen) != 0 || !ns[plen])
+        return TG_SCOPE_NAMESPACE;
+    if (!cluster_id || !*cluster_id)
+        return TG_SCOPE_CLUSTER;
+    return TG_SCOPE_OK;
+}
+
 const char *tg_scope_reason(tg_scope s)
 {
     switch (s) {

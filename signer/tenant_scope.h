@@ -44,6 +44,14 @@ tg_scope tg_tenant_scope_of(const char *ns, const char *cluster_id);
  * name is judged first. */
 tg_scope tg_nonce_scope_of(const char *ns, const char *name, const char *cluster_id);
 
+/* The consumer's signed nonce: the Secret ns/name must be liqo-signed-nonce,
+ * in a namespace named liqo-tenant-<something>, labelled with the provider's
+ * cluster id. Looser than the rules above on purpose: the namespace need not
+ * be exactly liqo-tenant-<that id> (a consumer may peer twice with one
+ * provider under two namespaces). What it keeps out is the cluster key
+ * signing what anyone who may create a Secret elsewhere puts in one. */
+tg_scope tg_signed_nonce_scope_of(const char *ns, const char *name, const char *cluster_id);
+
 /* The verdict as a short word for logs and metric labels: "ok", "name",
  * "namespace", "cluster". */
 const char *tg_scope_reason(tg_scope s);

@@ -93,10 +93,40 @@ static void test_unknown_verdict_has_a_word(void **state)
     assert_string_equal(tg_scope_reason((tg_scope)99), "unknown");
 }
 
+static const scope_case signed_cases[] = {
+    {"liqo-signed-nonce in liqo-tenant-<provider>", "liqo-tenant-prov", "liqo-signed-nonce", "prov", TG_SCOPE_OK,
+     "ok"},
+    {"a second tenant namespace of the same provider", "liqo-tenant-prov-2", "liqo-signed-nonce", "prov",
+     TG_SCOPE_OK, "ok"},
+    {"in default", "default", "liqo-signed-nonce", "prov", TG_SCOPE_NAMESPACE, "namespace"},
+    {"prefix without an id", "liqo-tenant-", "liqo-signed-nonce", "prov", TG_SCOPE_NAMESPACE, "namespace"},
+    {"prefix in the middle", "x-liqo-tenant-prov", "liqo-signed-nonce", "prov", TG_SCOPE_NAMESPACE, "namespace"},
+    {"no namespace", NULL, "liqo-signed-nonce", "prov", TG_SCOPE_NAMESPACE, "namespace"},
+    {"another name", "liqo-tenant-prov", "my-signed-nonce", "prov", TG_SCOPE_NAME, "name"},
+    {"the provider's nonce name", "liqo-tenant-prov", "liqo-nonce", "prov", TG_SCOPE_NAME, "name"},
+    {"no name", "liqo-tenant-prov", NULL, "prov", TG_SCOPE_NAME, "name"},
+    {"no cluster label", "liqo-tenant-prov", "liqo-signed-nonce", NULL, TG_SCOPE_CLUSTER, "cluster"},
+    {"empty cluster label", "liqo-tenant-prov", "liqo-signed-nonce", "", TG_SCOPE_CLUSTER, "cluster"},
+};
+
+static void test_signed_nonce_scope_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(signed_cases) / sizeof(signed_cases[0]); i++) {
+        const scope_case *c = &signed_cases[i];
+        tg_scope got = tg_signed_nonce_scope_of(c->ns, c->name, c->cluster_id);
+
+        if (got != c->want)
+            fail_msg("%s: got %s, expected %s", c->what, tg_scope_reason(got), c->reason);
+        assert_string_equal(tg_scope_reason(got), c->reason);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scope_table),
+        cmocka_unit_test(test_signed_nonce_scope_table),
         cmocka_unit_test(test_tenant_namespace_table),
         cmocka_unit_test(test_unknown_verdict_has_a_word),
     };
