@@ -1,12 +1,14 @@
 /* consumer_noncesigner.c - the consumer's nonce signer: a nonce Secret that
  * holds a nonce and no signature gets signedNonce, signed with the cluster key.
- * Only liqo-signed-nonce in a tenant namespace (tenant_scope.h): the label
- * alone would let whoever may create a Secret anywhere have the cluster key
- * sign a nonce of their choice. */
+ * Only liqo-signed-nonce in the tenant namespace of the provider it is
+ * labelled for (tenant_scope.h): the label alone would let whoever may
+ * create a Secret anywhere have the cluster key sign a nonce of their
+ * choice. */
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/log.h"
 #include "kube/json.h"
@@ -14,6 +16,29 @@
 #include "pki/nonce.h"
 #include "pki/signature.h"
 #include "signer/tenant_scope.h"
+
+/* The Secret's scope (tenant_scope.h), from its labels and its namespace's;
+ * -1 with err when the namespace could not be read. */
+static int scope_of(tg_api *api, json_object *sec, const char *ns, const char *name, char *err, size_t err_len)
+{
+    char path[512];
+    json_object *nsobj = NULL;
+    const char *tenant;
+    long st;
+    int sc;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
+    if ((st = tg_api_get(api, path, &nsobj, err, err_len)) != 200 && st != 404)
+        return -1;
+    tenant = tg_json_path_string(nsobj, "metadata", "labels", TG_LABEL_LIQO_TENANT_NS, NULL);
+    sc = (int)tg_signed_nonce_scope_of(name, tg_json_path_string(sec, "metadata", "labels",
+                                                                  TG_LABEL_REMOTE_CLUSTER_ID, NULL),
+                                       tenant && strcmp(tenant, "true") == 0,
+                                       tg_json_path_string(nsobj, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID,
+                                                           NULL));
+    json_object_put(nsobj);
+    return sc;
+}
 
 long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
@@ -23,21 +48,21 @@ long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const 
     size_t nlen = 0, slen = 0;
     EVP_PKEY *k;
     long st, ret = TG_RECONCILE_RETRY;
-    tg_scope sc;
+    int sc;
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, name);
     if ((st = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
         return TG_RECONCILE_OK;
     if (st != 200)
         goto fail;
-    sc = tg_signed_nonce_scope_of(ns, name, tg_json_path_string(sec, "metadata", "labels",
-                                                                  TG_LABEL_REMOTE_CLUSTER_ID, NULL));
+    if ((sc = scope_of(api, sec, ns, name, err, sizeof(err))) < 0)
+        goto fail;
     if (sc != TG_SCOPE_OK) {
-        tg_log(TG_LOG_WARN, "signed-nonce Secret ignored: only liqo-signed-nonce in a liqo-tenant-<provider> "
-               "namespace, labelled with the provider's id, is signed",
-               TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name), TG_LOG_STR("reason", tg_scope_reason(sc)));
+        tg_log(TG_LOG_WARN, "signed-nonce Secret ignored: only liqo-signed-nonce in the tenant namespace of the "
+               "provider it is labelled for is signed",
+               TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name), TG_LOG_STR("reason", tg_scope_reason((tg_scope)sc)));
         if (s->m_nonce_skips)
-            tg_counter_add(tg_metric_series_get(s->m_nonce_skips, (const char *[]){tg_scope_reason(sc)}), 1);
+            tg_counter_add(tg_metric_series_get(s->m_nonce_skips, (const char *[]){tg_scope_reason((tg_scope)sc)}), 1);
         ret = TG_RECONCILE_OK;
         goto out;
     }

@@ -32,6 +32,8 @@
 #define TG_CTL_ALL 0xfffu
 
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
+/* Liqo's mark of a tenant namespace (value "true"), with liqo.io/remote-cluster-id. */
+#define TG_LABEL_LIQO_TENANT_NS "liqo.io/tenant-namespace"
 #define TG_TENANT_FINALIZER "tenantgate.io/tenant"
 #define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
 /* Liqo's cluster-wide virtual-kubelet ClusterRole (metrics.liqo.io), bound

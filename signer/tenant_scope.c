@@ -25,15 +25,13 @@ tg_scope tg_nonce_scope_of(const char *ns, const char *name, const char *cluster
     return tg_tenant_scope_of(ns, cluster_id);
 }
 
-tg_scope tg_signed_nonce_scope_of(const char *ns, const char *name, const char *cluster_id)
+tg_scope tg_signed_nonce_scope_of(const char *name, const char *cluster_id, int ns_tenant, const char *ns_cluster_id)
 {
-    static const size_t plen = sizeof(TG_TENANT_NAMESPACE_PREFIX) - 1;
-
     if (!name || strcmp(name, TG_SIGNED_NONCE_SECRET) != 0)
         return TG_SCOPE_NAME;
-    if (!ns || strncmp(ns, TG_TENANT_NAMESPACE_PREFIX, plen) != 0 || !ns[plen])
+    if (!ns_tenant)
         return TG_SCOPE_NAMESPACE;
-    if (!cluster_id || !*cluster_id)
+    if (!cluster_id || !*cluster_id || !ns_cluster_id || strcmp(cluster_id, ns_cluster_id) != 0)
         return TG_SCOPE_CLUSTER;
     return TG_SCOPE_OK;
 }

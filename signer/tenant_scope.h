@@ -44,13 +44,17 @@ tg_scope tg_tenant_scope_of(const char *ns, const char *cluster_id);
  * name is judged first. */
 tg_scope tg_nonce_scope_of(const char *ns, const char *name, const char *cluster_id);
 
-/* The consumer's signed nonce: the Secret ns/name must be liqo-signed-nonce,
- * in a namespace named liqo-tenant-<something>, labelled with the provider's
- * cluster id. Looser than the rules above on purpose: the namespace need not
- * be exactly liqo-tenant-<that id> (a consumer may peer twice with one
- * provider under two namespaces). What it keeps out is the cluster key
- * signing what anyone who may create a Secret elsewhere puts in one. */
-tg_scope tg_signed_nonce_scope_of(const char *ns, const char *name, const char *cluster_id);
+/* The consumer's signed nonce: the Secret must be liqo-signed-nonce, labelled
+ * with a provider's cluster id, in a namespace labelled as that provider's
+ * tenant namespace (liqo.io/tenant-namespace=true and the same
+ * liqo.io/remote-cluster-id; what Liqo checks, plus the name). ns_tenant:
+ * the namespace carries liqo.io/tenant-namespace=true; ns_cluster_id: its
+ * liqo.io/remote-cluster-id, NULL when none. Unlike the provider's nonce
+ * this needs the namespace's labels, not its name: a consumer may have
+ * peered before the liqo-tenant-<id> naming, and the signer may read
+ * namespaces. What it keeps out is the cluster key signing what anyone who
+ * may create a Secret elsewhere puts in one. */
+tg_scope tg_signed_nonce_scope_of(const char *name, const char *cluster_id, int ns_tenant, const char *ns_cluster_id);
 
 /* The verdict as a short word for logs and metric labels: "ok", "name",
  * "namespace", "cluster". */

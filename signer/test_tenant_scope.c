@@ -93,32 +93,41 @@ static void test_unknown_verdict_has_a_word(void **state)
     assert_string_equal(tg_scope_reason((tg_scope)99), "unknown");
 }
 
-static const scope_case signed_cases[] = {
-    {"liqo-signed-nonce in liqo-tenant-<provider>", "liqo-tenant-prov", "liqo-signed-nonce", "prov", TG_SCOPE_OK,
-     "ok"},
-    {"a second tenant namespace of the same provider", "liqo-tenant-prov-2", "liqo-signed-nonce", "prov",
-     TG_SCOPE_OK, "ok"},
-    {"in default", "default", "liqo-signed-nonce", "prov", TG_SCOPE_NAMESPACE, "namespace"},
-    {"prefix without an id", "liqo-tenant-", "liqo-signed-nonce", "prov", TG_SCOPE_NAMESPACE, "namespace"},
-    {"prefix in the middle", "x-liqo-tenant-prov", "liqo-signed-nonce", "prov", TG_SCOPE_NAMESPACE, "namespace"},
-    {"no namespace", NULL, "liqo-signed-nonce", "prov", TG_SCOPE_NAMESPACE, "namespace"},
-    {"another name", "liqo-tenant-prov", "my-signed-nonce", "prov", TG_SCOPE_NAME, "name"},
-    {"the provider's nonce name", "liqo-tenant-prov", "liqo-nonce", "prov", TG_SCOPE_NAME, "name"},
-    {"no name", "liqo-tenant-prov", NULL, "prov", TG_SCOPE_NAME, "name"},
-    {"no cluster label", "liqo-tenant-prov", "liqo-signed-nonce", NULL, TG_SCOPE_CLUSTER, "cluster"},
-    {"empty cluster label", "liqo-tenant-prov", "liqo-signed-nonce", "", TG_SCOPE_CLUSTER, "cluster"},
+/* The signed nonce's rule reads the namespace's labels. */
+typedef struct signed_case {
+    const char *what;
+    const char *name, *cluster_id;
+    int ns_tenant;
+    const char *ns_cluster_id;
+    tg_scope want;
+} signed_case;
+
+static const signed_case signed_cases[] = {
+    {"liqo-signed-nonce in the provider's tenant namespace", "liqo-signed-nonce", "prov", 1, "prov", TG_SCOPE_OK},
+    {"in a namespace that is no tenant namespace (default)", "liqo-signed-nonce", "prov", 0, NULL,
+     TG_SCOPE_NAMESPACE},
+    {"in a namespace labelled for the provider but not a tenant namespace", "liqo-signed-nonce", "prov", 0, "prov",
+     TG_SCOPE_NAMESPACE},
+    {"in another provider's tenant namespace", "liqo-signed-nonce", "prov", 1, "other", TG_SCOPE_CLUSTER},
+    {"in a tenant namespace without a cluster label", "liqo-signed-nonce", "prov", 1, NULL, TG_SCOPE_CLUSTER},
+    {"id a prefix of the namespace's", "liqo-signed-nonce", "pro", 1, "prov", TG_SCOPE_CLUSTER},
+    {"no cluster label on the Secret", "liqo-signed-nonce", NULL, 1, "prov", TG_SCOPE_CLUSTER},
+    {"empty cluster label on both", "liqo-signed-nonce", "", 1, "", TG_SCOPE_CLUSTER},
+    {"another name", "my-signed-nonce", "prov", 1, "prov", TG_SCOPE_NAME},
+    {"the provider's nonce name", "liqo-nonce", "prov", 1, "prov", TG_SCOPE_NAME},
+    {"no name", NULL, "prov", 1, "prov", TG_SCOPE_NAME},
+    {"wrong name and namespace: name first", "x", "prov", 0, NULL, TG_SCOPE_NAME},
 };
 
 static void test_signed_nonce_scope_table(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof(signed_cases) / sizeof(signed_cases[0]); i++) {
-        const scope_case *c = &signed_cases[i];
-        tg_scope got = tg_signed_nonce_scope_of(c->ns, c->name, c->cluster_id);
+        const signed_case *c = &signed_cases[i];
+        tg_scope got = tg_signed_nonce_scope_of(c->name, c->cluster_id, c->ns_tenant, c->ns_cluster_id);
 
         if (got != c->want)
-            fail_msg("%s: got %s, expected %s", c->what, tg_scope_reason(got), c->reason);
-        assert_string_equal(tg_scope_reason(got), c->reason);
+            fail_msg("%s: got %s, expected %s", c->what, tg_scope_reason(got), tg_scope_reason(c->want));
     }
 }
 
