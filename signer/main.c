@@ -495,8 +495,9 @@ static void register_metrics(signer_main *m)
                                                (const char *[]){"condition", "status", "reason"});
     m->s.m_nonce_skips = tg_metrics_counter(r, "tenantgate_signer_nonce_skips_total",
                                             "Nonce and signed-nonce reconciles that left a labelled Secret "
-                                            "alone: not in a liqo-tenant-<id> namespace, or not labelled for that "
-                                            "id (Secrets of other names are not even listed).",
+                                            "alone: not in the tenant namespace (liqo-tenant-<id> for a nonce, "
+                                            "one labelled as such for a signed nonce), or not labelled for its id "
+                                            "(Secrets of other names are not even listed).",
                                             1, (const char *[]){"reason"});
     m->s.m_repl_secret_skips = tg_metrics_counter(r, "tenantgate_signer_replicator_secrets_ignored_total",
                                                   "ControlPlane kubeconfig Secrets the replicator will not use: not "
