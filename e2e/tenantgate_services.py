@@ -47,6 +47,7 @@ import ssl
 import subprocess
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -317,6 +318,34 @@ class Webhook:
         status, body = http_get(self.metrics_port, "/metrics")
         assert status == 200, f"/metrics: {status} {body[:200]}"
         return parse_prometheus(body)
+
+    @contextlib.contextmanager
+    def unsynced_until_granted(self, cluster):
+        """Restarted as a fresh ServiceAccount with no rights, so it serves but its caches
+        cannot sync (every review: CacheNotSynced).  Yields grant(): binds the webhook's
+        ClusterRole to that ServiceAccount, after which the informers' next retry syncs.
+        Afterwards the binding and the ServiceAccount are deleted and the webhook is
+        restarted as usual (ready)."""
+        sa = f"{WEBHOOK_SA}-late-{uuid.uuid4().hex[:6]}"
+        binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                   "metadata": {"name": sa},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                               "name": WEBHOOK_SA},
+                   "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": INSTALL_NAMESPACE}]}
+        kubeconfig = cluster.serviceaccount_kubeconfig(INSTALL_NAMESPACE, sa)
+        try:
+            self.stop()
+            self.start(kubeconfig=kubeconfig)
+            wait_for(lambda: self.readyz()[0] == 503, timeout=10, interval=0.05,
+                     what="tenantgate-webhook serving, not ready")
+            yield lambda: cluster.apply(binding)
+        finally:
+            cluster.kubectl("delete", "clusterrolebinding", sa, "--ignore-not-found", check=False)
+            cluster.kubectl("delete", "serviceaccount", sa, "-n", INSTALL_NAMESPACE,
+                            "--ignore-not-found", check=False)
+            self.stop()
+            self.start()
+            self.wait_ready()
 
     def counter(self, name, metrics=None, **labels):
         metrics = self.metrics() if metrics is None else metrics

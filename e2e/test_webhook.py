@@ -341,6 +341,10 @@ def test_too_many_namespaces_read_at_once_is_live_read_busy(provider, vectors_di
         for r in busy:
             assert not r["allowed"] and r["status"]["code"] == 429, r
             assert r["status"]["reason"] == "TooManyRequests", r
+            # the API server turns this into Retry-After, and client-go retries by itself
+            assert r["status"]["details"] == {"retryAfterSeconds": 1}, r
+        for r in absent:               # a verdict: nothing to retry
+            assert "details" not in r["status"], r
         assert len(busy) >= n - WEBHOOK_THREADS * LIVE_SLOTS, len(busy)
         assert delta["refused"] == len(busy) and delta["started"] == len(absent) == delta["reads"], delta
         # the refused cost the API server nothing (it also counts the lists of namespaces
@@ -640,6 +644,39 @@ def test_stopped_webhook_fails_closed_and_restart_accepts_within_a_second(
           f"/readyz 200 -> first accepted apply {t_ok - t_ready:.3f}s ({attempts} attempt(s)), "
           f"process start -> accepted {t_ok - t0:.3f}s")
     assert t_ok - t_ready <= 1.0, f"accepted only {t_ok - t_ready:.3f}s after readiness"
+
+
+def test_apply_while_the_webhook_cannot_sync_is_retried_by_kubectl_not_failed(
+        provider, vectors_dir, tenant_ns, webhook):
+    """Until its caches are synced the webhook answers CacheNotSynced: 500, not a verdict, with
+    status.details.retryAfterSeconds 1.  The API server passes that on as a Retry-After header,
+    and kubectl (client-go) then asks again by itself.  So a `kubectl apply` made while the
+    webhook cannot read the cluster yet (here: its ServiceAccount has no rights until the
+    test grants them) waits and is accepted once the webhook syncs, instead of failing."""
+    _, nonce = load_vector(vectors_dir, CL01)
+    ns = tenant_ns("cl01", nonce)
+    tenant, _ = vector_in(vectors_dir, CL01, ns)
+    unsynced = dict(path="/validate/tenants", verdict="error", reason="CacheNotSynced")
+    outcome = {}
+    applying = threading.Thread(target=lambda: outcome.update(proc=provider.apply(tenant, check=False)))
+    with webhook.unsynced_until_granted(provider) as grant:
+        t0 = time.monotonic()
+        applying.start()
+        wait_for(lambda: webhook.counter(REQUESTS, **unsynced) >= 1, timeout=20, interval=0.05,
+                 what="kubectl's apply answered CacheNotSynced")
+        time.sleep(1.5)                # past the first Retry-After: kubectl asked again, and waits
+        assert applying.is_alive(), outcome["proc"].stderr
+        grant()
+        applying.join(60)
+        elapsed = time.monotonic() - t0
+        proc = outcome["proc"]
+        retried = webhook.counter(REQUESTS, **unsynced)
+        accepted = webhook.counter(REQUESTS, path="/validate/tenants", verdict="allowed", reason="Accepted")
+    print(f"\napply during the webhook's sync: {retried:.0f} CacheNotSynced answer(s), then "
+          f"accepted after {elapsed:.1f} s; kubectl rc {proc.returncode}")
+    expect_accepted(proc)
+    assert stored(provider, ns, "cl01")
+    assert retried >= 2 and accepted == 1, (retried, accepted)
 
 
 def test_renewed_certificate_is_served_without_restart(provider, vectors_dir, tenant_ns,

@@ -27,6 +27,16 @@ void tg_decision_clear(tg_decision *d)
     d->patch = NULL;
 }
 
+/* An answer that is not a verdict (429, 5xx) says when to ask again: the API
+ * server passes status.details.retryAfterSeconds on as a Retry-After header,
+ * and client-go (kubectl) retries such a request by itself, up to 10 times.
+ * So a kubectl apply made while the webhook is still syncing, or while its
+ * live reads are busy, waits for the answer instead of failing. */
+static int retry_after_for(int code)
+{
+    return code == 429 || code >= 500 ? TG_RETRY_AFTER_SECONDS : 0;
+}
+
 /* Fill the response from the verdict: the message always starts with the
  * reason code so scripts and humans can match on it. */
 void tg_decision_finish(tg_decision *d)
@@ -43,6 +53,7 @@ void tg_decision_finish(tg_decision *d)
         snprintf(d->message, sizeof(d->message), "%s: %s", d->reason, d->verdict.message);
         r->message = d->message;
         r->reason = r->code == 403 ? "Forbidden" : (r->code >= 500 ? "InternalError" : "BadRequest");
+        r->retry_after_s = retry_after_for(r->code);
     }
 }
 
@@ -59,6 +70,7 @@ void tg_decide_error(tg_decision *d, int code, const char *reason, const char *m
             *p = ' ';
     d->response.message = d->message;
     d->response.reason = code >= 500 ? "InternalError" : (code == 429 ? "TooManyRequests" : "BadRequest");
+    d->response.retry_after_s = retry_after_for(code);
 }
 
 /* Only CREATE and UPDATE of the tenants resource itself; DELETE and /status

@@ -24,6 +24,9 @@
 #define TG_REASON_MUTATED "LabelAdded"
 #define TG_REASON_UNCHANGED "Unchanged"
 
+/* status.details.retryAfterSeconds of an answer that is not a verdict. */
+#define TG_RETRY_AFTER_SECONDS 1
+
 typedef struct tg_decide_opts {
     int allow_no_handshake;        /* --allow-no-handshake */
     /* Second pass after the caller's live read of the nonce (need_live_nonce):
@@ -66,7 +69,8 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
 void tg_decide_mutate(const tg_review_request *req, tg_decision *d);
 
 /* A denial that is not a Tenant verdict (a review we could not read: code
- * 400, reason MalformedTenant; an internal error: code 500). */
+ * 400, reason MalformedTenant; an internal error: code 500; too busy: 429).
+ * 429 and 5xx carry TG_RETRY_AFTER_SECONDS. */
 void tg_decide_error(tg_decision *d, int code, const char *reason, const char *message);
 
 void tg_decision_clear(tg_decision *d);

@@ -244,6 +244,12 @@ char *tg_review_response_json(tg_review_version version, const char *uid,
             out_lit(&o, ",\"reason\":");
             out_string(&o, resp->reason);
         }
+        if (resp->retry_after_s > 0) {
+            snprintf(num, sizeof(num), "%d", resp->retry_after_s);
+            out_lit(&o, ",\"details\":{\"retryAfterSeconds\":");
+            out_lit(&o, num);
+            out_lit(&o, "}");
+        }
         out_lit(&o, "}");
     }
     if (resp->nwarnings > 0) {

@@ -57,6 +57,9 @@ typedef struct tg_review_response {
     int code;                      /* status.code of a denial (400, 403, 500) */
     const char *message;           /* status.message of a denial: "Reason: one line" */
     const char *reason;            /* status.reason, optional (e.g. "Forbidden") */
+    int retry_after_s;             /* > 0: status.details.retryAfterSeconds, which the API
+                                    * server turns into a Retry-After header, and client-go
+                                    * (kubectl) then retries the request by itself */
     const char *warnings[TG_REVIEW_MAX_WARNINGS];
     size_t nwarnings;
     const char *patch;             /* JSONPatch document (raw JSON), or NULL */

@@ -433,6 +433,9 @@ static void test_decide_table(void **state)
             char prefix[64];
             if (d.response.code != c->code)
                 fail_msg("case \"%s\": code %d, want %d", c->what, d.response.code, c->code);
+            /* a verdict is final; only "retry later" (5xx) says when to ask again */
+            if (d.response.retry_after_s != (c->code >= 500 ? TG_RETRY_AFTER_SECONDS : 0))
+                fail_msg("case \"%s\": retryAfterSeconds %d", c->what, d.response.retry_after_s);
             /* one line, starting with the reason code */
             snprintf(prefix, sizeof(prefix), "%s: ", c->reason);
             assert_non_null(d.response.message);

@@ -181,6 +181,27 @@ static void test_response_denied_with_warnings(void **state)
     assert_int_equal(json_object_array_length(w), 2);
     assert_string_equal(json_object_get_string(json_object_array_get_idx(w, 1)), "w/2");
     assert_null(tg_json_path(o, "response", "patch", NULL));
+    /* a verdict: no retry hint */
+    assert_null(tg_json_path(o, "response", "status", "details", NULL));
+    json_object_put(o);
+}
+
+/* "Retry later" answers carry status.details.retryAfterSeconds, the field
+ * the API server turns into a Retry-After header; allowed answers never. */
+static void test_response_retry_after(void **state)
+{
+    tg_review_response busy = {.allowed = 0, .code = 429, .message = "LiveReadBusy: retry later",
+                               .reason = "TooManyRequests", .retry_after_s = 1};
+    tg_review_response allowed = {.allowed = 1, .retry_after_s = 1};
+    json_object *o = answer(TG_REVIEW_V1, "u1", &busy);
+
+    assert_int_equal(json_object_get_int(tg_json_path(o, "response", "status", "code", NULL)), 429);
+    assert_string_equal(tg_json_path_string(o, "response", "status", "reason", NULL), "TooManyRequests");
+    assert_int_equal(json_object_get_int(tg_json_path(o, "response", "status", "details", "retryAfterSeconds", NULL)),
+                     1);
+    json_object_put(o);
+    o = answer(TG_REVIEW_V1BETA1, "u2", &allowed);
+    assert_null(tg_json_path(o, "response", "status", NULL));
     json_object_put(o);
 }
 
@@ -225,6 +246,11 @@ static char *answer_by_json_c(tg_review_version version, const char *uid, const 
         json_object_object_add(status, "message", json_object_new_string(resp->message));
         if (resp->reason)
             json_object_object_add(status, "reason", json_object_new_string(resp->reason));
+        if (resp->retry_after_s > 0) {
+            json_object *details = json_object_new_object();
+            json_object_object_add(details, "retryAfterSeconds", json_object_new_int(resp->retry_after_s));
+            json_object_object_add(status, "details", details);
+        }
         json_object_object_add(response, "status", status);
     }
     if (resp->nwarnings > 0) {
@@ -269,6 +295,8 @@ static void test_response_matches_json_c(void **state)
             {.allowed = 1, .warnings = {str, other}, .nwarnings = 2},
             {.allowed = 0, .code = 403, .message = str, .reason = "Forbidden"},
             {.allowed = 0, .code = 500, .message = other, .reason = str, .warnings = {str}, .nwarnings = 1},
+            {.allowed = 0, .code = 429, .message = str, .reason = "TooManyRequests", .retry_after_s = 1},
+            {.allowed = 0, .code = 503, .message = other, .retry_after_s = 30},
             {.allowed = 0, .code = 400, .message = str, .patch = patch, .patch_len = 3},
         };
         for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
@@ -295,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_parse_rejects),
         cmocka_unit_test(test_response_allowed),
         cmocka_unit_test(test_response_denied_with_warnings),
+        cmocka_unit_test(test_response_retry_after),
         cmocka_unit_test(test_response_patch_base64),
         cmocka_unit_test(test_response_matches_json_c),
     };

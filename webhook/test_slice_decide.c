@@ -312,6 +312,8 @@ static void run_case(const slice_case *c)
     } else {
         assert_false(d.response.allowed);
         assert_int_equal(d.response.code, c->code);
+        /* only "retry later" answers tell the API server when to retry */
+        assert_int_equal(d.response.retry_after_s, c->code >= 500 ? TG_RETRY_AFTER_SECONDS : 0);
         assert_int_equal(strncmp(d.response.message, c->reason, strlen(c->reason)), 0);
         if (c->found)
             assert_non_null(strstr(d.response.message, c->found));
