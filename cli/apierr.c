@@ -44,6 +44,28 @@ int cli_api_type_missing(long status, const char *body)
     return missing;
 }
 
+long cli_api_retry_after_ms(long status, const char *body)
+{
+    json_object *doc;
+    int64_t seconds = 0;
+
+    if (status != 429 && status < 500)
+        return -1;
+    doc = body ? tg_json_parse(body, strlen(body), NULL, 0) : NULL;
+    if (doc != NULL) {
+        json_object *v = tg_json_path(doc, "details", "retryAfterSeconds", NULL);
+        if (v != NULL && json_object_is_type(v, json_type_int))
+            seconds = json_object_get_int64(v);
+        json_object_put(doc);
+    }
+    if (seconds > 0)
+        return seconds > CLI_RETRY_AFTER_MAX_S ? CLI_RETRY_AFTER_MAX_S * 1000L : (long)seconds * 1000L;
+    /* 429 and 503 ask to come back even without saying when (a CRD whose
+     * storage is still initialising answers 429); another 5xx without a
+     * hint is an answer, not a request to wait. */
+    return status == 429 || status == 503 ? CLI_RETRY_DEFAULT_MS : -1;
+}
+
 /* The Status message of an answer (copied into buf), or "". */
 static void status_message(char *buf, size_t len, const char *body)
 {

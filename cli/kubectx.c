@@ -11,7 +11,6 @@
 #include "kube/json.h"
 
 #define CALL_RETRIES 10
-#define CALL_RETRY_MS 500
 
 int cli_cluster_open(cli_cluster *c, const char *cmd, const char *scope, const char *kubeconfig,
                      const char *context)
@@ -92,20 +91,22 @@ long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json
         opts.body = text;
         opts.body_len = strlen(text);
     }
-    /* 429 and 503 are the API server asking to come back (a CRD whose
-     * storage is still initialising answers 429): retry a few times, as
-     * client-go does, before reporting them. */
+    /* An answer that asks to come back (cli_api_retry_after_ms) is retried
+     * a few times, as client-go does, before it is reported. */
     for (int attempt = 0;; attempt++) {
+        long delay_ms;
+
         status = tg_kube_request_sync(c->client, &opts, &resp, &resp_len, transport_err, err_len);
         if (status < 0) {
             free(resp);
             return -1;
         }
-        if ((status != 429 && status != 503) || attempt >= CALL_RETRIES)
+        delay_ms = cli_api_retry_after_ms(status, resp);
+        if (delay_ms < 0 || attempt >= CALL_RETRIES)
             break;
         free(resp);
         resp = NULL;
-        uv_sleep(CALL_RETRY_MS);
+        uv_sleep((unsigned)delay_ms);
     }
     if (out != NULL && resp != NULL && resp_len > 0)
         *out = tg_json_parse(resp, resp_len, NULL, 0);

@@ -125,6 +125,16 @@ int cli_api_error(char *msg, size_t len, const cli_api_call *call, long status, 
  * object: non-JSON body, or a Status without details.name. */
 int cli_api_type_missing(long status, const char *body);
 
+/* How long to wait before asking again, in ms, or -1 when the answer is
+ * final. The API server asks for a retry with 429 or 503, or with any 5xx
+ * whose Status carries details.retryAfterSeconds (what it also sends as
+ * Retry-After; tenantgate's webhook sets it while its caches sync): that many
+ * seconds, at most CLI_RETRY_AFTER_MAX_S, else CLI_RETRY_DEFAULT_MS. As
+ * client-go retries, so the CLI does not fail where kubectl would wait. */
+#define CLI_RETRY_DEFAULT_MS 500
+#define CLI_RETRY_AFTER_MAX_S 10
+long cli_api_retry_after_ms(long status, const char *body);
+
 /* --- kubectx.c (cluster access) ----------------------------------------- */
 
 typedef struct cli_cluster {

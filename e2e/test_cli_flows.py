@@ -11,6 +11,8 @@ reused.  Those tests skip (with the reason) only when the signer binary is not b
 
 import base64
 import subprocess
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -401,6 +403,35 @@ def test_missing_webhook_is_named(cli, provider, consumer, provider_signer, cons
     finally:
         webhook.start()
         webhook.wait_ready()
+
+
+def test_webhook_still_syncing_is_waited_for(cli, provider, consumer, provider_signer,
+                                            consumer_signer, webhook, ids, cleanup):
+    """The provider's webhook up but not synced yet: it answers the Tenant with CacheNotSynced
+    and status.details.retryAfterSeconds (500 through the API server).  The CLI asks again
+    after that many seconds, as kubectl does, and the authentication completes once the
+    webhook has synced: no error for the user to act on."""
+    cid, pid = ids
+    unsynced = dict(path="/validate/tenants", verdict="error", reason="CacheNotSynced")
+    outcome = {}
+    with webhook.unsynced_until_granted(provider) as grant:
+        flow = threading.Thread(target=lambda: outcome.update(result=cli(
+            "authenticate", "--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig",
+            provider.kubeconfig, "--cluster-id", cid, "--remote-cluster-id", pid,
+            "--timeout", "60s")))
+        flow.start()
+        wait_for(lambda: webhook.counter("tenantgate_webhook_requests_total", **unsynced) >= 1,
+                 timeout=60, interval=0.05, what="the CLI's Tenant answered CacheNotSynced")
+        time.sleep(1.5)
+        assert flow.is_alive(), outcome["result"]
+        retried = webhook.counter("tenantgate_webhook_requests_total", **unsynced)
+        grant()
+        flow.join(90)
+    rc, out, err = outcome["result"]
+    assert rc == 0, out + err
+    assert out.splitlines() == SEED_AUTHENTICATE_LINES, out
+    assert retried >= 2, retried
+    assert provider.exists("tenant", cid, "-n", f"liqo-tenant-{cid}")
 
 
 def test_unreachable_cluster(cli, provider, tmp_path):

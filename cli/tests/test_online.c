@@ -294,10 +294,46 @@ static void test_api_errors_table(void **state)
     assert_false(cli_api_type_missing(403, "404 page not found"));
 }
 
+/* Which answers the CLI asks again, and after how long (as client-go). */
+static void test_api_retry_after(void **state)
+{
+    static const struct {
+        long status;
+        const char *body;
+        long want_ms;
+    } cases[] = {
+        /* the webhook's CacheNotSynced, through the API server */
+        {500, "{\"kind\":\"Status\",\"code\":500,\"reason\":\"InternalError\","
+              "\"details\":{\"retryAfterSeconds\":1}}", 1000},
+        {429, "{\"kind\":\"Status\",\"details\":{\"retryAfterSeconds\":2}}", 2000},
+        {429, "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\"}", CLI_RETRY_DEFAULT_MS},
+        {503, "service unavailable", CLI_RETRY_DEFAULT_MS},
+        {429, NULL, CLI_RETRY_DEFAULT_MS},
+        {504, "{\"details\":{\"retryAfterSeconds\":3600}}", CLI_RETRY_AFTER_MAX_S * 1000L},
+        /* final answers */
+        {500, "{\"kind\":\"Status\",\"code\":500,\"message\":\"internal error\"}", -1},
+        {500, "{\"details\":{\"retryAfterSeconds\":0}}", -1},
+        {500, "{\"details\":{\"retryAfterSeconds\":-5}}", -1},
+        {500, "{\"details\":{\"retryAfterSeconds\":\"1\"}}", -1},
+        {500, "not json", -1},
+        {400, "{\"details\":{\"retryAfterSeconds\":1}}", -1},
+        {403, "{\"details\":{\"retryAfterSeconds\":1}}", -1},
+        {409, NULL, -1},
+        {201, "{}", -1},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long got = cli_api_retry_after_ms(cases[i].status, cases[i].body);
+        if (got != cases[i].want_ms)
+            fail_msg("case %zu (%ld): %ld ms, want %ld", i, cases[i].status, got, cases[i].want_ms);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tenant_namespace),
+        cmocka_unit_test(test_api_retry_after),
         cmocka_unit_test(test_nonce_secrets),
         cmocka_unit_test(test_secret_data_rejects_bad_base64),
         cmocka_unit_test(test_tenant_status_table),
