@@ -4,11 +4,15 @@
  * them back from the API server and decides.
  *
  * Input: one JSON object {"csr", "tenant", "slice", "nonce", "policy",
- * "others"}, any member missing or of any type. Checked on every input: a
+ * "others", "remote"}, any member missing or of any type; "remote" stands
+ * for the copy a provider hands back to the consumer's replicator. Checked on
+ * every input: a
  * decision returns what it records, names a reason, and its message is one
  * NUL-terminated line; an approval has the approving reason; every quantity
  * that parses is written back to a text that parses to the same amount; a
- * grant holds only quantities (integers, or texts that parse). */
+ * grant holds only quantities (integers, or texts that parse); a copy's
+ * labels always say replicated and where from, and never who owns it; a
+ * finalizer added is there, one removed is not. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +20,7 @@
 
 #include "kube/json.h"
 #include "signer/approve_decide.h"
+#include "signer/replica_plan.h"
 #include "signer/slice_resources.h"
 
 static const tg_approve_policy policies[] = {
@@ -111,6 +116,37 @@ static void decide_resources(json_object *doc)
     }
 }
 
+/* The replicator's reading of an object and of its remote copy. */
+static void replicate(json_object *doc)
+{
+    json_object *local = member(doc, "slice"), *remote = member(doc, "remote"), *labels, *wrap, *meta;
+
+    labels = tg_repl_remote_labels(tg_json_path(remote, "metadata", "labels", NULL), "cl01");
+    if (labels != NULL) {
+        const char *replicated = tg_json_string(labels, TG_LABEL_REPLICATED);
+        const char *origin = tg_json_string(labels, TG_LABEL_ORIGIN_ID);
+        if (!replicated || strcmp(replicated, "true") != 0 || !origin || strcmp(origin, "cl01") != 0 ||
+            tg_json_path(labels, TG_LABEL_OWNERSHIP, NULL) != NULL)
+            abort();
+        json_object_put(labels);
+    }
+    (void)tg_repl_is_local(remote, "p1");
+    (void)tg_repl_is_our_copy(remote, "cl01", "p1");
+    (void)tg_repl_differ(tg_json_path(local, "spec", NULL), tg_json_path(remote, "spec", NULL));
+    (void)tg_repl_differ(tg_json_path(local, "status", NULL), tg_json_path(remote, "status", NULL));
+    for (size_t i = 0; i < TG_REPL_KINDS; i++)
+        (void)tg_repl_ready(&tg_repl_kinds[i], remote);
+    for (int add = 0; add < 2; add++) {
+        wrap = json_object_new_object();
+        meta = json_object_new_object();
+        json_object_object_add(meta, "finalizers", tg_repl_finalizers_with(remote, TG_REPL_FINALIZER, add));
+        json_object_object_add(wrap, "metadata", meta);
+        if (tg_repl_has_finalizer(wrap, TG_REPL_FINALIZER) != add)
+            abort();
+        json_object_put(wrap);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_object *doc = tg_json_parse((const char *)data, size, NULL, 0);
@@ -120,6 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (json_object_is_type(doc, json_type_object)) {
         decide_csrs(doc);
         decide_resources(doc);
+        replicate(doc);
     }
     json_object_put(doc);
     return 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make_corpus.py - writes the seed corpus of fuzz_decide.c: documents {"csr", "tenant", "slice",
-"nonce", "policy", "others"} that reach every decision's approving path and some refusals.  The
+"nonce", "policy", "others", "remote"} that reach every decision's approving path and some refusals.  The
 keys are pki/testdata/make_vectors.py's fixed-seed test keys (no secret), so the output is the
 same on every run; it is checked in.  Needs the `cryptography` module (Debian:
 python3-cryptography)."""
@@ -50,6 +50,13 @@ def main():
                                       "liqo.io/remote-cluster-id": CONSUMER}},
               "spec": {"consumerClusterID": CONSUMER, "class": "default", "csr": b64(slice_csr),
                        "resources": {"cpu": "2", "memory": "4Gi", "pods": 30, "nvidia.com/gpu": "500m"}}}
+    remote = {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "ResourceSlice",
+              "metadata": {"name": SLICE, "namespace": "liqo-tenant-p1", "finalizers": ["a", "b"],
+                           "labels": {"liqo.io/replicated": "true", "liqo.io/originID": CONSUMER,
+                                      "liqo.io/remoteID": "p1", "liqo.io/ownership": "x"}},
+              "spec": slice_["spec"],
+              "status": {"conditions": [{"type": "Authentication", "status": "Accepted"}],
+                         "resources": {"cpu": "2", "memory": "4Gi"}}}
     policy = {"maxPerSlice": {"cpu": "8", "memory": "16Gi"}, "maxPerTenant": {"cpu": "32", "pods": "1e3"}}
     seeds = {
         "tenant-approved": {"csr": csr_object(tenant_csr), "tenant": tenant, "nonce": nonce},
@@ -58,7 +65,7 @@ def main():
                                                 usages=["client auth"]), "tenant": tenant, "nonce": nonce},
         "slice-approved": {"csr": csr_object(slice_csr, {"tenantgate.io/resourceslice": f"{NS}/{SLICE}"}),
                            "tenant": tenant, "slice": slice_, "policy": policy,
-                           "others": {"cpu": "20", "pods": 900}},
+                           "others": {"cpu": "20", "pods": 900}, "remote": remote},
         "slice-over-policy": {"slice": dict(slice_, spec=dict(slice_["spec"], resources={"cpu": "9"})),
                               "tenant": tenant, "policy": policy},
         "quantities": {"slice": {"spec": {"resources": {"a": "1.5", "b": "+.5e3", "c": "7Ei", "d": "999999999999n",
