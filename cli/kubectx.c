@@ -11,6 +11,10 @@
 #include "kube/json.h"
 
 #define CALL_RETRIES 10
+/* At most this long asleep between the tries of one call, whatever the
+ * server asks: an API server that keeps saying "come back later" cannot
+ * hold a command for 10 x CLI_RETRY_AFTER_MAX_S. */
+#define CALL_RETRY_BUDGET_MS 15000
 
 int cli_cluster_open(cli_cluster *c, const char *cmd, const char *scope, const char *kubeconfig,
                      const char *context)
@@ -74,7 +78,7 @@ long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json
     const char *text = NULL;
     char *resp = NULL;
     size_t resp_len = 0;
-    long status;
+    long status, slept_ms = 0;
 
     if (out)
         *out = NULL;
@@ -102,11 +106,12 @@ long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json
             return -1;
         }
         delay_ms = cli_api_retry_after_ms(status, resp);
-        if (delay_ms < 0 || attempt >= CALL_RETRIES)
+        if (delay_ms < 0 || attempt >= CALL_RETRIES || slept_ms + delay_ms > CALL_RETRY_BUDGET_MS)
             break;
         free(resp);
         resp = NULL;
         uv_sleep((unsigned)delay_ms);
+        slept_ms += delay_ms;
     }
     if (out != NULL && resp != NULL && resp_len > 0)
         *out = tg_json_parse(resp, resp_len, NULL, 0);
