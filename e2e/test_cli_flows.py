@@ -10,6 +10,9 @@ The flows need tenantgate-signer on both clusters: the signer fixtures of test_s
 reused.  Those tests skip (with the reason) only when the signer binary is not built."""
 
 import base64
+import http.server
+import json
+import ssl
 import subprocess
 import threading
 import time
@@ -21,7 +24,7 @@ import yaml
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import consumer_signer, installed, provider_signer  # noqa: F401
-from testbed import RUN_TAG, Cluster, cluster_tool, free_port, wait_for
+from testbed import RUN_TAG, Cluster, cluster_tool, free_port, openssl, wait_for
 
 EXIT_REJECTED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_TIMEOUT = 1, 2, 3, 4
 
@@ -432,6 +435,73 @@ def test_webhook_still_syncing_is_waited_for(cli, provider, consumer, provider_s
     assert out.splitlines() == SEED_AUTHENTICATE_LINES, out
     assert retried >= 2, retried
     assert provider.exists("tenant", cid, "-n", f"liqo-tenant-{cid}")
+
+
+class PleaseComeBack:
+    """A TLS server on this machine that answers every request 500 with a Status asking to be
+    asked again after `seconds` (as a busy webhook behind an API server would): what a
+    misbehaving or hostile API server can do to the CLI.  .requests counts what it got."""
+    def __init__(self, tmp_path, seconds):
+        self.requests = 0
+        key, crt = tmp_path / "come-back.key", tmp_path / "come-back.crt"
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-subj", "/CN=127.0.0.1", "-days", "1", "-keyout", str(key), "-out", str(crt))
+        body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500,
+                           "reason": "InternalError", "message": "come back later",
+                           "details": {"retryAfterSeconds": seconds}}).encode()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def answer(self):
+                outer.requests += 1
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                self.send_response(500)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Retry-After", str(seconds))
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            do_GET = do_POST = do_PATCH = do_PUT = answer
+
+            def log_message(self, *args):
+                pass
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(crt, key)
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_api_server_that_keeps_asking_to_come_back_is_given_up_on(cli, tmp_path):
+    """The CLI retries an answer that asks for it, as kubectl does, but sleeps at most 15 s in
+    all per call: an API server answering "retry after 10 s" forever gets one retry, and the
+    command then reports the answer instead of hanging."""
+    server = PleaseComeBack(tmp_path, 10)
+    try:
+        doc = {"apiVersion": "v1", "kind": "Config", "current-context": "x",
+               "clusters": [{"name": "x", "cluster": {"server": f"https://127.0.0.1:{server.port}",
+                                                      "insecure-skip-tls-verify": True}}],
+               "users": [{"name": "x", "user": {"token": "not-a-secret"}}],
+               "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}]}
+        kc = tmp_path / "come-back.kubeconfig"
+        kc.write_text(yaml.safe_dump(doc))
+        t0 = time.monotonic()
+        rc, out, err = cli("get", "nonce", "--remote-cluster-id", "c1", "--kubeconfig", kc)
+        elapsed = time.monotonic() - t0
+    finally:
+        server.close()
+    print(f"\nan API server asking to come back after 10 s: {server.requests} requests, "
+          f"gave up after {elapsed:.1f} s (rc {rc})")
+    assert rc == EXIT_REJECTED and out == "", err
+    assert "come back later" in err, err
+    assert server.requests == 2, server.requests
+    assert 10 <= elapsed < 14, elapsed
 
 
 def test_unreachable_cluster(cli, provider, tmp_path):
