@@ -418,6 +418,7 @@ def test_webhook_still_syncing_is_waited_for(cli, provider, consumer, provider_s
     unsynced = dict(path="/validate/tenants", verdict="error", reason="CacheNotSynced")
     outcome = {}
     with webhook.unsynced_until_granted(provider) as grant:
+        t0 = time.monotonic()
         flow = threading.Thread(target=lambda: outcome.update(result=cli(
             "authenticate", "--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig",
             provider.kubeconfig, "--cluster-id", cid, "--remote-cluster-id", pid,
@@ -425,11 +426,20 @@ def test_webhook_still_syncing_is_waited_for(cli, provider, consumer, provider_s
         flow.start()
         wait_for(lambda: webhook.counter("tenantgate_webhook_requests_total", **unsynced) >= 1,
                  timeout=60, interval=0.05, what="the CLI's Tenant answered CacheNotSynced")
+        t_first = time.monotonic()
         time.sleep(1.5)
         assert flow.is_alive(), outcome["result"]
         retried = webhook.counter("tenantgate_webhook_requests_total", **unsynced)
+        # The webhook's informers have backed off since it started (0.5 s doubling, so the
+        # next try comes at most about as long after the grant as they have been failing
+        # before it): the steps before the Tenant take a few seconds, well inside the CLI's
+        # 15 s of retries.
+        t_grant = time.monotonic()
         grant()
         flow.join(90)
+        t_done = time.monotonic()
+    print(f"\nwebhook unsynced: the Tenant first answered CacheNotSynced {t_first - t0:.1f} s after "
+          f"the start, {retried:.0f} such answers before the grant, done {t_done - t_grant:.1f} s after it")
     rc, out, err = outcome["result"]
     assert rc == 0, out + err
     assert out.splitlines() == SEED_AUTHENTICATE_LINES, out
