@@ -21,14 +21,13 @@
  * -1 with err when the namespace could not be read. */
 static int scope_of(tg_api *api, json_object *sec, const char *ns, const char *name, char *err, size_t err_len)
 {
-    char path[512];
     json_object *nsobj = NULL;
     const char *tenant;
     long st;
     int sc;
 
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
-    if ((st = tg_api_get(api, path, &nsobj, err, err_len)) != 200 && st != 404)
+    /* A namespace that is gone has no labels: out of scope, not an error. */
+    if ((st = rc_get_namespace(api, ns, &nsobj, err, err_len)) != 200 && st != 404)
         return -1;
     tenant = tg_json_path_string(nsobj, "metadata", "labels", TG_LABEL_LIQO_TENANT_NS, NULL);
     sc = (int)tg_signed_nonce_scope_of(name, tg_json_path_string(sec, "metadata", "labels",

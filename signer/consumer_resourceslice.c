@@ -34,12 +34,10 @@ static const char *provider_of(tg_api *api, json_object *slice, const char *ns, 
                                size_t err_len)
 {
     const char *id = tg_json_path_string(slice, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
-    char path[512];
 
     if (id && *id)
         return id;
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
-    if (tg_api_get(api, path, nsobj, err, err_len) != 200)
+    if (rc_get_namespace(api, ns, nsobj, err, err_len) != 200)
         return NULL;
     return tg_json_path_string(*nsobj, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
 }

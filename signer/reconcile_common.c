@@ -340,3 +340,17 @@ time_t rc_parse_rfc3339(const char *ts)
     memset(&tm, 0, sizeof(tm));
     return ts && strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm) ? timegm(&tm) : 0;
 }
+
+long rc_get_namespace(tg_api *api, const char *ns, json_object **out, char *err, size_t err_len)
+{
+    char path[320];
+    long st;
+
+    *out = NULL;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
+    if ((st = tg_api_get(api, path, out, err, err_len)) != 200 && *out != NULL) {
+        json_object_put(*out);
+        *out = NULL;
+    }
+    return st;
+}

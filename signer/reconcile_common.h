@@ -62,6 +62,9 @@ void rc_free_secret(void *p, size_t len);
 long rc_patch_secret_data(tg_api *api, const char *ns, const char *name, const char *key, const void *value,
                           size_t len, const char *rv, char *err, size_t err_len);
 void rc_rfc3339(time_t t, char *buf, size_t len);
+/* GET the namespace ns into *out (caller puts; NULL unless 200). Returns the
+ * HTTP status or -1 with err: each caller decides what a 404 means. */
+long rc_get_namespace(tg_api *api, const char *ns, json_object **out, char *err, size_t err_len);
 /* The cached nonce Secret ns/name: 1 found (*b64 its data.nonce or NULL),
  * 0 not cached, -1 out of memory. */
 int rc_cached_nonce_b64(tg_signer *s, const char *ns, const char *name, char **b64);
