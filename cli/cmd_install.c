@@ -49,6 +49,7 @@ int cmd_install(int argc, char **argv)
     if ((rc = cli_cluster_open(&c, cmd, NULL, kubeconfig, context)) != 0)
         return rc;
     cli_flow_init(&f, cmd, stderr, CLI_DEFAULT_TIMEOUT_MS);
+    cli_flow_bind(&f, &c);
     rc = cli_install_cluster_id(&f, &c, ns, id);
     cli_cluster_close(&c);
     return rc;

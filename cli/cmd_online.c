@@ -161,8 +161,10 @@ static int open_one(const char *cmd, const online_opts *o, cli_cluster *c, cli_f
 {
     int rc = cli_cluster_open(c, cmd, NULL, o->kubeconfig, o->context);
 
-    if (rc == 0)
+    if (rc == 0) {
         cli_flow_init(f, cmd, stderr, o->timeout_ms);
+        cli_flow_bind(f, c);
+    }
     return rc;
 }
 
@@ -486,8 +488,11 @@ static int open_both(const char *cmd, const online_opts *o, cli_cluster *local, 
         return rc;
     if ((rc = cli_cluster_open(remote, cmd, "remote", o->remote_kubeconfig, o->remote_context)) != 0)
         cli_cluster_close(local);
-    else
+    else {
         cli_flow_init(f, cmd, stdout, o->timeout_ms);
+        cli_flow_bind(f, local);
+        cli_flow_bind(f, remote);
+    }
     return rc;
 }
 

@@ -201,6 +201,7 @@ static int open_slices(const char *cmd, const slice_opts *o, cli_cluster *c, cli
     if (rc != 0)
         return rc;
     cli_flow_init(f, cmd, stderr, o->timeout_ms);
+    cli_flow_bind(f, c);
     if ((rc = cli_require_resources(f, c, SLICE_RESOURCE)) == 0)
         rc = cli_find_tenant_namespace(f, c, o->remote_id, 0, ns, ns_len);
     if (rc != 0)

@@ -37,6 +37,11 @@ void cli_flow_init(cli_flow *f, const char *cmd, FILE *progress, long timeout_ms
     f->deadline_ms = cli_now_ms() + timeout_ms;
 }
 
+void cli_flow_bind(const cli_flow *f, cli_cluster *c)
+{
+    c->deadline_ms = f->deadline_ms;
+}
+
 void cli_flow_step(cli_flow *f, const char *scope, const char *msg)
 {
     char line[512];
@@ -79,6 +84,15 @@ int cli_flow_api_fail(cli_flow *f, const cli_cluster *c, const cli_api_call *cal
     full.scope = c->scope;
     full.server = c->cfg.server;
     rc = cli_api_error(msg, sizeof(msg), &full, status, raw, transport_err);
+    /* No answer in what was left of --timeout is the command's timeout, not
+     * a dead server. */
+    if (status < 0 && c->out_of_time) {
+        char d[32];
+
+        cli_format_duration(d, sizeof(d), f->timeout_ms);
+        return cli_flow_fail(f, c, TG_EXIT_TIMEOUT, "timed out after %s waiting for an answer: %s",
+                             d, msg);
+    }
     return cli_flow_fail(f, c, rc, "%s", msg);
 }
 

@@ -1,11 +1,12 @@
 /* fuzz_api_answer.c - libFuzzer: what the CLI reads from an API server it
  * talks to (the provider's, for a consumer: not necessarily friendly), through
- * the pure readers of apierr.c, objects.c and slice.c.
+ * the pure readers of apierr.c, callplan.c, objects.c and slice.c.
  *
  * Input: two bytes of HTTP status, then the answer's body. Checked on every
  * input: the retry delay is "final" or 1 ms..CLI_RETRY_AFTER_MAX_S, and only
  * for 429 and 5xx; only a 404 can mean a missing type; every message written
- * is NUL-terminated inside its buffer; an Identity built from a Tenant is a
+ * is NUL-terminated inside its buffer, and the line printed while waiting to
+ * retry is one line without control characters; an Identity built from a Tenant is a
  * controlplane-<id> object; a decoded Secret value is as long as it says. */
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,15 @@ static void read_status(long status, const char *body)
     check_text(msg, sizeof(msg));
     if (rc != TG_EXIT_REJECTED && rc != TG_EXIT_UNREACHABLE)
         abort();
+    if (delay > 0) {
+        /* The line printed while waiting: one line, whatever the server said. */
+        memset(msg, 'x', sizeof(msg));
+        cli_call_retry_note(msg, sizeof(msg), status, body, delay);
+        check_text(msg, sizeof(msg));
+        for (const char *c = msg; *c != '\0'; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                abort();
+    }
 }
 
 static void read_objects(json_object *doc)

@@ -4,17 +4,12 @@
 #include "online.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "kube/json.h"
-
-#define CALL_RETRIES 10
-/* At most this long asleep between the tries of one call, whatever the
- * server asks: an API server that keeps saying "come back later" cannot
- * hold a command for 10 x CLI_RETRY_AFTER_MAX_S. */
-#define CALL_RETRY_BUDGET_MS 15000
 
 int cli_cluster_open(cli_cluster *c, const char *cmd, const char *scope, const char *kubeconfig,
                      const char *context)
@@ -23,6 +18,7 @@ int cli_cluster_open(cli_cluster *c, const char *cmd, const char *scope, const c
 
     memset(c, 0, sizeof(*c));
     c->scope = scope;
+    c->cmd = cmd;
     /* A server closing a TLS connection mid-write must not kill us (client.h). */
     signal(SIGPIPE, SIG_IGN);
     if (tg_kube_config_load(&c->cfg, kubeconfig, context, err, sizeof(err)) != 0) {
@@ -65,6 +61,22 @@ void cli_cluster_close(cli_cluster *c)
     }
 }
 
+/* What is left of the command's --timeout (CLI_NO_DEADLINE: none). */
+static long remaining_ms(const cli_cluster *c)
+{
+    return c->deadline_ms == 0 ? CLI_NO_DEADLINE : c->deadline_ms - cli_now_ms();
+}
+
+/* Say why nothing seems to happen: the API server asked to wait. */
+static void on_retry_wait(const cli_cluster *c, long status, const char *resp, long sleep_ms)
+{
+    char note[400];
+
+    cli_call_retry_note(note, sizeof(note), status, resp, sleep_ms);
+    fprintf(stderr, "%s %s: %s%s%s%s\n", TG_CLI_NAME, c->cmd ? c->cmd : "", c->scope ? "(" : "",
+            c->scope ? c->scope : "", c->scope ? ") " : "", note);
+}
+
 long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json_object *body,
                       tg_kube_content_type ct, json_object **out, char **raw,
                       char *transport_err, size_t err_len)
@@ -73,7 +85,6 @@ long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json
         .method = method,
         .path = path,
         .content_type = ct,
-        .timeout_ms = 20000,
     };
     const char *text = NULL;
     char *resp = NULL;
@@ -96,22 +107,31 @@ long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json
         opts.body_len = strlen(text);
     }
     /* An answer that asks to come back (cli_api_retry_after_ms) is retried
-     * a few times, as client-go does, before it is reported. */
+     * a few times, as client-go does, before it is reported; never past the
+     * command's --timeout (callplan.c). */
+    c->out_of_time = 0;
     for (int attempt = 0;; attempt++) {
-        long delay_ms;
+        long sleep_ms, started_ms = cli_now_ms();
 
+        opts.timeout_ms = cli_call_timeout_ms(remaining_ms(c));
         status = tg_kube_request_sync(c->client, &opts, &resp, &resp_len, transport_err, err_len);
         if (status < 0) {
+            /* Cut short by --timeout, not by the client's own bound: the
+             * command timed out (cli_flow_api_fail says so). */
+            c->out_of_time = opts.timeout_ms < CLI_CALL_TIMEOUT_MS &&
+                             cli_now_ms() - started_ms >= opts.timeout_ms;
             free(resp);
             return -1;
         }
-        delay_ms = cli_api_retry_after_ms(status, resp);
-        if (delay_ms < 0 || attempt >= CALL_RETRIES || slept_ms + delay_ms > CALL_RETRY_BUDGET_MS)
+        sleep_ms = cli_call_retry_sleep_ms(cli_api_retry_after_ms(status, resp), attempt, slept_ms,
+                                           remaining_ms(c));
+        if (sleep_ms < 0)
             break;
+        on_retry_wait(c, status, resp, sleep_ms);
         free(resp);
         resp = NULL;
-        uv_sleep((unsigned)delay_ms);
-        slept_ms += delay_ms;
+        uv_sleep((unsigned)sleep_ms);
+        slept_ms += sleep_ms;
     }
     if (out != NULL && resp != NULL && resp_len > 0)
         *out = tg_json_parse(resp, resp_len, NULL, 0);

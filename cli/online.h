@@ -12,6 +12,7 @@
 #ifndef TG_CLI_ONLINE_H
 #define TG_CLI_ONLINE_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <json-c/json.h>
@@ -135,6 +136,34 @@ int cli_api_type_missing(long status, const char *body);
 #define CLI_RETRY_AFTER_MAX_S 10
 long cli_api_retry_after_ms(long status, const char *body);
 
+/* --- callplan.c (pure) --------------------------------------------------- */
+
+/* remaining_ms of a command without a deadline (the CLI's own tools). */
+#define CLI_NO_DEADLINE LONG_MIN
+/* One request waits at most this long for its answer... */
+#define CLI_CALL_TIMEOUT_MS 20000L
+/* ...or what is left of --timeout, but never less than this. */
+#define CLI_CALL_MIN_TIMEOUT_MS 1000L
+/* An answer that asks to come back is asked again at most this many times,
+ * sleeping at most this long in all: an API server that keeps saying "come
+ * back later" cannot hold a call for 10 x CLI_RETRY_AFTER_MAX_S. */
+#define CLI_CALL_RETRIES 10
+#define CLI_CALL_RETRY_BUDGET_MS 15000L
+
+/* How long one request may wait for its answer, given what is left of the
+ * command's --timeout (CLI_NO_DEADLINE: none). */
+long cli_call_timeout_ms(long remaining_ms);
+
+/* How long to sleep before asking again (delay_ms: cli_api_retry_after_ms's
+ * answer), or -1 to report the answer now: it is final, the retries or their
+ * sleep budget are spent, or the sleep would reach the deadline. */
+long cli_call_retry_sleep_ms(long delay_ms, int retries_done, long slept_ms, long remaining_ms);
+
+/* The line printed while the CLI waits to ask again: the status, the
+ * server's message (its first line, at most 200 characters, control
+ * characters shown as '?') and the wait. */
+void cli_call_retry_note(char *buf, size_t len, long status, const char *body, long sleep_ms);
+
 /* --- kubectx.c (cluster access) ----------------------------------------- */
 
 typedef struct cli_cluster {
@@ -144,6 +173,9 @@ typedef struct cli_cluster {
     tg_kube_config cfg;
     int cfg_ready;
     tg_kube_client *client;
+    const char *cmd;          /* for the lines printed while waiting to retry */
+    long deadline_ms;         /* the command's (cli_now_ms clock), 0: none */
+    int out_of_time;          /* the last call got no answer in what was left of it */
 } cli_cluster;
 
 /* Load the kubeconfig the kubectl way (kubeconfig: explicit ':'-list or NULL
@@ -172,6 +204,8 @@ typedef struct cli_flow {
 
 long cli_now_ms(void);
 void cli_flow_init(cli_flow *f, const char *cmd, FILE *progress, long timeout_ms);
+/* The cluster's API calls end by the flow's deadline (callplan.c). */
+void cli_flow_bind(const cli_flow *f, cli_cluster *c);
 void cli_flow_step(cli_flow *f, const char *scope, const char *msg);
 
 /* Print "kubectl-tenantgate CMD: (scope) message" and return rc. */

@@ -445,14 +445,21 @@ def test_webhook_still_syncing_is_waited_for(cli, provider, consumer, provider_s
     assert out.splitlines() == SEED_AUTHENTICATE_LINES, out
     assert retried >= 2, retried
     assert provider.exists("tenant", cid, "-n", f"liqo-tenant-{cid}")
+    # While it waited it said why, on stderr (stdout keeps Liqo's progress lines).
+    waits = [line for line in err.splitlines() if "asked to be asked again" in line]
+    assert len(waits) >= retried and all(
+        line.startswith("kubectl-tenantgate authenticate: (remote) the API server answered HTTP 500 (")
+        and "CacheNotSynced" in line and line.endswith("asking again in 1.0s") for line in waits), err
 
 
 class PleaseComeBack:
     """A TLS server on this machine that answers every request 500 with a Status asking to be
-    asked again after `seconds` (as a busy webhook behind an API server would): what a
-    misbehaving or hostile API server can do to the CLI.  .requests counts what it got."""
-    def __init__(self, tmp_path, seconds):
+    asked again after `seconds` (as a busy webhook behind an API server would), or with
+    silent=True reads each request and never answers: what a misbehaving or hostile API server
+    can do to the CLI.  .requests counts what it got."""
+    def __init__(self, tmp_path, seconds, silent=False):
         self.requests = 0
+        self.stop = threading.Event()
         key, crt = tmp_path / "come-back.key", tmp_path / "come-back.crt"
         openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                 "-subj", "/CN=127.0.0.1", "-days", "1", "-keyout", str(key), "-out", str(crt))
@@ -466,6 +473,9 @@ class PleaseComeBack:
                 outer.requests += 1
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
+                if silent:
+                    outer.stop.wait(120)
+                    return
                 self.send_response(500)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Retry-After", str(seconds))
@@ -483,7 +493,18 @@ class PleaseComeBack:
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
+    def kubeconfig(self, tmp_path):
+        doc = {"apiVersion": "v1", "kind": "Config", "current-context": "x",
+               "clusters": [{"name": "x", "cluster": {"server": f"https://127.0.0.1:{self.port}",
+                                                      "insecure-skip-tls-verify": True}}],
+               "users": [{"name": "x", "user": {"token": "not-a-secret"}}],
+               "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}]}
+        kc = tmp_path / "come-back.kubeconfig"
+        kc.write_text(yaml.safe_dump(doc))
+        return kc
+
     def close(self):
+        self.stop.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -494,15 +515,9 @@ def test_an_api_server_that_keeps_asking_to_come_back_is_given_up_on(cli, tmp_pa
     command then reports the answer instead of hanging."""
     server = PleaseComeBack(tmp_path, 10)
     try:
-        doc = {"apiVersion": "v1", "kind": "Config", "current-context": "x",
-               "clusters": [{"name": "x", "cluster": {"server": f"https://127.0.0.1:{server.port}",
-                                                      "insecure-skip-tls-verify": True}}],
-               "users": [{"name": "x", "user": {"token": "not-a-secret"}}],
-               "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}]}
-        kc = tmp_path / "come-back.kubeconfig"
-        kc.write_text(yaml.safe_dump(doc))
         t0 = time.monotonic()
-        rc, out, err = cli("get", "nonce", "--remote-cluster-id", "c1", "--kubeconfig", kc)
+        rc, out, err = cli("get", "nonce", "--remote-cluster-id", "c1", "--kubeconfig",
+                           server.kubeconfig(tmp_path))
         elapsed = time.monotonic() - t0
     finally:
         server.close()
@@ -512,6 +527,48 @@ def test_an_api_server_that_keeps_asking_to_come_back_is_given_up_on(cli, tmp_pa
     assert "come back later" in err, err
     assert server.requests == 2, server.requests
     assert 10 <= elapsed < 14, elapsed
+    # while it waited, it said why, once per wait
+    waits = [line for line in err.splitlines() if "asked to be asked again" in line]
+    assert waits == ["kubectl-tenantgate get nonce: the API server answered HTTP 500 (come back "
+                     "later) and asked to be asked again: asking again in 10.0s"], err
+
+
+def test_timeout_bounds_the_wait_the_api_server_asks_for(cli, tmp_path):
+    """--timeout is for the whole command: a "retry after 10 s" that would outlast it is not
+    slept on; the CLI reports the API server's answer at once."""
+    server = PleaseComeBack(tmp_path, 10)
+    try:
+        t0 = time.monotonic()
+        rc, out, err = cli("create", "nonce", "--remote-cluster-id", "c1", "--timeout", "5s",
+                           "--kubeconfig", server.kubeconfig(tmp_path))
+        elapsed = time.monotonic() - t0
+    finally:
+        server.close()
+    print(f"\n--timeout 5s, an API server asking to come back after 10 s: {server.requests} "
+          f"requests, answered after {elapsed:.1f} s (rc {rc})")
+    assert rc == EXIT_REJECTED and out == "", err
+    assert "come back later" in err and "asked to be asked again" not in err, err
+    assert server.requests == 1, server.requests
+    assert elapsed < 3, elapsed
+
+
+def test_timeout_bounds_a_request_the_api_server_never_answers(cli, tmp_path):
+    """An API server that takes the request and never answers holds the CLI for --timeout, not
+    for the client's own 20 s per request, and the exit code says it timed out."""
+    server = PleaseComeBack(tmp_path, 0, silent=True)
+    try:
+        t0 = time.monotonic()
+        rc, out, err = cli("create", "nonce", "--remote-cluster-id", "c1", "--timeout", "3s",
+                           "--kubeconfig", server.kubeconfig(tmp_path))
+        elapsed = time.monotonic() - t0
+    finally:
+        server.close()
+    print(f"\n--timeout 3s, an API server that never answers: {server.requests} requests, "
+          f"gave up after {elapsed:.1f} s (rc {rc})")
+    assert rc == EXIT_TIMEOUT and out == "", err
+    assert "timed out after 3s waiting for an answer" in err, err
+    assert server.requests == 1, server.requests
+    assert 3 <= elapsed < 6, elapsed
 
 
 def test_unreachable_cluster(cli, provider, tmp_path):

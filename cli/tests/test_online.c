@@ -329,11 +329,109 @@ static void test_api_retry_after(void **state)
     }
 }
 
+static void test_call_timeout(void **state)
+{
+    static const struct {
+        long remaining_ms, want_ms;
+    } cases[] = {
+        {CLI_NO_DEADLINE, CLI_CALL_TIMEOUT_MS},   /* no --timeout: the client's own bound */
+        {120000, CLI_CALL_TIMEOUT_MS},            /* the default 2m: each request 20 s */
+        {CLI_CALL_TIMEOUT_MS, CLI_CALL_TIMEOUT_MS},
+        {5000, 5000},                             /* --timeout 5s: what is left of it */
+        {1001, 1001},
+        {CLI_CALL_MIN_TIMEOUT_MS, CLI_CALL_MIN_TIMEOUT_MS},
+        {200, CLI_CALL_MIN_TIMEOUT_MS},           /* nearly out: still a short chance */
+        {0, CLI_CALL_MIN_TIMEOUT_MS},
+        {-30000, CLI_CALL_MIN_TIMEOUT_MS},        /* past it */
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long got = cli_call_timeout_ms(cases[i].remaining_ms);
+        if (got != cases[i].want_ms)
+            fail_msg("case %zu (%ld ms left): %ld ms, want %ld", i, cases[i].remaining_ms, got,
+                     cases[i].want_ms);
+    }
+}
+
+static void test_call_retry_sleep(void **state)
+{
+    static const struct {
+        long delay_ms;
+        int retries_done;
+        long slept_ms, remaining_ms, want_ms;
+    } cases[] = {
+        {1000, 0, 0, CLI_NO_DEADLINE, 1000},
+        {1000, 0, 0, 120000, 1000},
+        {-1, 0, 0, 120000, -1},                           /* a final answer */
+        {1000, CLI_CALL_RETRIES - 1, 0, 120000, 1000},     /* the last retry */
+        {1000, CLI_CALL_RETRIES, 0, 120000, -1},           /* the retries are spent */
+        {10000, 1, 10000, 120000, -1},                    /* the sleep budget would pass 15 s */
+        {5000, 1, 10000, 120000, 5000},                   /* ... and exactly reaches it */
+        {10000, 0, 0, 5000, -1},                          /* --timeout would run out asleep */
+        {5000, 0, 0, 5000, -1},                           /* waking at the deadline: no use */
+        {1000, 0, 0, 4999, 1000},
+        {500, 3, 1500, 0, -1},                            /* already past the deadline */
+        {500, 3, 1500, -100, -1},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long got = cli_call_retry_sleep_ms(cases[i].delay_ms, cases[i].retries_done, cases[i].slept_ms,
+                                           cases[i].remaining_ms);
+        if (got != cases[i].want_ms)
+            fail_msg("case %zu: %ld ms, want %ld", i, got, cases[i].want_ms);
+    }
+}
+
+static void test_call_retry_note(void **state)
+{
+    char line[400], long_msg[600], body[700];
+
+    (void)state;
+    cli_call_retry_note(line, sizeof(line), 500,
+                        "{\"kind\":\"Status\",\"message\":\"admission webhook \\\"tenants\\\" denied the "
+                        "request: CacheNotSynced: cache not synced, retry later\",\"reason\":\"InternalError\"}",
+                        1000);
+    assert_string_equal(line, "the API server answered HTTP 500 (admission webhook \"tenants\" denied "
+                        "the request: CacheNotSynced: cache not synced, retry later) and asked to be "
+                        "asked again: asking again in 1.0s");
+    cli_call_retry_note(line, sizeof(line), 429, "{\"reason\":\"TooManyRequests\"}", 500);
+    assert_string_equal(line, "the API server answered HTTP 429 (TooManyRequests) and asked to be "
+                        "asked again: asking again in 0.5s");
+    cli_call_retry_note(line, sizeof(line), 503, "service unavailable", 10000);
+    assert_string_equal(line, "the API server answered HTTP 503 and asked to be asked again: asking "
+                        "again in 10.0s");
+    cli_call_retry_note(line, sizeof(line), 503, NULL, 1500);
+    assert_string_equal(line, "the API server answered HTTP 503 and asked to be asked again: asking "
+                        "again in 1.5s");
+    /* The server's text is cut at the first line break and at 200 characters. */
+    cli_call_retry_note(line, sizeof(line), 500, "{\"message\":\"first\\nsecond\"}", 1000);
+    assert_string_equal(line, "the API server answered HTTP 500 (first) and asked to be asked again: "
+                        "asking again in 1.0s");
+    /* ...and shows no control character a terminal would act on. */
+    cli_call_retry_note(line, sizeof(line), 500, "{\"message\":\"red \\u001b[31mtext\\tend\"}", 1000);
+    assert_string_equal(line, "the API server answered HTTP 500 (red ?[31mtext?end) and asked to be "
+                        "asked again: asking again in 1.0s");
+    memset(long_msg, 'x', sizeof(long_msg) - 1);
+    long_msg[sizeof(long_msg) - 1] = '\0';
+    snprintf(body, sizeof(body), "{\"message\":\"%s\"}", long_msg);
+    cli_call_retry_note(line, sizeof(line), 500, body, 1000);
+    assert_non_null(strstr(line, "(xxxxxxxx"));
+    assert_int_equal(strspn(strchr(line, '(') + 1, "x"), 200);
+    /* A buffer too small still ends in NUL. */
+    cli_call_retry_note(line, 16, 500, body, 1000);
+    assert_string_equal(line, "the API server ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tenant_namespace),
         cmocka_unit_test(test_api_retry_after),
+        cmocka_unit_test(test_call_timeout),
+        cmocka_unit_test(test_call_retry_sleep),
+        cmocka_unit_test(test_call_retry_note),
         cmocka_unit_test(test_nonce_secrets),
         cmocka_unit_test(test_secret_data_rejects_bad_base64),
         cmocka_unit_test(test_tenant_status_table),
