@@ -273,6 +273,7 @@ def live_counts(webhook, metrics):
     counts = {o: webhook.counter("tenantgate_webhook_live_read_reviews_total", metrics, outcome=o)
               for o in LIVE_OUTCOMES}
     counts["reads"] = webhook.counter("tenantgate_webhook_live_reads_total", metrics)
+    counts["resumed"] = webhook.counter("tenantgate_webhook_live_reads_tls_resumed_total", metrics)
     return counts
 
 
@@ -303,13 +304,39 @@ def test_a_flood_of_reviews_without_a_nonce_costs_a_few_live_reads(provider, vec
     # one read per worker at once, then one per interval, for as long as the flood lasted
     bound = WEBHOOK_THREADS * (1 + int(elapsed / LIVE_INTERVAL_S) + 1)
     print(f"\n{n} reviews at once without a nonce: {delta['reads']:.0f} live reads in {elapsed:.2f} s "
-          f"(bound {bound}); the API server served {served:.0f} namespaced Secret lists")
+          f"(bound {bound}, {delta['resumed']:.0f} on a resumed TLS session); the API server served "
+          f"{served:.0f} namespaced Secret lists")
     # What the API server saw (it also counts the lists of namespaces other tests are
     # deleting, hence <=), then our count.
     assert 1 <= served <= min(bound, n // 4), served
     assert 1 <= delta["reads"] <= served, (delta, served)
     assert delta["started"] + delta["queued"] == n and delta["refused"] == 0, delta
     assert delta["queued"] >= n - served, delta
+    # Each worker reads one namespace at a time here: only its first read ever can need a full
+    # TLS handshake, every later one resumes the API server's session.
+    assert delta["resumed"] >= delta["reads"] - WEBHOOK_THREADS, delta
+
+
+def test_live_reads_resume_the_api_servers_tls_session(provider, vectors_dir, tenant_ns, webhook):
+    """A live read opens a connection to the API server; after a worker's first, each resumes
+    the TLS session the API server gave, so neither side sends, checks or signs for a
+    certificate again.  Six reviews for six namespaces without a nonce, one after the other:
+    six reads, at most one full handshake per worker."""
+    names = [tenant_ns("cl01") for _ in range(6)]
+    tenants = [vector_in(vectors_dir, CL01, ns)[0] for ns in names]
+    for t in tenants:
+        wait_in_cache(provider, t)
+    before = live_counts(webhook, webhook.metrics())
+    for i, (t, ns) in enumerate(zip(tenants, names)):
+        (r,), _ = post_at_once(Port(webhook), [tenant_review(t, ns, f"resume-{i}")])
+        assert r is not None and not r["allowed"], r
+        assert r["status"]["message"].startswith(f"NonceNotFound: expected Secret {ns}/liqo-nonce"), r
+    after = live_counts(webhook, webhook.metrics())
+    delta = {k: after[k] - before[k] for k in after}
+    print(f"\n6 live reads one after the other: {delta['reads']:.0f} reads, "
+          f"{delta['resumed']:.0f} on a resumed TLS session")
+    assert delta["reads"] == 6, delta
+    assert delta["resumed"] >= 6 - WEBHOOK_THREADS, delta
 
 
 def test_too_many_namespaces_read_at_once_is_live_read_busy(provider, vectors_dir, tenant_ns, webhook):

@@ -6,7 +6,8 @@
  *    requests share connections (HTTP/2 when the server offers it), proxies
  *    and compressed bodies work. The signer, the CLI and the tools.
  *  - client_h1.c (tg_kube_h1): HTTP/1.1 over OpenSSL on uv_tcp_t, one
- *    connection per request, no proxy-url (refused at tg_kube_client_new).
+ *    connection per request, each resuming the TLS session of the last one
+ *    the server gave; no proxy-url (refused at tg_kube_client_new).
  *    The webhook, which then does not load libcurl's libraries.
  * Both: requests never block the loop; TLS is verified against the
  * configured CA (in memory, never a temporary file) for the server's name or
@@ -52,6 +53,9 @@ typedef struct tg_kube_response {
     size_t body_len;
     const char *error;       /* NULL, or why the request failed (transport, timeout,
                               * body too large, cancelled by on_data); never secret */
+    int tls_resumed;         /* its connection resumed a TLS session: no certificate was
+                              * sent or checked again (client_h1.c; always 0 in client.c,
+                              * whose requests share connections instead) */
 } tg_kube_response;
 
 /* The request finished (success or not). resp is valid during the call only.

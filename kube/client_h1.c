@@ -50,6 +50,7 @@ struct tg_kube_request {
     tg_kube_response_cb on_done;
     void *data;
     int retried_auth;
+    int tls_resumed;                 /* the last connection's handshake was a resumption */
     tg_kube_request *next, *prev;
 };
 
@@ -74,6 +75,7 @@ struct tg_kube_client {
     uv_loop_t *loop;
     tg_kube_config cfg;              /* our own deep copy */
     SSL_CTX *ssl_ctx;                /* NULL for http:// */
+    SSL_SESSION *session;            /* the server's latest ticket, to resume with */
     char *host;                      /* to connect to (no brackets) */
     char *authority;                 /* Host: header */
     char *prefix;                    /* the server URL's path, without a trailing '/' */
@@ -171,6 +173,18 @@ out:
     return rc;
 }
 
+/* The server gave a session to resume (a TLS 1.3 ticket after the handshake,
+ * or the TLS 1.2 session): keep the newest, one per client. */
+static int on_new_session(SSL *ssl, SSL_SESSION *session)
+{
+    conn *k = SSL_get_app_data(ssl);
+    if (k == NULL || !SSL_SESSION_is_resumable(session))
+        return 0;               /* not ours to keep: OpenSSL frees it */
+    SSL_SESSION_free(k->client->session);
+    k->client->session = session;
+    return 1;                   /* we hold the reference now */
+}
+
 static int setup_tls(tg_kube_client *c, char *err, size_t err_len)
 {
     SSL_CTX *ctx = c->ssl_ctx = SSL_CTX_new(TLS_client_method());
@@ -179,6 +193,11 @@ static int setup_tls(tg_kube_client *c, char *err, size_t err_len)
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     /* Idle watches keep no 34 KB of TLS buffers each. */
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    /* Every request but a watch opens a connection (live reads, lists):
+     * resuming the last session spares both sides the certificate check and
+     * the server its signature. One server per client, so one session. */
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+    SSL_CTX_sess_set_new_cb(ctx, on_new_session);
     if (c->cfg.insecure_skip_tls_verify) {
         /* Only when the kubeconfig asked for it in so many words. */
         SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
@@ -417,6 +436,8 @@ static int conn_ready(conn *k)
 {
     const char *why;
     k->handshake_done = 1;
+    if (k->req != NULL && k->ssl != NULL)
+        k->req->tls_resumed = SSL_session_reused(k->ssl);
     arm_request_timer(k);
     if (send_request(k, &why) == 0)
         return 0;
@@ -463,6 +484,12 @@ static void conn_complete(conn *k)
 {
     tg_kube_request *r = k->req;
     long status = k->resp.status;
+    /* The whole response came: the connection ends well, though no
+     * close_notify is sent. Without this SSL_free would take the session for
+     * a broken one and mark it not resumable (as it does, rightly, after a
+     * failure or a cut response). */
+    if (k->ssl != NULL)
+        SSL_set_shutdown(k->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     if (status == 401 && retry_after_401(k))
         return;
     conn_close(k);
@@ -608,6 +635,11 @@ static int start_tls(conn *k)
     BIO_set_mem_eof_return(k->rbio, -1);   /* empty means "wait", not "closed" */
     SSL_set_bio(k->ssl, k->rbio, k->wbio);
     SSL_set_connect_state(k->ssl);
+    SSL_set_app_data(k->ssl, k);
+    /* A ticket the server no longer takes costs nothing: it answers with a
+     * full handshake, certificate checked as always. */
+    if (c->session != NULL && SSL_SESSION_is_resumable(c->session))
+        (void)SSL_set_session(k->ssl, c->session);   /* else a full handshake */
     if (is_ip) {
         /* Names the certificate must carry as an IP address SAN. */
         if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(k->ssl), name) != 1)
@@ -753,7 +785,7 @@ static void request_free(tg_kube_request *r)
 static void request_finish(tg_kube_request *r, long status, const char *error)
 {
     tg_kube_response resp = {.status = status, .body = r->buf ? r->buf : "", .body_len = r->len,
-                             .error = error};
+                             .error = error, .tls_resumed = r->tls_resumed};
     request_unlink(r);
     if (r->on_done)
         r->on_done(r, &resp, r->data);
@@ -842,6 +874,7 @@ static void free_client_memory(tg_kube_client *c)
 {
     tg_kube_token_free(&c->token);
     tg_kube_config_free(&c->cfg);
+    SSL_SESSION_free(c->session);
     SSL_CTX_free(c->ssl_ctx);
     free(c->host);
     free(c->authority);

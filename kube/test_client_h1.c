@@ -1,9 +1,10 @@
 /* test_client_h1.c - the HTTP/1.1 client against a TLS server on loopback
  * (a thread with a throwaway certificate): what it sends, a streamed chunked
  * body, the server's name checked as an IP address or as tls-server-name, an
- * untrusted server refused, a 401 retried once with the re-read token, and the
- * body size limit. The contract every client shares is in test_client.c; the
- * real API server is in e2e. */
+ * untrusted server refused, the TLS session resumed on the next connection
+ * but never past another server's certificate, a 401 retried once with the
+ * re-read token, and the body size limit. The contract every client shares
+ * is in test_client.c; the real API server is in e2e. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +71,8 @@ static void pair_free(pair *p)
 typedef struct server {
     int fd, port, nconns;
     SSL_CTX *ctx;
+    SSL_CTX *later_ctx;                   /* if set, serves every connection after the first */
+    int resumed[MAX_CONNS];               /* the handshake resumed the client's session */
     const char *responses[MAX_CONNS];
     char heads[MAX_CONNS][2048];
     const char *token_file, *rotate_to;   /* rewritten after the first request */
@@ -98,9 +101,10 @@ static void *serve(void *arg)
         int c = accept(s->fd, NULL, NULL);
         if (c < 0)
             break;
-        SSL *ssl = SSL_new(s->ctx);
+        SSL *ssl = SSL_new(i > 0 && s->later_ctx ? s->later_ctx : s->ctx);
         SSL_set_fd(ssl, c);
         if (SSL_accept(ssl) == 1) {
+            s->resumed[i] = SSL_session_reused(ssl);
             read_head(ssl, s->heads[i], sizeof(s->heads[i]));
             if (i == 0 && s->rotate_to) {
                 FILE *f = fopen(s->token_file, "w");
@@ -138,10 +142,11 @@ static void server_stop(server *s)
     pthread_join(s->thread, NULL);
     close(s->fd);
     SSL_CTX_free(s->ctx);
+    SSL_CTX_free(s->later_ctx);
 }
 
 typedef struct result {
-    int calls;
+    int calls, tls_resumed;
     long status;
     char error[256];
     char body[256];
@@ -154,6 +159,7 @@ static void on_done(tg_kube_request *req, const tg_kube_response *resp, void *da
     result *r = data;
     r->calls++;
     r->status = resp->status;
+    r->tls_resumed = resp->tls_resumed;
     snprintf(r->error, sizeof(r->error), "%s", resp->error ? resp->error : "");
     if (resp->body_len) {
         snprintf(r->body, sizeof(r->body), "%.*s", (int)resp->body_len, resp->body);
@@ -192,6 +198,30 @@ static result request(server *s, tg_kube_config *cfg, const char *prefix, tg_kub
     assert_int_equal(uv_loop_close(&loop), 0);
     assert_int_equal(r.calls, 1);
     return r;
+}
+
+/* n requests one after the other on one client, as the webhook's live reads
+ * are: each on a connection of its own. */
+static void requests_in_turn(server *s, tg_kube_config *cfg, int n, result *out)
+{
+    uv_loop_t loop;
+    char url[128], err[256];
+    snprintf(url, sizeof(url), "https://127.0.0.1:%d", s->port);
+    cfg->server = url;
+    uv_loop_init(&loop);
+    tg_kube_client *c = tg_kube_client_new(&loop, cfg, err, sizeof(err));
+    if (c == NULL)
+        fail_msg("%s", err);
+    for (int i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof(out[i]));
+        assert_non_null(tg_kube_request_start(c, &(tg_kube_request_opts){.path = "/version"}, on_done, &out[i],
+                                              err, sizeof(err)));
+        while (out[i].calls == 0)
+            uv_run(&loop, UV_RUN_ONCE);
+    }
+    tg_kube_client_free(c);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
 }
 
 #define CHUNKED_OK "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n"
@@ -265,6 +295,60 @@ static void test_untrusted_server_refused(void **state)
     assert_int_equal(s.heads[0][0], '\0');   /* not a byte of the request was sent */
     pair_free(&served);
     pair_free(&other);
+}
+
+#define OK_2 "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+/* The second and later connections resume the session the server gave on
+ * the first: no certificate to check, no signature for the server to make. */
+static void test_session_resumed(void **state)
+{
+    pair p;
+    result r[3];
+    server s = {.responses = {OK_2, OK_2, OK_2}};
+    mint(&p);
+    server_start(&s, &p, 3);
+    tg_kube_config cfg = {.ca = p.pem, .ca_len = strlen(p.pem)};
+    requests_in_turn(&s, &cfg, 3, r);
+    server_stop(&s);
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(r[i].error, "");
+        assert_int_equal(r[i].status, 200);
+        assert_string_equal(r[i].body, "ok");
+    }
+    assert_int_equal(s.resumed[0], 0);
+    assert_int_equal(s.resumed[1], 1);
+    assert_int_equal(s.resumed[2], 1);
+    /* ...and each answer says so, as the server saw it. */
+    assert_int_equal(r[0].tls_resumed, 0);
+    assert_int_equal(r[1].tls_resumed, 1);
+    assert_int_equal(r[2].tls_resumed, 1);
+    pair_free(&p);
+}
+
+/* A server that cannot resume the session (another server at the same
+ * address: other ticket keys) gets a full handshake, and its certificate is
+ * checked as on the first connection: resumption lets nobody else through. */
+static void test_resumption_checks_a_new_server(void **state)
+{
+    pair p, impostor;
+    result r[2];
+    server s = {.responses = {OK_2, OK_2}};
+    mint(&p);
+    mint(&impostor);
+    s.later_ctx = SSL_CTX_new(TLS_server_method());
+    assert_int_equal(SSL_CTX_use_certificate(s.later_ctx, impostor.cert), 1);
+    assert_int_equal(SSL_CTX_use_PrivateKey(s.later_ctx, impostor.key), 1);
+    server_start(&s, &p, 2);
+    tg_kube_config cfg = {.ca = p.pem, .ca_len = strlen(p.pem)};
+    requests_in_turn(&s, &cfg, 2, r);
+    server_stop(&s);
+    assert_int_equal(r[0].status, 200);
+    assert_int_equal(r[1].status, 0);
+    assert_non_null(strstr(r[1].error, "certificate was not accepted"));
+    assert_int_equal(s.heads[1][0], '\0');   /* not a byte of the request was sent */
+    pair_free(&p);
+    pair_free(&impostor);
 }
 
 static void test_401_retried_with_new_token(void **state)
@@ -341,6 +425,8 @@ int main(void)
         cmocka_unit_test(test_streams_chunked_body),
         cmocka_unit_test(test_server_name_checked),
         cmocka_unit_test(test_untrusted_server_refused),
+        cmocka_unit_test(test_session_resumed),
+        cmocka_unit_test(test_resumption_checks_a_new_server),
         cmocka_unit_test(test_401_retried_with_new_token),
         cmocka_unit_test(test_body_limit),
         cmocka_unit_test(test_token_with_a_line_break_not_sent),

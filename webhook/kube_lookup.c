@@ -52,7 +52,7 @@ struct tg_kube_lookup {
     int nworkers;
     struct live_worker *live_workers;  /* [i] used only by worker i's thread */
     struct {
-        atomic_ulong reads, started, queued, refused;
+        atomic_ulong reads, resumed, started, queued, refused;
     } live_stats;
 };
 
@@ -375,6 +375,8 @@ static void on_live_response(tg_kube_request *r, const tg_kube_response *resp, v
     json_object *list = NULL, *items = NULL;
 
     (void)r;
+    if (resp->tls_resumed)
+        count(&lw->kl->live_stats.resumed);
     if (resp->status != 200 || !(list = tg_json_parse(resp->body, resp->body_len, NULL, 0)) ||
         !(items = tg_json_path(list, "items", NULL)) || !json_object_is_type(items, json_type_array)) {
         tg_log(TG_LOG_WARN, "live read of the nonce Secret failed", TG_LOG_STR("namespace", rd->ns),
@@ -513,6 +515,7 @@ static void live_stats(void *self, tg_live_nonce_stats *out)
     tg_kube_lookup *kl = self;
 
     out->reads = atomic_load_explicit(&kl->live_stats.reads, memory_order_relaxed);
+    out->resumed = atomic_load_explicit(&kl->live_stats.resumed, memory_order_relaxed);
     out->started = atomic_load_explicit(&kl->live_stats.started, memory_order_relaxed);
     out->queued = atomic_load_explicit(&kl->live_stats.queued, memory_order_relaxed);
     out->refused = atomic_load_explicit(&kl->live_stats.refused, memory_order_relaxed);

@@ -91,7 +91,7 @@ struct tg_server {
     atomic_long open_conns;        /* in all workers, against cfg.max_connections */
     /* telemetry */
     tg_metrics *metrics;
-    tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_informer_failures, *m_live_reads, *m_live_reviews,
+    tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_informer_failures, *m_live_reads, *m_live_resumed, *m_live_reviews,
         *m_cert_expiry, *m_reloads,
         *m_ready, *m_conns, *m_conns_rejected, *m_conns_closed, *m_h2_resets;
 };
@@ -443,6 +443,7 @@ static void refresh_gauges(tg_server *s)
         tg_live_nonce_stats ls = {0};
         s->cfg.live->stats(s->cfg.live->self, &ls);
         tg_counter_raise(tg_metric_series_get(s->m_live_reads, NULL), (double)ls.reads);
+        tg_counter_raise(tg_metric_series_get(s->m_live_resumed, NULL), (double)ls.resumed);
         tg_counter_raise(tg_metric_series_get(s->m_live_reviews, (const char *[]){"started"}), (double)ls.started);
         tg_counter_raise(tg_metric_series_get(s->m_live_reviews, (const char *[]){"queued"}), (double)ls.queued);
         tg_counter_raise(tg_metric_series_get(s->m_live_reviews, (const char *[]){"refused"}), (double)ls.refused);
@@ -769,6 +770,10 @@ static void register_metrics(tg_server *s)
                                          "Live reads of a nonce Secret sent to the API server (on a cache miss, "
                                          "before NonceNotFound).",
                                          0, NULL);
+    s->m_live_resumed = tg_metrics_counter(m, "tenantgate_webhook_live_reads_tls_resumed_total",
+                                           "Live reads answered on a connection that resumed the API server's "
+                                           "last TLS session (no certificate sent or checked again).",
+                                           0, NULL);
     s->m_live_reviews = tg_metrics_counter(m, "tenantgate_webhook_live_read_reviews_total",
                                            "Reviews that needed a live read, by outcome: started (a read at once), "
                                            "queued (answered by the next read of their namespace), refused "
