@@ -509,20 +509,26 @@ class PleaseComeBack:
         self.server.server_close()
 
 
+def timed_against(cli, tmp_path, server, what, *args):
+    """The CLI with args against server (closed afterwards), its timing printed under what:
+    rc, stdout, stderr, seconds."""
+    try:
+        t0 = time.monotonic()
+        rc, out, err = cli(*args, "--kubeconfig", server.kubeconfig(tmp_path))
+        elapsed = time.monotonic() - t0
+    finally:
+        server.close()
+    print(f"\n{what}: {server.requests} requests, rc {rc} after {elapsed:.1f} s")
+    return rc, out, err, elapsed
+
+
 def test_an_api_server_that_keeps_asking_to_come_back_is_given_up_on(cli, tmp_path):
     """The CLI retries an answer that asks for it, as kubectl does, but sleeps at most 15 s in
     all per call: an API server answering "retry after 10 s" forever gets one retry, and the
     command then reports the answer instead of hanging."""
     server = PleaseComeBack(tmp_path, 10)
-    try:
-        t0 = time.monotonic()
-        rc, out, err = cli("get", "nonce", "--remote-cluster-id", "c1", "--kubeconfig",
-                           server.kubeconfig(tmp_path))
-        elapsed = time.monotonic() - t0
-    finally:
-        server.close()
-    print(f"\nan API server asking to come back after 10 s: {server.requests} requests, "
-          f"gave up after {elapsed:.1f} s (rc {rc})")
+    rc, out, err, elapsed = timed_against(cli, tmp_path, server, "an API server asking to come back after 10 s",
+                                          "get", "nonce", "--remote-cluster-id", "c1")
     assert rc == EXIT_REJECTED and out == "", err
     assert "come back later" in err, err
     assert server.requests == 2, server.requests
@@ -537,15 +543,9 @@ def test_timeout_bounds_the_wait_the_api_server_asks_for(cli, tmp_path):
     """--timeout is for the whole command: a "retry after 10 s" that would outlast it is not
     slept on; the CLI reports the API server's answer at once."""
     server = PleaseComeBack(tmp_path, 10)
-    try:
-        t0 = time.monotonic()
-        rc, out, err = cli("create", "nonce", "--remote-cluster-id", "c1", "--timeout", "5s",
-                           "--kubeconfig", server.kubeconfig(tmp_path))
-        elapsed = time.monotonic() - t0
-    finally:
-        server.close()
-    print(f"\n--timeout 5s, an API server asking to come back after 10 s: {server.requests} "
-          f"requests, answered after {elapsed:.1f} s (rc {rc})")
+    rc, out, err, elapsed = timed_against(cli, tmp_path, server, "--timeout 5s, an API server asking to come "
+                                          "back after 10 s", "create", "nonce", "--remote-cluster-id", "c1",
+                                          "--timeout", "5s")
     assert rc == EXIT_REJECTED and out == "", err
     assert "come back later" in err and "asked to be asked again" not in err, err
     assert server.requests == 1, server.requests
@@ -556,15 +556,9 @@ def test_timeout_bounds_a_request_the_api_server_never_answers(cli, tmp_path):
     """An API server that takes the request and never answers holds the CLI for --timeout, not
     for the client's own 20 s per request, and the exit code says it timed out."""
     server = PleaseComeBack(tmp_path, 0, silent=True)
-    try:
-        t0 = time.monotonic()
-        rc, out, err = cli("create", "nonce", "--remote-cluster-id", "c1", "--timeout", "3s",
-                           "--kubeconfig", server.kubeconfig(tmp_path))
-        elapsed = time.monotonic() - t0
-    finally:
-        server.close()
-    print(f"\n--timeout 3s, an API server that never answers: {server.requests} requests, "
-          f"gave up after {elapsed:.1f} s (rc {rc})")
+    rc, out, err, elapsed = timed_against(cli, tmp_path, server, "--timeout 3s, an API server that never "
+                                          "answers", "create", "nonce", "--remote-cluster-id", "c1",
+                                          "--timeout", "3s")
     assert rc == EXIT_TIMEOUT and out == "", err
     assert "timed out after 3s waiting for an answer" in err, err
     assert server.requests == 1, server.requests

@@ -388,31 +388,39 @@ static void test_call_retry_note(void **state)
 {
     char line[400], long_msg[600], body[700];
 
+    static const struct {
+        long status;
+        const char *body;
+        long sleep_ms;
+        const char *want;
+    } rows[] = {
+        {500, "{\"kind\":\"Status\",\"message\":\"admission webhook \\\"tenants\\\" denied the request: "
+              "CacheNotSynced: cache not synced, retry later\",\"reason\":\"InternalError\"}", 1000,
+         "the API server answered HTTP 500 (admission webhook \"tenants\" denied the request: "
+         "CacheNotSynced: cache not synced, retry later) and asked to be asked again: asking again in 1.0s"},
+        /* no message: the reason */
+        {429, "{\"reason\":\"TooManyRequests\"}", 500,
+         "the API server answered HTTP 429 (TooManyRequests) and asked to be asked again: asking again in 0.5s"},
+        /* not JSON, or no body: the status alone */
+        {503, "service unavailable", 10000,
+         "the API server answered HTTP 503 and asked to be asked again: asking again in 10.0s"},
+        {503, NULL, 1500, "the API server answered HTTP 503 and asked to be asked again: asking again in 1.5s"},
+        /* the server's text is cut at the first line break... */
+        {500, "{\"message\":\"first\\nsecond\"}", 1000,
+         "the API server answered HTTP 500 (first) and asked to be asked again: asking again in 1.0s"},
+        /* ...and shows no control character a terminal would act on */
+        {500, "{\"message\":\"red \\u001b[31mtext\\tend\"}", 1000,
+         "the API server answered HTTP 500 (red ?[31mtext?end) and asked to be asked again: asking again in "
+         "1.0s"},
+    };
+
     (void)state;
-    cli_call_retry_note(line, sizeof(line), 500,
-                        "{\"kind\":\"Status\",\"message\":\"admission webhook \\\"tenants\\\" denied the "
-                        "request: CacheNotSynced: cache not synced, retry later\",\"reason\":\"InternalError\"}",
-                        1000);
-    assert_string_equal(line, "the API server answered HTTP 500 (admission webhook \"tenants\" denied "
-                        "the request: CacheNotSynced: cache not synced, retry later) and asked to be "
-                        "asked again: asking again in 1.0s");
-    cli_call_retry_note(line, sizeof(line), 429, "{\"reason\":\"TooManyRequests\"}", 500);
-    assert_string_equal(line, "the API server answered HTTP 429 (TooManyRequests) and asked to be "
-                        "asked again: asking again in 0.5s");
-    cli_call_retry_note(line, sizeof(line), 503, "service unavailable", 10000);
-    assert_string_equal(line, "the API server answered HTTP 503 and asked to be asked again: asking "
-                        "again in 10.0s");
-    cli_call_retry_note(line, sizeof(line), 503, NULL, 1500);
-    assert_string_equal(line, "the API server answered HTTP 503 and asked to be asked again: asking "
-                        "again in 1.5s");
-    /* The server's text is cut at the first line break and at 200 characters. */
-    cli_call_retry_note(line, sizeof(line), 500, "{\"message\":\"first\\nsecond\"}", 1000);
-    assert_string_equal(line, "the API server answered HTTP 500 (first) and asked to be asked again: "
-                        "asking again in 1.0s");
-    /* ...and shows no control character a terminal would act on. */
-    cli_call_retry_note(line, sizeof(line), 500, "{\"message\":\"red \\u001b[31mtext\\tend\"}", 1000);
-    assert_string_equal(line, "the API server answered HTTP 500 (red ?[31mtext?end) and asked to be "
-                        "asked again: asking again in 1.0s");
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        cli_call_retry_note(line, sizeof(line), rows[i].status, rows[i].body, rows[i].sleep_ms);
+        if (strcmp(line, rows[i].want) != 0)
+            fail_msg("row %zu: \"%s\", want \"%s\"", i, line, rows[i].want);
+    }
+    /* ...and at 200 characters. */
     memset(long_msg, 'x', sizeof(long_msg) - 1);
     long_msg[sizeof(long_msg) - 1] = '\0';
     snprintf(body, sizeof(body), "{\"message\":\"%s\"}", long_msg);
