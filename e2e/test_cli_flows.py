@@ -492,16 +492,13 @@ class PleaseComeBack:
         self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def kubeconfig(self, tmp_path):
         doc = {"apiVersion": "v1", "kind": "Config", "current-context": "x",
                "clusters": [{"name": "x", "cluster": {"server": f"https://127.0.0.1:{self.port}",
                                                       "insecure-skip-tls-verify": True}}],
                "users": [{"name": "x", "user": {"token": "not-a-secret"}}],
                "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}]}
-        kc = tmp_path / "come-back.kubeconfig"
-        kc.write_text(yaml.safe_dump(doc))
-        return kc
+        self.kubeconfig = tmp_path / "come-back.kubeconfig"
+        self.kubeconfig.write_text(yaml.safe_dump(doc))
 
     def close(self):
         self.stop.set()
@@ -509,12 +506,12 @@ class PleaseComeBack:
         self.server.server_close()
 
 
-def timed_against(cli, tmp_path, server, what, *args):
+def timed_against(cli, server, what, *args):
     """The CLI with args against server (closed afterwards), its timing printed under what:
     rc, stdout, stderr, seconds."""
     try:
         t0 = time.monotonic()
-        rc, out, err = cli(*args, "--kubeconfig", server.kubeconfig(tmp_path))
+        rc, out, err = cli(*args, "--kubeconfig", server.kubeconfig)
         elapsed = time.monotonic() - t0
     finally:
         server.close()
@@ -527,7 +524,7 @@ def test_an_api_server_that_keeps_asking_to_come_back_is_given_up_on(cli, tmp_pa
     all per call: an API server answering "retry after 10 s" forever gets one retry, and the
     command then reports the answer instead of hanging."""
     server = PleaseComeBack(tmp_path, 10)
-    rc, out, err, elapsed = timed_against(cli, tmp_path, server, "an API server asking to come back after 10 s",
+    rc, out, err, elapsed = timed_against(cli, server, "an API server asking to come back after 10 s",
                                           "get", "nonce", "--remote-cluster-id", "c1")
     assert rc == EXIT_REJECTED and out == "", err
     assert "come back later" in err, err
@@ -543,7 +540,7 @@ def test_timeout_bounds_the_wait_the_api_server_asks_for(cli, tmp_path):
     """--timeout is for the whole command: a "retry after 10 s" that would outlast it is not
     slept on; the CLI reports the API server's answer at once."""
     server = PleaseComeBack(tmp_path, 10)
-    rc, out, err, elapsed = timed_against(cli, tmp_path, server, "--timeout 5s, an API server asking to come "
+    rc, out, err, elapsed = timed_against(cli, server, "--timeout 5s, an API server asking to come "
                                           "back after 10 s", "create", "nonce", "--remote-cluster-id", "c1",
                                           "--timeout", "5s")
     assert rc == EXIT_REJECTED and out == "", err
@@ -556,7 +553,7 @@ def test_timeout_bounds_a_request_the_api_server_never_answers(cli, tmp_path):
     """An API server that takes the request and never answers holds the CLI for --timeout, not
     for the client's own 20 s per request, and the exit code says it timed out."""
     server = PleaseComeBack(tmp_path, 0, silent=True)
-    rc, out, err, elapsed = timed_against(cli, tmp_path, server, "--timeout 3s, an API server that never "
+    rc, out, err, elapsed = timed_against(cli, server, "--timeout 3s, an API server that never "
                                           "answers", "create", "nonce", "--remote-cluster-id", "c1",
                                           "--timeout", "3s")
     assert rc == EXIT_TIMEOUT and out == "", err
