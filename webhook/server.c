@@ -771,7 +771,7 @@ static void register_metrics(tg_server *s)
                                          "before NonceNotFound).",
                                          0, NULL);
     s->m_live_resumed = tg_metrics_counter(m, "tenantgate_webhook_live_reads_tls_resumed_total",
-                                           "Live reads answered on a connection that resumed the API server's "
+                                           "Live reads whose connection resumed the API server's "
                                            "last TLS session (no certificate sent or checked again).",
                                            0, NULL);
     s->m_live_reviews = tg_metrics_counter(m, "tenantgate_webhook_live_read_reviews_total",

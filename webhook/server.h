@@ -33,7 +33,7 @@ typedef void (*tg_live_nonce_done)(void *cbdata, const char *nonce, size_t len, 
 /* Counts since start, summed over the workers. */
 typedef struct tg_live_nonce_stats {
     unsigned long reads;           /* live reads sent to the API server */
-    unsigned long resumed;         /* of those answered, on a resumed TLS session */
+    unsigned long resumed;         /* of those, on a resumed TLS session (answered or not) */
     unsigned long started;         /* reviews whose arrival started a read */
     unsigned long queued;          /* reviews that waited for the next read of their namespace */
     unsigned long refused;         /* reviews refused: TG_LIVE_FETCH_BUSY */
