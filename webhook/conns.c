@@ -213,6 +213,25 @@ static void reap_if_idle(conn *c)
     close_by_shutdown(c, SHUT_RD, NULL);
 }
 
+/* An HTTP/1.1 request h2o is still reading: it has begun (h2o stamps its
+ * first byte) and h2o still reads, as it stops once the request is whole. */
+static int on_each_h1_request(h2o_req_t *req, void *data)
+{
+    tg_conns *cs = data;
+    const struct timeval *begin = &req->timestamps.request_begin_at;
+    struct timeval now = *h2o_get_timestamp(cs->cfg.accept_ctx->ctx, NULL, NULL);
+    int64_t age_ms;
+    conn *c;
+
+    if (begin->tv_sec == 0 || (c = conn_of_req(req)) == NULL || !c->sock || c->shut || c->pending ||
+        !h2o_socket_is_reading(c->sock))
+        return 0;
+    age_ms = (int64_t)(now.tv_sec - begin->tv_sec) * 1000 + (now.tv_usec - begin->tv_usec) / 1000;
+    if (age_ms > (int64_t)cs->cfg.timeout_ms)
+        close_by_shutdown(c, SHUT_RDWR, cs->cfg.closed_slow);
+    return 0;
+}
+
 typedef struct stream_sweep {
     tg_conns *cs;
     struct timeval now;
@@ -264,6 +283,9 @@ static void on_watch(uv_timer_t *t)
     h2o_linklist_t *node;
 
     release_spare_buffers(cs);
+    if (!h2o_linklist_is_empty(&cs->cfg.accept_ctx->ctx->http1._conns))
+        cs->cfg.accept_ctx->ctx->globalconf->http1.callbacks.foreach_request(cs->cfg.accept_ctx->ctx,
+                                                                            on_each_h1_request, cs);
     if (!h2o_linklist_is_empty(&cs->cfg.accept_ctx->ctx->http2._conns)) {
         stream_sweep sw = {.cs = cs, .now = *h2o_get_timestamp(cs->cfg.accept_ctx->ctx, NULL, NULL)};
         cs->cfg.accept_ctx->ctx->globalconf->http2.callbacks.foreach_request(cs->cfg.accept_ctx->ctx,

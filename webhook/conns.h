@@ -10,6 +10,9 @@
  *  - A TLS handshake that does not finish within the timeout (h2o_accept's
  *    own timer is not used: accepting here is what lets the HTTP/2 frames be
  *    counted below).
+ *  - An HTTP/1.1 request that is still arriving a timeout after its first
+ *    byte. h2o's own timer covers the wait for a request and its arrival
+ *    together, and is set to the (longer) idle timeout.
  *  - An HTTP/2 stream that makes no progress. h2o arms its HTTP/2 idle timer
  *    only while no request is open, so a client that never sends the rest of
  *    a body (or never opens its flow-control window for the answer) holds the
@@ -43,10 +46,10 @@ typedef struct tg_conns_config {
     h2o_accept_ctx_t *accept_ctx;  /* the worker's context, hosts and SSL_CTX */
     atomic_long *open_total;       /* connections open in all workers */
     long max_open;                 /* past it, new connections are closed at accept */
-    uint64_t timeout_ms;           /* handshake, and HTTP/2 stream age */
+    uint64_t timeout_ms;           /* handshake, HTTP/1.1 request arrival, HTTP/2 stream age */
     /* metrics (any may be NULL) */
     tg_metric_series *rejected;    /* closed at accept: over max_open */
-    tg_metric_series *closed_stalled, *closed_resets, *closed_dead;
+    tg_metric_series *closed_stalled, *closed_slow, *closed_resets, *closed_dead;
     tg_metric_series *resets;      /* RST_STREAM frames received */
 } tg_conns_config;
 

@@ -32,8 +32,10 @@ static void usage(FILE *out)
             "  --threads N               worker threads (default: number of cores)\n"
             "  --allow-no-handshake      accept authzPolicy TolerateNoHandshake (off by default)\n"
             "  --shutdown-grace SECONDS  on SIGTERM, wait this long for in-flight requests (default 10)\n"
-            "  --request-timeout SECONDS  bound on a TLS handshake, a request's arrival, an idle or\n"
-            "                            stalled HTTP/2 connection (default 10)\n"
+            "  --request-timeout SECONDS  bound on a TLS handshake, a request's arrival from its first\n"
+            "                            byte, a stalled HTTP/2 stream (default 10)\n"
+            "  --idle-timeout SECONDS    how long a connection may wait for its next request (default\n"
+            "                            120: longer than kube-apiserver keeps an idle one, 90)\n"
             "  --max-connections N       open HTTPS connections; past it new ones are closed (default 1000)\n"
             "  --cert-check-interval SECONDS  periodic check of the cert files (default 10)\n"
             "  --http2                   also offer h2 by ALPN (off by default: see README, Security)\n"
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
 {
     enum {
         OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_GRACE,
-        OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_MAX_CONNS,
+        OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_IDLE_TIMEOUT, OPT_MAX_CONNS,
     };
     static const struct option opts[] = {
         {"cert", required_argument, NULL, OPT_CERT},
@@ -75,6 +77,7 @@ int main(int argc, char **argv)
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"http2", no_argument, NULL, OPT_H2},
         {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
+        {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
         {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -90,6 +93,7 @@ int main(int argc, char **argv)
         .cert_check_ms = 10000,
         .shutdown_grace_ms = 10000,
         .request_timeout_ms = 10000,
+        .idle_timeout_ms = 120000,
         .max_connections = 1000,
         .enable_h2 = 0,
     };
@@ -133,6 +137,10 @@ int main(int argc, char **argv)
         case OPT_H2: cfg.enable_h2 = 1; break;
         case OPT_REQ_TIMEOUT:
             if (parse_seconds(optarg, &cfg.request_timeout_ms) != 0 || cfg.request_timeout_ms < 100)
+                goto bad;
+            break;
+        case OPT_IDLE_TIMEOUT:
+            if (parse_seconds(optarg, &cfg.idle_timeout_ms) != 0 || cfg.idle_timeout_ms < 100)
                 goto bad;
             break;
         case OPT_MAX_CONNS:

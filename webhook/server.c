@@ -556,6 +556,7 @@ static void worker_conns_init(tg_server *s, worker *w)
         .timeout_ms = s->cfg.request_timeout_ms,
         .rejected = tg_metric_series_get(s->m_conns_rejected, NULL),
         .closed_stalled = tg_metric_series_get(s->m_conns_closed, (const char *[]){"stalled_stream"}),
+        .closed_slow = tg_metric_series_get(s->m_conns_closed, (const char *[]){"slow_request"}),
         .closed_resets = tg_metric_series_get(s->m_conns_closed, (const char *[]){"stream_resets"}),
         .closed_dead = tg_metric_series_get(s->m_conns_closed, (const char *[]){"dead_peer"}),
         .resets = tg_metric_series_get(s->m_h2_resets, NULL),
@@ -791,7 +792,9 @@ static void register_metrics(tg_server *s)
                                              0, NULL);
     s->m_conns_closed = tg_metrics_counter(m, "tenantgate_webhook_connections_closed_total",
                                            "Connections the server closed: stalled_stream (an HTTP/2 stream older "
-                                           "than --request-timeout), stream_resets (a burst of HTTP/2 stream "
+                                           "than --request-timeout), slow_request (an HTTP/1.1 request still "
+                                           "arriving --request-timeout after its first byte), stream_resets (a "
+                                           "burst of HTTP/2 stream "
                                            "resets), dead_peer (a reset peer whose close h2o could not finish).",
                                            1, (const char *[]){"reason"});
     s->m_h2_resets = tg_metrics_counter(m, "tenantgate_webhook_http2_stream_resets_total",
@@ -807,12 +810,16 @@ static void globalconf_init(h2o_globalconf_t *conf, tg_server *s, int (*on_req)(
     h2o_config_init(conf);
     conf->server_name = h2o_iovec_init(H2O_STRLIT("tenantgate"));
     conf->max_request_entity_size = TG_WEBHOOK_MAX_BODY;
-    /* kube-apiserver waits at most 30 s for a webhook: a request that has not
-     * arrived whole within the request timeout is someone else. The same
-     * bound closes an HTTP/2 connection idle that long (the handshake and
-     * stalled streams: conns.c). */
-    conf->http1.req_timeout = s->cfg.request_timeout_ms;
-    conf->http2.idle_timeout = s->cfg.request_timeout_ms;
+    /* h2o 2.2.5 has one HTTP/1.1 timer for the wait for a request and its
+     * arrival, so it gets the idle timeout, and conns.c bounds the arrival
+     * (from the request's first byte) by the request timeout. The idle
+     * timeout is longer than kube-apiserver keeps an idle connection (90 s):
+     * a server that closes a kept-alive connection first races the client's
+     * next request on it, which then fails with EOF. Go's transport does not
+     * send a POST again once written, and the API server fails the admission
+     * call. */
+    conf->http1.req_timeout = s->cfg.idle_timeout_ms;
+    conf->http2.idle_timeout = s->cfg.idle_timeout_ms;
     conf->http2.max_concurrent_requests_per_connection = H2_MAX_CONCURRENT_REQUESTS;
     host = h2o_config_register_host(conf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     path = h2o_config_register_path(host, "/", 0);

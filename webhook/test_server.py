@@ -520,6 +520,70 @@ def test_slow_and_truncated_clients_do_not_block_others(webhook):
     assert webhook.alive()
 
 
+def read_h1_answer(s):
+    """One whole HTTP/1.1 answer (head and Content-Length body) from s."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        assert chunk, data
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    length = int(re.search(rb"(?i)\r\ncontent-length: *(\d+)", head).group(1))
+    while len(rest) < length:
+        chunk = s.recv(65536)
+        assert chunk, data
+        rest += chunk
+    return head + b"\r\n\r\n" + rest
+
+
+def test_a_kept_alive_connection_waits_the_idle_timeout_not_the_request_timeout(tmp_path):
+    """kube-apiserver keeps an idle connection up to 90 s and sends its next POST on it; a
+    server that closed it first makes that POST fail with EOF (Go does not send a written
+    POST again). --request-timeout 1 --idle-timeout 3: after 2 s idle the connection still
+    answers, after 3 s idle the server closes it, and the default is over 90 s."""
+    w = Webhook(tmp_path, "--request-timeout", "1", "--idle-timeout", "3")
+    body = fixture("review-v1-delete.json")
+    try:
+        s = raw_tls(w)
+        for _ in range(2):
+            s.sendall(h1_post(body))
+            assert read_h1_answer(s).startswith(b"HTTP/1.1 200")
+            time.sleep(2)
+        start = time.time()
+        assert closed_by_server(s, 3)
+        assert 0.5 < time.time() - start < 2.5
+        s.close()
+        assert w.metric('tenantgate_webhook_connections_closed_total{reason="slow_request"}') == 0
+    finally:
+        w.stop()
+    help_text = subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
+    assert re.search(r"--idle-timeout SECONDS .*\(default\s+120", help_text, re.S)
+
+
+@pytest.mark.parametrize("sent", [
+    b"POST /validate/tenants HTTP/1.1\r\nHost: x\r\n",                                  # headers never end
+    h1_post(b'{"apiVersion":"admission.k8s.io/v1"}')[:-10],                               # a body cut short
+])
+def test_a_request_still_arriving_after_the_request_timeout_is_closed(tmp_path, sent):
+    """--request-timeout 1 bounds a request's arrival from its first byte, while a connection
+    that sends nothing waits out the idle timeout (120 s by default)."""
+    w = Webhook(tmp_path, "--request-timeout", "1")
+    try:
+        quiet, slow = raw_tls(w), raw_tls(w)
+        slow.sendall(sent)
+        start = time.time()
+        assert closed_by_server(slow, 4)
+        assert 0.9 < time.time() - start < 2.5
+        assert w.metric('tenantgate_webhook_connections_closed_total{reason="slow_request"}') == 1
+        assert not closed_by_server(quiet, 1)
+        quiet.sendall(h1_post(fixture("review-v1-delete.json")))
+        assert read_h1_answer(quiet).startswith(b"HTTP/1.1 200")
+        quiet.close()
+        slow.close()
+    finally:
+        w.stop()
+
+
 def test_sigterm_drains_and_exits(tmp_path):
     w = Webhook(tmp_path, "--shutdown-grace", "5")
     try:
