@@ -213,6 +213,11 @@ static void reap_if_idle(conn *c)
     close_by_shutdown(c, SHUT_RD, NULL);
 }
 
+static int64_t ms_between(const struct timeval *since, const struct timeval *now)
+{
+    return (int64_t)(now->tv_sec - since->tv_sec) * 1000 + (now->tv_usec - since->tv_usec) / 1000;
+}
+
 /* An HTTP/1.1 request h2o is still reading: it has begun (h2o stamps its
  * first byte) and h2o still reads, as it stops once the request is whole. */
 static int on_each_h1_request(h2o_req_t *req, void *data)
@@ -220,14 +225,12 @@ static int on_each_h1_request(h2o_req_t *req, void *data)
     tg_conns *cs = data;
     const struct timeval *begin = &req->timestamps.request_begin_at;
     struct timeval now = *h2o_get_timestamp(cs->cfg.accept_ctx->ctx, NULL, NULL);
-    int64_t age_ms;
     conn *c;
 
     if (begin->tv_sec == 0 || (c = conn_of_req(req)) == NULL || !c->sock || c->shut || c->pending ||
         !h2o_socket_is_reading(c->sock))
         return 0;
-    age_ms = (int64_t)(now.tv_sec - begin->tv_sec) * 1000 + (now.tv_usec - begin->tv_usec) / 1000;
-    if (age_ms > (int64_t)cs->cfg.timeout_ms)
+    if (ms_between(begin, &now) > (int64_t)cs->cfg.timeout_ms)
         close_by_shutdown(c, SHUT_RDWR, cs->cfg.closed_slow);
     return 0;
 }
@@ -243,7 +246,6 @@ static int on_each_h2_stream(h2o_req_t *req, void *data)
 {
     stream_sweep *sw = data;
     struct timeval *begin = &req->timestamps.request_begin_at;
-    int64_t age_ms;
     conn *c;
 
     if (req->input.method.len == 0)
@@ -252,8 +254,8 @@ static int on_each_h2_stream(h2o_req_t *req, void *data)
         *begin = sw->now;
         return 0;
     }
-    age_ms = (int64_t)(sw->now.tv_sec - begin->tv_sec) * 1000 + (sw->now.tv_usec - begin->tv_usec) / 1000;
-    if (age_ms > (int64_t)sw->cs->cfg.timeout_ms && (c = conn_of_req(req)) != NULL && c->pending == 0)
+    if (ms_between(begin, &sw->now) > (int64_t)sw->cs->cfg.timeout_ms && (c = conn_of_req(req)) != NULL &&
+        c->pending == 0)
         close_by_shutdown(c, SHUT_RDWR, sw->cs->cfg.closed_stalled);
     return 0;
 }

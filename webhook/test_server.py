@@ -22,7 +22,7 @@ import time
 import pytest
 
 from wire_client import (burst, closed_by_server, h1_post, h2_connect, h2_frame, h2_post,  # noqa: E402
-                         idle_after_one_request, raw_tls, stalled_h2_streams)
+                         idle_after_one_request, raw_tls, stalled_h2_streams, tls_records)
 
 BIN = os.environ.get("TG_WEBHOOK_BIN", "tenantgate-webhook")
 TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
@@ -580,6 +580,33 @@ def test_a_request_still_arriving_after_the_request_timeout_is_closed(tmp_path, 
         assert read_h1_answer(quiet).startswith(b"HTTP/1.1 200")
         quiet.close()
         slow.close()
+    finally:
+        w.stop()
+
+
+def test_a_tls_record_trickled_byte_by_byte_is_closed_at_the_request_timeout(tmp_path):
+    """Bytes that never complete a TLS record never reach the HTTP parser, but h2o still tells
+    HTTP/1.1 that bytes came, and that stamps the request's start: so a client trickling one
+    byte of a record every 0.2 s is cut at --request-timeout (1 s), not at --idle-timeout (30 s)."""
+    w = Webhook(tmp_path, "--request-timeout", "1", "--idle-timeout", "30")
+    try:
+        s, records = tls_records(w, h1_post(fixture("review-v1-delete.json")))
+        assert len(records) > 100
+        s.settimeout(0.2)
+        start, sent, closed = time.time(), 0, False
+        while not closed and sent < 100 and time.time() - start < 5:
+            try:
+                s.sendall(records[sent:sent + 1])
+                sent += 1
+                closed = s.recv(65536) == b""          # TLS 1.3 session tickets come first
+            except (socket.timeout, TimeoutError):
+                pass
+            except OSError:
+                closed = True
+        assert closed, f"still open after {sent} bytes in {time.time() - start:.1f} s"
+        assert 0.9 < time.time() - start < 2.5
+        assert w.metric('tenantgate_webhook_connections_closed_total{reason="slow_request"}') == 1
+        s.close()
     finally:
         w.stop()
 

@@ -131,6 +131,28 @@ def raw_tls(webhook):
     return s
 
 
+def tls_records(webhook, plaintext):
+    """A TCP connection that has done its TLS handshake, and the TLS records that carry
+    plaintext on it, unsent: a test can then send them in pieces smaller than one record."""
+    raw = socket.create_connection(("127.0.0.1", webhook.port))
+    raw.settimeout(5)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = webhook.ssl_context().wrap_bio(incoming, outgoing, server_hostname=webhook.server_hostname)
+    while True:
+        try:
+            tls.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            raw.sendall(outgoing.read())
+            data = raw.recv(65536)
+            if not data:
+                raise ConnectionError("closed during the TLS handshake")
+            incoming.write(data)
+    raw.sendall(outgoing.read())
+    tls.write(plaintext)
+    return raw, outgoing.read()
+
+
 def reset_close(s):
     """Close with a TCP reset (SO_LINGER 0), as a crashed or impatient peer does."""
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
