@@ -966,6 +966,34 @@ def test_max_connections_closes_a_flood_at_accept_while_admissions_go_on(
         webhook.restart()
 
 
+def test_the_api_servers_idle_connection_outlives_the_request_timeout(
+        provider, vectors_dir, tenant_ns, webhook):
+    """--request-timeout 2: kube-apiserver keeps its connections to the webhook 90 s between
+    reviews, so after one admission and 4 s of quiet they are all still open, and the next
+    review goes over one of them (the set of connections does not change). A webhook that
+    closed them at --request-timeout would race the API server's next POST (EOF; it does not
+    send a written POST again)."""
+    tenant = fresh_cl01(provider, vectors_dir, tenant_ns)
+    webhook.restart("--request-timeout", "2")
+    apiserver = provider.pids()["kube-apiserver"]
+    try:
+        apply_admitted(provider, tenant)
+        before = wait_for(lambda: apiserver_connections(apiserver, webhook.port), timeout=10,
+                          what="the API server's connections to the webhook")
+        time.sleep(4)
+        assert apiserver_connections(apiserver, webhook.port) == before
+        served = webhook.counter(REQUESTS, path="/validate/tenants", verdict="allowed", reason="Accepted")
+        relabelled = copy.deepcopy(tenant)     # an unchanged object is not sent at all
+        relabelled["metadata"].setdefault("labels", {})["tenantgate.test/after-idle"] = "yes"
+        expect_accepted(provider.apply(relabelled, "--dry-run=server", check=False))
+        assert webhook.counter(REQUESTS, path="/validate/tenants", verdict="allowed", reason="Accepted") > served
+        assert apiserver_connections(apiserver, webhook.port) == before
+        assert webhook.counter("tenantgate_webhook_connections_closed_total", reason="slow_request") == 0
+        print(f"\n{len(before)} API server connection(s) idle 4 s, then reused")
+    finally:
+        webhook.restart()
+
+
 def test_sigterm_with_idle_keep_alive_connections_exits_well_within_the_grace(
         provider, vectors_dir, tenant_ns, webhook):
     """--shutdown-grace 10 --http2: after an admission through the API server, 60 idle
