@@ -218,33 +218,33 @@ static int64_t ms_between(const struct timeval *since, const struct timeval *now
     return (int64_t)(now->tv_sec - since->tv_sec) * 1000 + (now->tv_usec - since->tv_usec) / 1000;
 }
 
+/* One look at every request: the time is read once per tick. */
+typedef struct sweep {
+    tg_conns *cs;
+    struct timeval now;
+} sweep;
+
 /* An HTTP/1.1 request h2o is still reading: it has begun (h2o stamps its
  * first byte) and h2o still reads, as it stops once the request is whole. */
 static int on_each_h1_request(h2o_req_t *req, void *data)
 {
-    tg_conns *cs = data;
+    sweep *sw = data;
     const struct timeval *begin = &req->timestamps.request_begin_at;
-    struct timeval now = *h2o_get_timestamp(cs->cfg.accept_ctx->ctx, NULL, NULL);
     conn *c;
 
     if (begin->tv_sec == 0 || (c = conn_of_req(req)) == NULL || !c->sock || c->shut || c->pending ||
         !h2o_socket_is_reading(c->sock))
         return 0;
-    if (ms_between(begin, &now) > (int64_t)cs->cfg.timeout_ms)
-        close_by_shutdown(c, SHUT_RDWR, cs->cfg.closed_slow);
+    if (ms_between(begin, &sw->now) > (int64_t)sw->cs->cfg.timeout_ms)
+        close_by_shutdown(c, SHUT_RDWR, sw->cs->cfg.closed_slow);
     return 0;
 }
-
-typedef struct stream_sweep {
-    tg_conns *cs;
-    struct timeval now;
-} stream_sweep;
 
 /* Every HTTP/2 stream h2o holds. h2o 2.2.5 stamps no time on HTTP/2
  * requests, so the first sweep that sees a stream stamps it. */
 static int on_each_h2_stream(h2o_req_t *req, void *data)
 {
-    stream_sweep *sw = data;
+    sweep *sw = data;
     struct timeval *begin = &req->timestamps.request_begin_at;
     conn *c;
 
@@ -281,18 +281,16 @@ static void release_spare_buffers(tg_conns *cs)
 static void on_watch(uv_timer_t *t)
 {
     tg_conns *cs = t->data;
+    h2o_context_t *ctx = cs->cfg.accept_ctx->ctx;
     uint64_t now = uv_now(cs->loop);
     h2o_linklist_t *node;
+    sweep sw = {.cs = cs, .now = *h2o_get_timestamp(ctx, NULL, NULL)};
 
     release_spare_buffers(cs);
-    if (!h2o_linklist_is_empty(&cs->cfg.accept_ctx->ctx->http1._conns))
-        cs->cfg.accept_ctx->ctx->globalconf->http1.callbacks.foreach_request(cs->cfg.accept_ctx->ctx,
-                                                                            on_each_h1_request, cs);
-    if (!h2o_linklist_is_empty(&cs->cfg.accept_ctx->ctx->http2._conns)) {
-        stream_sweep sw = {.cs = cs, .now = *h2o_get_timestamp(cs->cfg.accept_ctx->ctx, NULL, NULL)};
-        cs->cfg.accept_ctx->ctx->globalconf->http2.callbacks.foreach_request(cs->cfg.accept_ctx->ctx,
-                                                                            on_each_h2_stream, &sw);
-    }
+    if (!h2o_linklist_is_empty(&ctx->http1._conns))
+        ctx->globalconf->http1.callbacks.foreach_request(ctx, on_each_h1_request, &sw);
+    if (!h2o_linklist_is_empty(&ctx->http2._conns))
+        ctx->globalconf->http2.callbacks.foreach_request(ctx, on_each_h2_stream, &sw);
     for (node = cs->list.next; node != &cs->list; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
         if (!c->sock)

@@ -947,9 +947,13 @@ int tg_server_free(tg_server *s)
                TG_LOG_INT("metrics", s->probe ? tg_probe_server_connections(s->probe) : 0));
         return -1;
     }
-    /* h2o closes its own timers in dispose; the rest of a worker loop is ours. */
+    /* h2o closes its own timers in dispose; the rest of a worker loop is ours.
+     * The watch is closed first: dispose frees the context's timestamp and
+     * then runs the loop once, where a due watch tick would read the
+     * timestamp again (a double free). */
     for (int i = 0; i < s->nworkers; i++) {
         worker *w = &s->workers[i];
+        tg_conns_stop(&w->conns);
         context_dispose(&w->ctx);
         uv_walk(&w->loop, close_walk, NULL);
         uv_run(&w->loop, UV_RUN_DEFAULT);

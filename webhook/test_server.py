@@ -628,6 +628,27 @@ def test_sigterm_drains_and_exits(tmp_path):
         w.stop()
 
 
+def test_sigterm_exits_cleanly_every_time(tmp_path):
+    # Shutdown closes the connection watch before h2o disposes of the worker's
+    # context: dispose frees the context's timestamp and runs the loop once, and
+    # a watch tick due then reads it again, a double free (SIGABRT under ASan)
+    # when the wall clock's second changed since the tick before. That is a
+    # window of a few tens of ms in each second, so the SIGTERMs sweep the
+    # second in steps of 25 ms.
+    steps = 40
+    for i in range(steps):
+        (tmp_path / str(i)).mkdir()
+        w = Webhook(tmp_path / str(i), "--shutdown-grace", "5")
+        try:
+            r, _ = w.post("/validate/tenants", fixture("review-v1-delete.json"), conn=w.connect())
+            assert r.status == 200
+            time.sleep((i / steps - time.time() % 1) % 1)
+            w.proc.send_signal(signal.SIGTERM)
+            assert w.proc.wait(10) == 0, f"cycle {i}: exit {w.proc.returncode}"
+        finally:
+            w.stop()
+
+
 def test_sigterm_grace_bounds_a_stuck_client(tmp_path):
     w = Webhook(tmp_path, "--shutdown-grace", "2")
     try:
