@@ -284,12 +284,18 @@ static void on_watch(uv_timer_t *t)
     h2o_context_t *ctx = cs->cfg.accept_ctx->ctx;
     uint64_t now = uv_now(cs->loop);
     h2o_linklist_t *node;
-    sweep sw = {.cs = cs, .now = *h2o_get_timestamp(ctx, NULL, NULL)};
+    int h1 = !h2o_linklist_is_empty(&ctx->http1._conns), h2 = !h2o_linklist_is_empty(&ctx->http2._conns);
+    sweep sw = {.cs = cs};
 
     release_spare_buffers(cs);
-    if (!h2o_linklist_is_empty(&ctx->http1._conns))
+    /* Only with connections to sweep: h2o's timestamp formats the time once a
+     * second, and on an idle webhook that code would be paged back in after
+     * tg_file_pages_release() every time. */
+    if (h1 || h2)
+        sw.now = *h2o_get_timestamp(ctx, NULL, NULL);
+    if (h1)
         ctx->globalconf->http1.callbacks.foreach_request(ctx, on_each_h1_request, &sw);
-    if (!h2o_linklist_is_empty(&ctx->http2._conns))
+    if (h2)
         ctx->globalconf->http2.callbacks.foreach_request(ctx, on_each_h2_stream, &sw);
     for (node = cs->list.next; node != &cs->list; node = node->next) {
         conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
