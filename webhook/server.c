@@ -949,8 +949,9 @@ int tg_server_free(tg_server *s)
     }
     /* h2o closes its own timers in dispose; the rest of a worker loop is ours.
      * The watch is closed first: dispose frees the context's timestamp and
-     * then runs the loop once, where a due watch tick would read the
-     * timestamp again (a double free). */
+     * then runs the loop once, where a due watch tick would run against the
+     * disposed context (it read the freed timestamp while it did so on every
+     * tick: a double free). */
     for (int i = 0; i < s->nworkers; i++) {
         worker *w = &s->workers[i];
         tg_conns_stop(&w->conns);
