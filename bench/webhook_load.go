@@ -4,7 +4,7 @@
 // check. Standard library only; bench/webhook builds it with `go build`.
 //
 //	webhook_load check   -url U -ca F -bodies F
-//	webhook_load pace    -url U -ca F -bodies F -rate R -duration D [-warmup D] [-conns N] [-proto h1|h2]
+//	webhook_load pace    -url U -ca F -bodies F -rate R -duration D [-warmup D] [-conns N] [-proto h1|h2] [-samples F]
 //	webhook_load hold    -url U -ca F -bodies F -conns N        (holds until stdin closes)
 //	webhook_load startup -url U -ca F -bodies F -metrics M -- CMD ARGS...
 //
@@ -54,6 +54,7 @@ type options struct {
 	proto    string
 	metrics  string
 	timeout  time.Duration
+	samples  string
 }
 
 func die(format string, args ...any) {
@@ -270,6 +271,9 @@ func runPace(o *options) {
 	sort.Slice(lateness, func(a, b int) bool { return lateness[a] < lateness[b] })
 	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
 	sort.Slice(svc, func(a, b int) bool { return svc[a] < svc[b] })
+	if o.samples != "" {
+		writeSamples(o.samples, lat)
+	}
 	var sum time.Duration
 	for _, d := range lat {
 		sum += d
@@ -293,6 +297,19 @@ func runPace(o *options) {
 		"first_error": firstErr.Load(),
 	}
 	emit(res)
+}
+
+// writeSamples keeps the measured latencies, in microseconds, one per line:
+// bench/webhook pools the short paced runs of its interleaved step into one
+// p99 per server.
+func writeSamples(path string, lat []time.Duration) {
+	var b strings.Builder
+	for _, d := range lat {
+		fmt.Fprintf(&b, "%d\n", d.Microseconds())
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		die("writing the latencies: %v", err)
+	}
 }
 
 const prSetTimerslack = 29 // PR_SET_TIMERSLACK, <linux/prctl.h>
@@ -489,6 +506,7 @@ func main() {
 	fs.StringVar(&o.proto, "proto", "h1", "h1 or h2")
 	fs.StringVar(&o.metrics, "metrics", "", "ADDR:PORT of the plain-HTTP /readyz (startup)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per request")
+	fs.StringVar(&o.samples, "samples", "", "file for the measured latencies, us per line (pace)")
 	fs.Parse(os.Args[2:])
 	if o.url == "" || o.ca == "" || o.bodies == "" {
 		die("-url, -ca and -bodies are required")
