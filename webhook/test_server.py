@@ -207,13 +207,14 @@ def early_answer(s):
     """What the server has answered so far, without waiting: None if nothing
     yet (TLS 1.3 session tickets alone make the socket readable, so a bare
     select would stop a sender too soon), b"" if it closed."""
+    timeout = s.gettimeout()
     s.setblocking(False)
     try:
         return s.recv(4096)
     except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
         return None
     finally:
-        s.settimeout(10)
+        s.settimeout(timeout)
 
 
 def raw_exchange(webhook, head, body_chunks):
