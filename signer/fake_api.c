@@ -126,12 +126,18 @@ size_t fake_api_ngets(tg_api *a) { return a->ngets; }
 
 void fake_api_serve(tg_api *a, const char *server)
 {
-    for (int i = 0; i < MAX_SERVED; i++)
-        if (!served[i]) {
-            served[i] = a;
-            a->server = server;
-            return;
-        }
+    int i, free_slot = -1;
+
+    for (i = 0; i < MAX_SERVED; i++) {
+        if (served[i] && strcmp(served[i]->server, server) == 0)
+            served[i] = NULL;   /* the newest fake serves it (a failed test may leave one behind) */
+        if (!served[i] && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot >= 0) {
+        served[free_slot] = a;
+        a->server = server;
+    }
 }
 
 static void record(tg_api *a, const char *method, const char *path, const char *body, long status)
