@@ -7,32 +7,29 @@
 
 #include "kube/json.h"
 
-typedef struct fault {
-    char *method, *path;
-    long status;
-    int times;
-} fault;
+#define MAX_FAULTS 16
 
 struct tg_api {
     json_object *store;        /* path -> object, in insertion order */
     long rv;                   /* the last resourceVersion handed out */
     int names;                 /* generateName counter */
-    fake_write *writes;
-    size_t nwrites, ngets;
-    fault faults[16];
+    json_object *writes;       /* [{method, path, body, status}] */
+    size_t ngets;
+    struct { char method[8], path[512]; long status; int times; } faults[MAX_FAULTS];
     int nfaults;
     const char *server;        /* fake_api_serve */
 };
 
-#define MAX_SERVED 4
-static tg_api *served[MAX_SERVED];
+static tg_api *served;         /* fake_api_serve */
 
 tg_api *fake_api_new(void)
 {
     tg_api *a = calloc(1, sizeof(*a));
 
-    if (a)
+    if (a) {
         a->store = json_object_new_object();
+        a->writes = json_object_new_array();
+    }
     return a;
 }
 
@@ -40,33 +37,30 @@ void fake_api_free(tg_api *a)
 {
     if (!a)
         return;
-    for (int i = 0; i < MAX_SERVED; i++)
-        if (served[i] == a)
-            served[i] = NULL;
-    for (size_t i = 0; i < a->nwrites; i++) {
-        free(a->writes[i].method);
-        free(a->writes[i].path);
-        free(a->writes[i].body);
-    }
-    for (int i = 0; i < a->nfaults; i++) {
-        free(a->faults[i].method);
-        free(a->faults[i].path);
-    }
-    free(a->writes);
+    if (served == a)
+        served = NULL;
+    json_object_put(a->writes);
     json_object_put(a->store);
     free(a);
 }
 
+static json_object *copy_of(json_object *o)
+{
+    json_object *c = NULL;
+
+    return o && json_object_deep_copy(o, &c, NULL) == 0 ? c : NULL;
+}
+
+/* metadata[key] = value (NULL: removed). */
 static void set_meta(json_object *obj, const char *key, const char *value)
 {
     json_object *meta = tg_json_path(obj, "metadata", NULL);
 
-    if (!meta) {
-        meta = json_object_new_object();
-        json_object_object_add(obj, "metadata", meta);
-    }
-    json_object_object_add(meta, key, value ? json_object_new_string(value) : NULL);
-    if (!value)
+    if (!meta)
+        json_object_object_add(obj, "metadata", meta = json_object_new_object());
+    if (value)
+        json_object_object_add(meta, key, json_object_new_string(value));
+    else
         json_object_object_del(meta, key);
 }
 
@@ -109,85 +103,64 @@ json_object *fake_api_object(tg_api *a, const char *path)
 
 void fake_api_fail(tg_api *a, const char *method, const char *path, long status, int times)
 {
-    fault *f;
-
-    if (a->nfaults == (int)(sizeof(a->faults) / sizeof(a->faults[0])))
+    if (a->nfaults == MAX_FAULTS)
         return;
-    f = &a->faults[a->nfaults++];
-    f->method = method ? strdup(method) : NULL;
-    f->path = strdup(path);
-    f->status = status;
-    f->times = times;
-}
-
-size_t fake_api_nwrites(tg_api *a) { return a->nwrites; }
-const fake_write *fake_api_write(tg_api *a, size_t i) { return i < a->nwrites ? &a->writes[i] : NULL; }
-size_t fake_api_ngets(tg_api *a) { return a->ngets; }
-
-void fake_api_serve(tg_api *a, const char *server)
-{
-    int i, free_slot = -1;
-
-    for (i = 0; i < MAX_SERVED; i++) {
-        if (served[i] && strcmp(served[i]->server, server) == 0)
-            served[i] = NULL;   /* the newest fake serves it (a failed test may leave one behind) */
-        if (!served[i] && free_slot < 0)
-            free_slot = i;
-    }
-    if (free_slot >= 0) {
-        served[free_slot] = a;
-        a->server = server;
-    }
-}
-
-static void record(tg_api *a, const char *method, const char *path, const char *body, long status)
-{
-    fake_write *w = realloc(a->writes, (a->nwrites + 1) * sizeof(*w));
-
-    if (!w)
-        return;
-    a->writes = w;
-    w = &a->writes[a->nwrites++];
-    w->method = strdup(method);
-    w->path = strdup(path);
-    w->body = body ? strdup(body) : NULL;
-    w->status = status;
+    snprintf(a->faults[a->nfaults].method, sizeof(a->faults[0].method), "%s", method ? method : "");
+    snprintf(a->faults[a->nfaults].path, sizeof(a->faults[0].path), "%s", path);
+    a->faults[a->nfaults].status = status;
+    a->faults[a->nfaults++].times = times;
 }
 
 /* An injected answer for this call, or 0. */
 static long injected(tg_api *a, const char *method, const char *key)
 {
-    for (int i = 0; i < a->nfaults; i++) {
-        fault *f = &a->faults[i];
-        if (f->times > 0 && strcmp(f->path, key) == 0 && (!f->method || strcmp(f->method, method) == 0)) {
-            f->times--;
-            return f->status;
+    for (int i = 0; i < a->nfaults; i++)
+        if (a->faults[i].times > 0 && strcmp(a->faults[i].path, key) == 0 &&
+            (!a->faults[i].method[0] || strcmp(a->faults[i].method, method) == 0)) {
+            a->faults[i].times--;
+            return a->faults[i].status;
         }
-    }
     return 0;
 }
 
-/* Segments after the group/version prefix: odd names a collection. */
+json_object *fake_api_writes(tg_api *a) { return a->writes; }
+size_t fake_api_ngets(tg_api *a) { return a->ngets; }
+
+void fake_api_serve(tg_api *a, const char *server)
+{
+    served = a;
+    a->server = server;
+}
+
+static void record(tg_api *a, const char *method, const char *path, const char *body, long status)
+{
+    json_object *w = json_object_new_object();
+
+    json_object_object_add(w, "method", json_object_new_string(method));
+    json_object_object_add(w, "path", json_object_new_string(path));
+    json_object_object_add(w, "body", body ? json_object_new_string(body) : NULL);
+    json_object_object_add(w, "status", json_object_new_int64(status));
+    json_object_array_add(a->writes, w);
+}
+
+/* Segments after the group/version prefix: an odd count names a collection. */
 static int is_collection(const char *key)
 {
-    int n = 0, skip = strncmp(key, "/apis/", 6) == 0 ? 3 : 2;
+    int n = 0;
 
     for (const char *p = key; *p; p++)
         n += *p == '/';
-    return (n - skip) % 2 == 1;
+    return (n - (strncmp(key, "/apis/", 6) == 0 ? 3 : 2)) % 2 == 1;
 }
 
-/* 1 when obj's labels satisfy an equality selector "k=v,k2=v2" (URL-encoded). */
-static int selected(json_object *obj, const char *query)
+/* The labelSelector of a query, URL-decoded, into text. */
+static void selector_of(const char *query, char *text, size_t len)
 {
     const char *sel = query ? strstr(query, "labelSelector=") : NULL;
-    char text[512], *term, *save = NULL;
     size_t j = 0;
+    unsigned c;
 
-    if (!sel)
-        return 1;
-    for (sel += strlen("labelSelector="); *sel && *sel != '&' && j + 1 < sizeof(text); sel++) {
-        unsigned c;
+    for (sel = sel ? sel + strlen("labelSelector=") : ""; *sel && *sel != '&' && j + 1 < len; sel++) {
         if (*sel == '%' && sscanf(sel + 1, "%2x", &c) == 1) {
             text[j++] = (char)c;
             sel += 2;
@@ -196,6 +169,14 @@ static int selected(json_object *obj, const char *query)
         }
     }
     text[j] = '\0';
+}
+
+/* 1 when obj's labels satisfy the query's equality selector ("k=v,k2"). */
+static int selected(json_object *obj, const char *query)
+{
+    char text[512], *term, *save = NULL;
+
+    selector_of(query, text, sizeof(text));
     for (term = strtok_r(text, ",", &save); term; term = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(term, '=');
         const char *v;
@@ -208,13 +189,6 @@ static int selected(json_object *obj, const char *query)
     return 1;
 }
 
-static json_object *copy_of(json_object *o)
-{
-    json_object *c = NULL;
-
-    return json_object_deep_copy(o, &c, NULL) == 0 ? c : NULL;
-}
-
 static long do_get(tg_api *a, const char *key, const char *query, json_object **out)
 {
     json_object *o = fake_api_object(a, key), *items;
@@ -222,7 +196,7 @@ static long do_get(tg_api *a, const char *key, const char *query, json_object **
 
     a->ngets++;
     if (o || !is_collection(key)) {
-        *out = o ? copy_of(o) : NULL;
+        *out = copy_of(o);
         return o ? 200 : 404;
     }
     items = json_object_new_array();
@@ -249,13 +223,6 @@ static void merge_patch(json_object *target, json_object *patch)
     }
 }
 
-static int stale(json_object *stored, json_object *body)
-{
-    const char *want = tg_json_path_string(body, "metadata", "resourceVersion", NULL);
-
-    return want && *want && strcmp(want, tg_json_path_string(stored, "metadata", "resourceVersion", NULL)) != 0;
-}
-
 static int has_finalizers(json_object *o)
 {
     json_object *f = tg_json_path(o, "metadata", "finalizers", NULL);
@@ -263,33 +230,33 @@ static int has_finalizers(json_object *o)
     return f && json_object_is_type(f, json_type_array) && json_object_array_length(f) > 0;
 }
 
-/* What a PUT keeps of the stored metadata: the fields the server owns. */
-static void keep_system_fields(json_object *next, json_object *stored)
+/* obj[key] = a copy of value, or no key when value is NULL. */
+static void set_member(json_object *obj, const char *key, json_object *value)
 {
-    static const char *const owned[] = {"uid", "creationTimestamp", "deletionTimestamp"};
-
-    for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
-        set_meta(next, owned[i], tg_json_path_string(stored, "metadata", owned[i], NULL));
+    if (value)
+        json_object_object_add(obj, key, copy_of(value));
+    else
+        json_object_object_del(obj, key);
 }
 
-/* The object after a PUT or PATCH of body (sub: through /status or
- * /approval, where only status changes; else status never does). */
-static json_object *updated(json_object *stored, const char *method, int sub, json_object *body)
+/* The object after a PUT or PATCH of body: through a subresource (sub) only
+ * status changes, through the object itself status never does, and a PUT
+ * keeps the fields the server owns. */
+static json_object *updated(json_object *stored, int put, int sub, json_object *body)
 {
-    json_object *next = copy_of(stored), *status = json_object_object_get(body, "status"), *cur;
+    static const char *const owned[] = {"uid", "creationTimestamp", "deletionTimestamp"};
+    json_object *next = copy_of(put && !sub ? body : stored), *st = json_object_object_get(body, "status"), *cur;
 
-    if (sub && strcmp(method, "PUT") == 0) {
-        json_object_object_add(next, "status", copy_of(status));
+    if (sub && !put && json_object_is_type(st, json_type_object)) {
+        if (!json_object_is_type(cur = json_object_object_get(next, "status"), json_type_object))
+            json_object_object_add(next, "status", cur = json_object_new_object());
+        merge_patch(cur, st);
     } else if (sub) {
-        if (!(cur = json_object_object_get(next, "status")) || !json_object_is_type(status, json_type_object))
-            json_object_object_add(next, "status", copy_of(status));
-        else
-            merge_patch(cur, status);
-    } else if (strcmp(method, "PUT") == 0) {
-        json_object_put(next);
-        next = copy_of(body);
-        json_object_object_add(next, "status", copy_of(json_object_object_get(stored, "status")));
-        keep_system_fields(next, stored);
+        set_member(next, "status", st);
+    } else if (put) {
+        set_member(next, "status", json_object_object_get(stored, "status"));
+        for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+            set_meta(next, owned[i], tg_json_path_string(stored, "metadata", owned[i], NULL));
     } else {
         json_object *patch = copy_of(body);
         json_object_object_del(patch, "status");
@@ -300,17 +267,18 @@ static json_object *updated(json_object *stored, const char *method, int sub, js
 }
 
 /* PUT or PATCH of key; 409 when the body names another resourceVersion. */
-static long do_update(tg_api *a, const char *method, const char *key, int sub, json_object *body, json_object **out)
+static long do_update(tg_api *a, int put, const char *key, int sub, json_object *body, json_object **out)
 {
     json_object *stored = fake_api_object(a, key), *next;
+    const char *want = tg_json_path_string(body, "metadata", "resourceVersion", NULL);
 
     if (!stored)
         return 404;
-    if (!body || !json_object_is_type(body, json_type_object))
+    if (!json_object_is_type(body, json_type_object))
         return 400;
-    if (stale(stored, body))
+    if (want && *want && strcmp(want, tg_json_path_string(stored, "metadata", "resourceVersion", NULL)) != 0)
         return 409;
-    next = updated(stored, method, sub, body);
+    next = updated(stored, put, sub, body);
     bump_rv(a, next);
     *out = copy_of(next);
     if (tg_json_path(next, "metadata", "deletionTimestamp", NULL) && !has_finalizers(next)) {
@@ -329,22 +297,20 @@ static long do_post(tg_api *a, const char *key, json_object *body, json_object *
     char path[1024], made[300];
     json_object *obj;
 
-    if (!name && gen) {
-        snprintf(made, sizeof(made), "%s%05d", gen, ++a->names);
+    if (!name && gen && snprintf(made, sizeof(made), "%s%05d", gen, ++a->names) > 0)
         name = made;
-    }
     if (!name)
         return 422;
     snprintf(path, sizeof(path), "%s/%s", key, name);
     if (fake_api_object(a, path))
         return 409;
-    obj = copy_of(body);
-    set_meta(obj, "name", name);
+    set_meta(obj = copy_of(body), "name", name);
     fake_api_put_obj(a, path, obj);
     *out = copy_of(obj);
     return 201;
 }
 
+/* Removed, or only marked while finalizers hold it; body's preconditions.uid must match. */
 static long do_delete(tg_api *a, const char *key, json_object *body, json_object **out)
 {
     json_object *stored = fake_api_object(a, key);
@@ -371,34 +337,34 @@ static long dispatch(tg_api *a, const char *method, const char *key, const char 
 {
     char base[1024];
     const char *slash = strrchr(key, '/');
-    int sub = slash && (strcmp(slash, "/status") == 0 || strcmp(slash, "/approval") == 0) &&
-              (size_t)(slash - key) < sizeof(base);
+    int sub = strcmp(slash, "/status") == 0 || strcmp(slash, "/approval") == 0;
+    int put = strcmp(method, "PUT") == 0;
 
-    snprintf(base, sizeof(base), "%.*s", sub ? (int)(slash - key) : (int)strlen(key), key);
+    snprintf(base, sizeof(base), "%.*s", (int)(sub ? slash - key : (long)strlen(key)), key);
     if (strcmp(method, "GET") == 0)
         return do_get(a, key, query, out);
     if (strcmp(method, "POST") == 0)
         return do_post(a, key, body, out);
     if (strcmp(method, "DELETE") == 0)
         return do_delete(a, key, body, out);
-    if (strcmp(method, "PATCH") == 0 && ct != TG_KUBE_CT_MERGE_PATCH)
-        return 415;
-    if (strcmp(method, "PUT") == 0 || strcmp(method, "PATCH") == 0)
-        return do_update(a, method, base, sub, body, out);
-    return 405;
+    if (!put && strcmp(method, "PATCH") != 0)
+        return 405;
+    if (!put && ct != TG_KUBE_CT_MERGE_PATCH)
+        return 415;   /* the only patch the reconcilers send */
+    return do_update(a, put, base, sub, body, out);
 }
 
 long tg_api_call(tg_api *a, const char *method, const char *path, tg_kube_content_type ct, json_object *body,
                  json_object **out, char *err, size_t err_len)
 {
-    char key[1024];
     const char *q = strchr(path, '?');
     json_object *got = NULL;
+    char key[1024];
     long st;
 
     if (out)
         *out = NULL;
-    snprintf(key, sizeof(key), "%.*s", q ? (int)(q - path) : (int)strlen(path), path);
+    snprintf(key, sizeof(key), "%.*s", (int)(q ? q - path : (long)strlen(path)), path);
     if (!(st = injected(a, method, key)))
         st = dispatch(a, method, key, q ? q + 1 : NULL, ct, body, &got);
     if (strcmp(method, "GET") != 0)
@@ -419,23 +385,22 @@ long tg_api_get(tg_api *a, const char *path, json_object **out, char *err, size_
 
 void tg_api_event(tg_api *a, json_object *obj, const char *type, const char *reason, const char *message)
 {
-    char what[600];
     const char *ns = tg_json_path_string(obj, "metadata", "namespace", NULL);
     const char *name = tg_json_path_string(obj, "metadata", "name", NULL);
+    char what[600];
 
+    (void)type;
     snprintf(what, sizeof(what), "%s/%s %s", ns ? ns : "", name ? name : "", reason);
     record(a, "EVENT", what, message, 201);
-    (void)type;
 }
 
 tg_api *tg_api_new(const tg_kube_config *cfg, char *err, size_t err_len)
 {
-    for (int i = 0; i < MAX_SERVED; i++)
-        if (served[i] && cfg->server && strcmp(served[i]->server, cfg->server) == 0)
-            return served[i];
+    if (served && cfg->server && strcmp(served->server, cfg->server) == 0)
+        return served;
     snprintf(err, err_len, "no fake API server at %s", cfg->server ? cfg->server : "(none)");
     return NULL;
 }
 
-/* The fakes are the tests' (fake_api_free). */
+/* The fakes are the tests' to free (fake_api_free). */
 void tg_api_free(tg_api *a) { (void)a; }

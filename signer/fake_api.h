@@ -19,13 +19,6 @@
 
 #include "signer/api.h"
 
-typedef struct fake_write {
-    char *method;          /* "POST", "PUT", "PATCH", "DELETE", or "EVENT" */
-    char *path;            /* as called; for an EVENT "<ns>/<name> <reason>" of the object */
-    char *body;            /* JSON text, or NULL */
-    long status;           /* what the fake answered (-1: transport error) */
-} fake_write;
-
 tg_api *fake_api_new(void);
 void fake_api_free(tg_api *a);
 
@@ -41,13 +34,15 @@ json_object *fake_api_object(tg_api *a, const char *path);
  * answer status instead: -1 a transport error, or an HTTP status. */
 void fake_api_fail(tg_api *a, const char *method, const char *path, long status, int times);
 
-size_t fake_api_nwrites(tg_api *a);
-const fake_write *fake_api_write(tg_api *a, size_t i);
+/* The calls other than GETs, in order (borrowed): objects {method, path,
+ * body (JSON text or null), status (-1: transport error)}; an event is
+ * {"method": "EVENT", "path": "<ns>/<name> <reason>", "body": message}. */
+json_object *fake_api_writes(tg_api *a);
 /* How many GETs were made. */
 size_t fake_api_ngets(tg_api *a);
 
 /* tg_api_new (the remote pool's clients) returns a for a kubeconfig whose
- * server is `server`; a stays the test's to free. */
+ * server is `server` (one fake at a time); a stays the test's to free. */
 void fake_api_serve(tg_api *a, const char *server);
 
 #endif

@@ -145,12 +145,14 @@ const char *rt_writes(tg_api *a)
     size_t n = 0;
 
     text[0] = '\0';
-    for (size_t i = 0; i < fake_api_nwrites(a) && n < sizeof(text); i++) {
-        const fake_write *w = fake_api_write(a, i);
-        if (strcmp(w->method, "EVENT") == 0)
-            n += (size_t)snprintf(text + n, sizeof(text) - n, "EVENT %s\n", w->path);
+    for (size_t i = 0; i < json_object_array_length(fake_api_writes(a)) && n < sizeof(text); i++) {
+        json_object *w = json_object_array_get_idx(fake_api_writes(a), i);
+        const char *method = tg_json_string(w, "method"), *path = tg_json_string(w, "path");
+        if (strcmp(method, "EVENT") == 0)
+            n += (size_t)snprintf(text + n, sizeof(text) - n, "EVENT %s\n", path);
         else
-            n += (size_t)snprintf(text + n, sizeof(text) - n, "%s %s %ld\n", w->method, w->path, w->status);
+            n += (size_t)snprintf(text + n, sizeof(text) - n, "%s %s %lld\n", method, path,
+                                  (long long)json_object_get_int64(json_object_object_get(w, "status")));
     }
     return text;
 }

@@ -213,9 +213,9 @@ static void test_second_run_is_quiet(void **state)
     store_tenant(api, T_FINALIZED);
     store_nonce(api, N_SEED);
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
-    assert_int_equal(fake_api_nwrites(api), 2);
+    assert_int_equal(json_object_array_length(fake_api_writes(api)), 2);
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
-    assert_int_equal(fake_api_nwrites(api), 2);
+    assert_int_equal(json_object_array_length(fake_api_writes(api)), 2);
     rt_signer_clear(&s);
     fake_api_free(api);
 }
