@@ -29,7 +29,7 @@
 #define WAIT_MS 30000          /* provider_tenant.c TENANT_WAIT_MS */
 #define POSITIVE_MS 1000000    /* want: any delay of at least this (a renewal far ahead) */
 
-typedef enum { T_ABSENT, T_NEW, T_FINALIZED, T_DELETING, T_BAD_CLUSTER_ID } tenant_kind;
+typedef enum { T_ABSENT, T_NEW, T_FINALIZED, T_DELETING, T_BAD_CLUSTER_ID, T_DRAINED } tenant_kind;
 typedef enum { N_SEED, N_ROTATED, N_ABSENT } nonce_kind;
 typedef enum { C_NONE, C_PENDING, C_ISSUED, C_DENIED } csr_kind;
 
@@ -74,6 +74,8 @@ static const row rows[] = {
      POSITIVE_MS, 1},
     {"status PATCH finds the Tenant gone", T_FINALIZED, N_SEED, C_ISSUED, 0, "PATCH", TENANT "/status", 404,
      "POST " RBS " 201\nPOST " CRBS " 201\nPATCH " TENANT "/status 404\n", TG_RECONCILE_RETRY, 1},
+    {"Drained: the consumer's bindings go", T_DRAINED, N_SEED, C_PENDING, 1, NULL, NULL, 0,
+     "DELETE " RB " 200\nDELETE " CRB " 404\n", WAIT_MS, 1},
     {"deleted: bindings off, nonce rotated, finalizer off", T_DELETING, N_SEED, C_NONE, 1, NULL, NULL, 0,
      "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " NONCE " 200\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
     {"deleted: nonce rotation conflicts, finalizer stays", T_DELETING, N_SEED, C_NONE, 0, "PATCH", NONCE, 409,
@@ -88,12 +90,14 @@ static void store_tenant(tg_api *api, tenant_kind kind)
     json_object *fin = json_object_new_array();
 
     json_object_array_add(fin, json_object_new_string(TG_TENANT_FINALIZER));
-    if (kind == T_FINALIZED || kind == T_DELETING)
+    if (kind == T_FINALIZED || kind == T_DELETING || kind == T_DRAINED)
         json_object_object_add(meta, "finalizers", fin);
     else
         json_object_put(fin);
     if (kind == T_DELETING)
         json_object_object_add(meta, "deletionTimestamp", json_object_new_string("2026-11-28T00:00:00Z"));
+    if (kind == T_DRAINED)
+        json_object_object_add(tg_json_path(t, "spec", NULL), "tenantCondition", json_object_new_string("Drained"));
     if (kind == T_BAD_CLUSTER_ID)
         json_object_object_add(tg_json_path(t, "spec", NULL), "clusterID", json_object_new_string("../cl01"));
     fake_api_put_obj(api, TENANT, t);
