@@ -1,0 +1,235 @@
+/* test_reconcile_tenant.c - the provider's Tenant controller
+ * (tg_reconcile_tenant) against the fake API: for each row, the objects in
+ * the store and the CSR cache, and the writes the reconcile makes and the
+ * requeue it asks for, failures of the API included. The seed Tenant
+ * (cl01, signed over the seed nonce) is the Tenant throughout. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kube/json.h"
+#include "kube/tenant_json.h"
+#include "signer/approve_decide.h"
+#include "signer/reconcile_common.h"
+#include "signer/test_reconcile_fixture.h"
+
+#define NS "liqo-tenant-cl01"
+#define TENANT TENANTS_API "/namespaces/" NS "/tenants/cl01"
+#define NONCE "/api/v1/namespaces/" NS "/secrets/liqo-nonce"
+#define RBS "/apis/rbac.authorization.k8s.io/v1/namespaces/" NS "/rolebindings"
+#define RB RBS "/liqo-tenant-cl01"
+#define CRBS "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
+#define CRB CRBS "/" TG_CLUSTERWIDE_BINDING_PREFIX "cl01"
+#define WAIT_MS 30000          /* provider_tenant.c TENANT_WAIT_MS */
+#define POSITIVE_MS 1000000    /* want: any delay of at least this (a renewal far ahead) */
+
+typedef enum { T_ABSENT, T_NEW, T_FINALIZED, T_DELETING, T_BAD_CLUSTER_ID, T_DRAINED } tenant_kind;
+typedef enum { N_SEED, N_ROTATED, N_ABSENT } nonce_kind;
+typedef enum { C_NONE, C_PENDING, C_ISSUED, C_DENIED } csr_kind;
+
+typedef struct row {
+    const char *what;
+    tenant_kind tenant;
+    nonce_kind nonce;
+    csr_kind csr;               /* in the CSR informer's cache */
+    int rb_exists;              /* the namespaced RoleBinding is there already */
+    const char *fail_method, *fail_path;
+    long fail_status;
+    const char *writes;         /* rt_writes after the reconcile */
+    long ret;                   /* POSITIVE_MS: at least that */
+    int tenant_left;            /* the Tenant is still stored afterwards */
+} row;
+
+static const row rows[] = {
+    {"new Tenant: finalizer, bindings, CSR", T_NEW, N_SEED, C_NONE, 0, NULL, NULL, 0,
+     "PATCH " TENANT " 200\nPOST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
+    {"Tenant gone", T_ABSENT, N_SEED, C_NONE, 0, NULL, NULL, 0, "", TG_RECONCILE_OK, 0},
+    {"GET answers 500", T_NEW, N_SEED, C_NONE, 0, "GET", TENANT, 500, "", TG_RECONCILE_RETRY, 1},
+    {"GET transport error", T_NEW, N_SEED, C_NONE, 0, "GET", TENANT, -1, "", TG_RECONCILE_RETRY, 1},
+    {"hostile clusterID: left alone", T_BAD_CLUSTER_ID, N_SEED, C_NONE, 0, NULL, NULL, 0, "", TG_RECONCILE_OK, 1},
+    {"nonce rotated: refused with an event", T_NEW, N_ROTATED, C_NONE, 0, NULL, NULL, 0,
+     "EVENT " NS "/cl01 SignatureVerificationFailed\n", TG_RECONCILE_OK, 1},
+    {"no nonce: refused with an event", T_NEW, N_ABSENT, C_NONE, 0, NULL, NULL, 0,
+     "EVENT " NS "/cl01 NonceNotFound\n", TG_RECONCILE_OK, 1},
+    {"finalizer PATCH conflicts", T_NEW, N_SEED, C_NONE, 0, "PATCH", TENANT, 409,
+     "PATCH " TENANT " 409\n", TG_RECONCILE_RETRY, 1},
+    {"RoleBinding exists: 409 is fine", T_NEW, N_SEED, C_NONE, 1, NULL, NULL, 0,
+     "PATCH " TENANT " 200\nPOST " RBS " 409\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
+    {"RoleBinding POST fails", T_FINALIZED, N_SEED, C_NONE, 0, "POST", RBS, 500,
+     "POST " RBS " 500\n", TG_RECONCILE_RETRY, 1},
+    {"CSR POST transport error", T_FINALIZED, N_SEED, C_NONE, 0, "POST", CSR_API, -1,
+     "POST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " -1\n", TG_RECONCILE_RETRY, 1},
+    {"CSR pending: wait", T_FINALIZED, N_SEED, C_PENDING, 0, NULL, NULL, 0,
+     "POST " RBS " 201\nPOST " CRBS " 201\n", WAIT_MS, 1},
+    {"CSR denied once: a new one at once", T_FINALIZED, N_SEED, C_DENIED, 0, NULL, NULL, 0,
+     "POST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
+    {"CSR issued: published", T_FINALIZED, N_SEED, C_ISSUED, 0, NULL, NULL, 0,
+     "POST " RBS " 201\nPOST " CRBS " 201\nPATCH " TENANT "/status 200\nEVENT " NS "/cl01 IdentityIssued\n",
+     POSITIVE_MS, 1},
+    {"status PATCH finds the Tenant gone", T_FINALIZED, N_SEED, C_ISSUED, 0, "PATCH", TENANT "/status", 404,
+     "POST " RBS " 201\nPOST " CRBS " 201\nPATCH " TENANT "/status 404\n", TG_RECONCILE_RETRY, 1},
+    {"Drained: the consumer's bindings go", T_DRAINED, N_SEED, C_PENDING, 1, NULL, NULL, 0,
+     "DELETE " RB " 200\nDELETE " CRB " 404\n", WAIT_MS, 1},
+    {"deleted: bindings off, nonce rotated, finalizer off", T_DELETING, N_SEED, C_NONE, 1, NULL, NULL, 0,
+     "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " NONCE " 200\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
+    {"deleted: nonce rotation conflicts, finalizer stays", T_DELETING, N_SEED, C_NONE, 0, "PATCH", NONCE, 409,
+     "DELETE " RB " 404\nDELETE " CRB " 404\nPATCH " NONCE " 409\n", TG_RECONCILE_RETRY, 1},
+};
+
+/* The seed Tenant as stored for kind. */
+static void store_tenant(tg_api *api, tenant_kind kind)
+{
+    char *text = rt_vector("seed-cl01-pemkey.json");
+    json_object *t = tg_json_parse(text, strlen(text), NULL, 0), *meta = tg_json_path(t, "metadata", NULL);
+    json_object *fin = json_object_new_array();
+
+    json_object_array_add(fin, json_object_new_string(TG_TENANT_FINALIZER));
+    if (kind == T_FINALIZED || kind == T_DELETING || kind == T_DRAINED)
+        json_object_object_add(meta, "finalizers", fin);
+    else
+        json_object_put(fin);
+    if (kind == T_DELETING)
+        json_object_object_add(meta, "deletionTimestamp", json_object_new_string("2026-11-28T00:00:00Z"));
+    if (kind == T_DRAINED)
+        json_object_object_add(tg_json_path(t, "spec", NULL), "tenantCondition", json_object_new_string("Drained"));
+    if (kind == T_BAD_CLUSTER_ID)
+        json_object_object_add(tg_json_path(t, "spec", NULL), "clusterID", json_object_new_string("../cl01"));
+    fake_api_put_obj(api, TENANT, t);
+    free(text);
+}
+
+static void store_nonce(tg_api *api, nonce_kind kind)
+{
+    char *nonce = rt_vector("seed-cl01-pemkey.nonce"), *b64, text[512];
+
+    if (kind == N_ROTATED)
+        nonce[0] = nonce[0] == 'A' ? 'B' : 'A';
+    b64 = rt_b64(nonce, strlen(nonce));
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"liqo-nonce\",\"namespace\":\"" NS "\"},"
+             "\"data\":{\"nonce\":\"%s\"}}", b64);
+    if (kind != N_ABSENT)
+        fake_api_put(api, NONCE, text);
+    free(b64);
+    free(nonce);
+}
+
+/* The CSR cache: one CSR made for the seed Tenant's request, as kind says. */
+static tg_cache *csr_cache(csr_kind kind)
+{
+    char *text = rt_vector("seed-cl01-pemkey.json"), hash[TG_REQUEST_HASH_LEN + 1], csr[8192], status[4096] = "";
+    json_object *t = tg_json_parse(text, strlen(text), NULL, 0);
+    const char *items[] = {csr, NULL};
+    EVP_PKEY *key;
+    char *crt;
+    tg_cache *c;
+
+    rc_request_hash(tg_json_path_string(t, "spec", "csr", NULL), hash);
+    if (kind == C_ISSUED) {
+        key = rt_public_key(tg_json_path_string(t, "spec", "publicKey", NULL));
+        crt = rt_cert_b64(key, 86400);
+        snprintf(status, sizeof(status), "\"certificate\":\"%s\",\"conditions\":[{\"type\":\"Approved\","
+                 "\"status\":\"True\"}]", crt);
+        free(crt);
+        EVP_PKEY_free(key);
+    } else if (kind == C_DENIED) {
+        snprintf(status, sizeof(status), "\"conditions\":[{\"type\":\"Denied\",\"status\":\"True\"}]");
+    }
+    snprintf(csr, sizeof(csr),
+             "{\"metadata\":{\"name\":\"liqo-identity-old\",\"resourceVersion\":\"5\",\"creationTimestamp\":"
+             "\"2026-11-28T00:00:00Z\",\"labels\":{\"" TG_LABEL_TENANT_NS "\":\"" NS "\",\"" TG_LABEL_REMOTE_CLUSTER_ID
+             "\":\"cl01\",\"" TG_LABEL_CSR_REQUEST "\":\"%s\"}},\"spec\":{\"request\":\"eA==\"},\"status\":{%s}}",
+             hash, status);
+    c = rt_cache(TG_LABEL_REMOTE_CLUSTER_ID, kind == C_NONE ? NULL : items);
+    json_object_put(t);
+    free(text);
+    return c;
+}
+
+static void run_row(const row *r)
+{
+    tg_api *api = fake_api_new();
+    tg_signer s;
+    long ret;
+
+    rt_signer_init(&s);
+    s.csr_cache = csr_cache(r->csr);
+    if (r->tenant != T_ABSENT)
+        store_tenant(api, r->tenant);
+    store_nonce(api, r->nonce);
+    if (r->rb_exists)
+        fake_api_put(api, RB, "{\"metadata\":{\"name\":\"liqo-tenant-cl01\",\"namespace\":\"" NS "\"}}");
+    if (r->fail_path)
+        fake_api_fail(api, r->fail_method, r->fail_path, r->fail_status, 1);
+    ret = tg_reconcile_tenant(&s, api, NS, "cl01");
+    if (strcmp(rt_writes(api), r->writes) != 0)
+        fail_msg("%s: writes\n%s\nwant\n%s", r->what, rt_writes(api), r->writes);
+    if (r->ret == POSITIVE_MS ? ret < POSITIVE_MS : ret != r->ret)
+        fail_msg("%s: returned %ld, want %ld", r->what, ret, r->ret);
+    if ((fake_api_object(api, TENANT) != NULL) != r->tenant_left)
+        fail_msg("%s: Tenant %s", r->what, r->tenant_left ? "gone" : "still stored");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+static void test_tenant_rows(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        run_row(&rows[i]);
+}
+
+/* Deletion rotates the nonce: an old Tenant no longer verifies. */
+static void test_deletion_rotates_the_nonce(void **state)
+{
+    tg_api *api = fake_api_new();
+    tg_signer s;
+    char *before;
+
+    (void)state;
+    rt_signer_init(&s);
+    s.csr_cache = csr_cache(C_NONE);
+    store_tenant(api, T_DELETING);
+    store_nonce(api, N_SEED);
+    before = strdup(tg_json_path_string(fake_api_object(api, NONCE), "data", "nonce", NULL));
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_RECONCILE_OK);
+    assert_string_not_equal(tg_json_path_string(fake_api_object(api, NONCE), "data", "nonce", NULL), before);
+    free(before);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* A second reconcile of a Tenant whose CSR is pending writes nothing new
+ * but the bindings it does not know of (they are known now). */
+static void test_second_run_is_quiet(void **state)
+{
+    tg_api *api = fake_api_new();
+    tg_signer s;
+
+    (void)state;
+    rt_signer_init(&s);
+    s.csr_cache = csr_cache(C_PENDING);
+    store_tenant(api, T_FINALIZED);
+    store_nonce(api, N_SEED);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    assert_int_equal(json_object_array_length(fake_api_writes(api)), 2);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    assert_int_equal(json_object_array_length(fake_api_writes(api)), 2);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tenant_rows),
+        cmocka_unit_test(test_deletion_rotates_the_nonce),
+        cmocka_unit_test(test_second_run_is_quiet),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
