@@ -8,9 +8,9 @@
   their first line is `# run by: FILE[, FILE]`, and each FILE must exist in the repository.
 - Other blocks are never run.
 
-The demo uses fixed names and ports (demo/, clusters demo-provider and demo-consumer in
-TG_E2E_STATE, the webhook on 127.0.0.1:18443), so a demo already running in this checkout is
-reported as a failure instead of being torn down under its user."""
+The demo uses fixed names (demo/, clusters demo-provider and demo-consumer in TG_E2E_STATE) and
+the webhook's port 127.0.0.1:18443, so a demo already running in this checkout is reported as a
+failure instead of being torn down under its user; its metrics ports are free ones."""
 
 import os
 import re
@@ -18,6 +18,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from testbed import free_port
 
 RUN_BY = re.compile(r"^# run by: (.+)$")
 CONSOLE_DOCS = ("README.md", "docs/*.md")
@@ -142,7 +144,9 @@ def demo_bed(source_dir, build_dir, k8s_bin):
     env_file = source_dir / "demo" / "env"
     if env_file.exists():
         pytest.fail(f"{env_file} exists: a demo runs in this checkout; `make demo-down` first")
-    env = dict(os.environ, TG_BUILD_DIR=str(build_dir))
+    # The metrics ports may move (the webhook's 18443 is the local overlay's URL and may not).
+    env = dict(os.environ, TG_BUILD_DIR=str(build_dir), TG_DEMO_METRICS_PORT=str(free_port()),
+               TG_DEMO_SIGNER_METRICS_PORTS=f"{free_port()} {free_port()}")
     demo = str(source_dir / "e2e" / "demo")
     up = subprocess.run([demo, "up"], env=env, capture_output=True, text=True, timeout=900)
     try:
