@@ -77,7 +77,7 @@ def write_overlay(cluster, source_dir, v):
 
 @pytest.fixture(scope="module")
 def deployed(node_provider, image_archives, source_dir, build_dir):
-    """The install, as README's Install section says; returns the seconds it took."""
+    """The install, as docs/operations.md says; returns the seconds it took."""
     c = node_provider
     t0 = time.monotonic()
     c.import_images(*image_archives)

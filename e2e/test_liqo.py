@@ -18,7 +18,7 @@ Liqo is built from its published Go modules, one binary set per pinned release (
 (d) `liqoctl create nonce`, `generate tenant`, `generate identity` against tenantgate clusters.
 
 What liqoctl reads beyond tenantgate's own objects is listed in LIQO_PIECES with who provides it
-(the README repeats it)."""
+(docs/LIQO.md repeats it)."""
 
 import base64
 import json
@@ -53,7 +53,7 @@ STRICTER = {
     "csr-signature-corrupted": "InvalidCSR",
 }
 STRICTER_KEYS = {
-    # Liqo accepts any curve Go knows; tenantgate takes P-256 and P-384 only (README, WeakKey).
+    # Liqo accepts any curve Go knows; tenantgate takes P-256 and P-384 only (PROTOCOL.md 5, WeakKey).
     "ecdsa-p521": "WeakKey",
 }
 # Where tenantgate's reason is more precise than Liqo's: case -> tenantgate's reason.
@@ -274,7 +274,7 @@ def test_liqo_made_tenants_get_liqos_verdict(provider, webhook, liqo, keys, key_
 
 
 def test_liqo_1_0_provider_reads_only_raw_ed25519_keys(liqo, keys, tmp_path):
-    """What the table in the README says about PEM keys and the oldest pin, shown."""
+    """What docs/LIQO.md says about PEM keys and the oldest pin, shown."""
     if OLDEST == NEWEST:
         pytest.skip("one Liqo release pinned")
     key, _ = keys["ed25519"]

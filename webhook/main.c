@@ -38,7 +38,7 @@ static void usage(FILE *out)
             "                            120: longer than kube-apiserver keeps an idle one, 90)\n"
             "  --max-connections N       open HTTPS connections; past it new ones are closed (default 1000)\n"
             "  --cert-check-interval SECONDS  periodic check of the cert files (default 10)\n"
-            "  --http2                   also offer h2 by ALPN (off by default: see README, Security)\n"
+            "  --http2                   also offer h2 by ALPN (off by default: docs/webhook.md)\n"
             "  --no-http2                offer only http/1.1 (the default; kept for old manifests)\n"
             "  --log-level LEVEL         debug, info, warn, error (default info)\n"
             "  -h, --help\n");
