@@ -9,6 +9,7 @@
 #include <h2o/http2.h>
 #include <h2o/socket/uv-binding.h>
 
+#include "common/log.h"
 #include "webhook/h2_frames.h"
 
 /* How often the watch looks at every connection, and while draining. */
@@ -17,6 +18,20 @@
 /* A write counts as dead once seen dead this many ticks in a row: a write
  * libuv did accept completes (or fails) within one loop turn. */
 #define DEAD_WRITE_TICKS 2
+/* Hostile traffic is summed up in one log line per worker at most this
+ * often, never one line per connection. */
+#define LIMITED_LOG_MS 10000
+/* Evicted connections still count until h2o has closed them, on the next
+ * loop turn: libuv accepts the whole backlog (up to 1,024) in one turn, each
+ * newcomer evicting one. Past max_open by max(max_open, this), newcomers are
+ * refused even when more could be evicted: at most twice the limit, briefly. */
+#define EVICT_SLACK_MIN 64
+
+/* What tg_conns.limited counts, and the log line's field names. */
+enum { LIMITED_REFUSED, LIMITED_PEER, LIMITED_EVICTED, LIMITED_NO_REQUEST, LIMITED_H2_REFUSED, LIMITED_N };
+static const char *const limited_names[LIMITED_N] = {
+    "refused_at_limit", "refused_per_peer", "evicted", "no_request", "http2_refused",
+};
 
 /* A connection we accepted. h2o owns the protocol (and frees its socket when
  * it closes it); we own the TCP handle and this record. */
@@ -27,7 +42,9 @@ typedef struct conn {
     h2o_linklist_t link;
     struct timeval connected_at;
     uint64_t accepted_ms;
+    tg_peer_key peer;
     int handshaken;
+    int served;                    /* a request reached the handler */
     int shut;                      /* shutdown(2) done: h2o closes it */
     int dead_ticks;
     int pending;                   /* asynchronous answers in progress */
@@ -44,6 +61,12 @@ static void count(tg_metric_series *s)
 {
     if (s)
         tg_counter_add(s, 1);
+}
+
+static void limited(tg_conns *cs, int what, tg_metric_series *s)
+{
+    cs->limited[what]++;
+    count(s);
 }
 
 static conn *conn_of_socket(h2o_socket_t *sock)
@@ -78,6 +101,7 @@ static void on_tcp_closed(uv_handle_t *h)
     tg_conns *cs = c->owner;
 
     h2o_linklist_unlink(&c->link);
+    tg_peers_remove(cs->cfg.peers, &c->peer);
     atomic_fetch_sub(&cs->open, 1);
     atomic_fetch_sub(cs->cfg.open_total, 1);
     free(c);
@@ -116,10 +140,65 @@ static void on_h2_read(h2o_socket_t *sock, const char *err)
         c->seen = sock->input->size;
 }
 
+/* Hand the socket to h2o's HTTP/2, counting the client's frames from its
+ * first byte (the preface included). */
+static void start_h2(conn *c, h2o_socket_t *sock)
+{
+    c->h2 = 1;
+    c->reset_window_ms = uv_now(c->owner->loop);
+    tg_h2_frames_init(&c->frames);
+    /* bytes already read: h2o parses them inside accept */
+    tg_h2_frames_feed(&c->frames, (const uint8_t *)sock->input->bytes, sock->input->size);
+    h2o_http2_accept(c->owner->cfg.accept_ctx, sock, c->connected_at);
+    if (c->sock && c->sock->_cb.read) {
+        c->h2o_on_read = c->sock->_cb.read;
+        c->sock->_cb.read = on_h2_read;
+        c->seen = c->sock->input->size;
+    }
+}
+
+static const char h2_preface[TG_H2_PREFACE_LEN] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/* The first bytes of a connection without ALPN h2: the HTTP/2 preface goes to
+ * HTTP/2 (or is refused without --http2), anything else to HTTP/1.1. h2o
+ * 2.2.5's HTTP/1.1 would switch to HTTP/2 on the preface by itself, past our
+ * reset counting and whatever --http2 says (its upgrade is turned off in the
+ * globalconf as well). Returns 1 once decided. */
+static int sniff(conn *c, h2o_socket_t *sock)
+{
+    size_t n = sock->input->size < TG_H2_PREFACE_LEN ? sock->input->size : TG_H2_PREFACE_LEN;
+
+    if (n == 0)
+        return 0;
+    if (memcmp(sock->input->bytes, h2_preface, n) != 0) {
+        h2o_http1_accept(c->owner->cfg.accept_ctx, sock, c->connected_at);
+        return 1;
+    }
+    if (n < TG_H2_PREFACE_LEN)
+        return 0;                  /* so far a prefix of the preface */
+    if (c->owner->cfg.enable_h2) {
+        start_h2(c, sock);
+        return 1;
+    }
+    limited(c->owner, LIMITED_H2_REFUSED, c->owner->cfg.closed_h2_refused);
+    h2o_socket_close(sock);
+    return 1;
+}
+
+static void on_first_bytes(h2o_socket_t *sock, const char *err)
+{
+    conn *c = conn_of_socket(sock);
+
+    if (err != NULL) {
+        h2o_socket_close(sock);
+        return;
+    }
+    sniff(c, sock);
+}
+
 static void on_handshake(h2o_socket_t *sock, const char *err)
 {
     conn *c = conn_of_socket(sock);
-    h2o_accept_ctx_t *actx = c->owner->cfg.accept_ctx;
     h2o_iovec_t proto;
 
     if (err != NULL) {
@@ -128,21 +207,48 @@ static void on_handshake(h2o_socket_t *sock, const char *err)
     }
     c->handshaken = 1;
     proto = h2o_socket_ssl_get_selected_protocol(sock);
-    if (!(proto.len == 2 && memcmp(proto.base, "h2", 2) == 0)) {
-        h2o_http1_accept(actx, sock, c->connected_at);
-        return;
+    if (proto.len == 2 && memcmp(proto.base, "h2", 2) == 0)
+        start_h2(c, sock);
+    else if (!sniff(c, sock))
+        h2o_socket_read_start(sock, on_first_bytes);
+}
+
+/* At the limit: close the oldest connection that has not had a request yet
+ * (handshaking, or waiting for its first bytes) so the newcomer gets its
+ * slot. Clients that send requests keep theirs. 1 when one was evicted. */
+static int evict_one(tg_conns *cs)
+{
+    for (h2o_linklist_t *node = cs->list.next; node != &cs->list; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        if (c->sock && !c->shut && !c->served && !c->pending) {
+            close_by_shutdown(c, SHUT_RDWR, NULL);
+            if (c->shut) {
+                limited(cs, LIMITED_EVICTED, cs->cfg.closed_evicted);
+                return 1;
+            }
+        }
     }
-    c->h2 = 1;
-    c->reset_window_ms = uv_now(c->owner->loop);
-    tg_h2_frames_init(&c->frames);
-    /* bytes that came with the handshake: h2o parses them inside accept */
-    tg_h2_frames_feed(&c->frames, (const uint8_t *)sock->input->bytes, sock->input->size);
-    h2o_http2_accept(actx, sock, c->connected_at);
-    if (c->sock && c->sock->_cb.read) {
-        c->h2o_on_read = c->sock->_cb.read;
-        c->sock->_cb.read = on_h2_read;
-        c->seen = c->sock->input->size;
+    return 0;
+}
+
+/* Room for one more connection from key: under the per-address cap, and
+ * under the limit or by evicting. 0 and counted, or -1. */
+static int take_slot(tg_conns *cs, const tg_peer_key *key)
+{
+    long open, slack;
+
+    if (tg_peers_add(cs->cfg.peers, key) != 0) {
+        limited(cs, LIMITED_PEER, cs->cfg.rejected_peer);
+        return -1;
     }
+    slack = cs->cfg.max_open > EVICT_SLACK_MIN ? cs->cfg.max_open : EVICT_SLACK_MIN;
+    open = atomic_fetch_add(cs->cfg.open_total, 1);
+    if (open < cs->cfg.max_open || (open < cs->cfg.max_open + slack && evict_one(cs)))
+        return 0;
+    atomic_fetch_sub(cs->cfg.open_total, 1);
+    tg_peers_remove(cs->cfg.peers, key);
+    limited(cs, LIMITED_REFUSED, cs->cfg.rejected);
+    return -1;
 }
 
 void tg_conns_on_accept(uv_stream_t *listener, int status)
@@ -159,10 +265,14 @@ void tg_conns_on_accept(uv_stream_t *listener, int status)
         uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
         return;
     }
-    /* Over the limit: close at once, before any TLS work. */
-    if (atomic_fetch_add(cs->cfg.open_total, 1) >= cs->cfg.max_open) {
-        atomic_fetch_sub(cs->cfg.open_total, 1);
-        count(cs->cfg.rejected);
+    {
+        struct sockaddr_storage ss;
+        int len = sizeof(ss);
+        if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0)
+            tg_peer_key_of((struct sockaddr *)&ss, &c->peer);
+    }
+    /* No room: close at once, before any TLS work. */
+    if (take_slot(cs, &c->peer) != 0) {
         uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
         return;
     }
@@ -278,6 +388,49 @@ static void release_spare_buffers(tg_conns *cs)
     cs->open_peak = open;
 }
 
+/* No request within the timeout of the accept: handshake not finished, or
+ * nothing (or no whole request) sent since. A request still arriving is
+ * counted as slow_request when h2o has stamped its first byte. */
+static void close_no_request(conn *c)
+{
+    tg_conns *cs = c->owner;
+    int was = c->shut;
+
+    close_by_shutdown(c, SHUT_RDWR, cs->cfg.closed_no_request);
+    if (!was && c->shut)
+        cs->limited[LIMITED_NO_REQUEST]++;
+}
+
+/* h2o restarted reading with its own callback (after a read stop): put the
+ * frame counting back in front of it. */
+static void rewrap_h2(conn *c)
+{
+    c->h2o_on_read = c->sock->_cb.read;
+    c->sock->_cb.read = on_h2_read;
+    c->seen = c->sock->input->size;
+}
+
+/* One line per LIMITED_LOG_MS at most, with what was refused or closed
+ * since the last one: a flood shows in the log without a line per
+ * connection. */
+static void log_limited(tg_conns *cs, uint64_t now)
+{
+    long sum = 0;
+
+    if (now - cs->logged_ms < LIMITED_LOG_MS)
+        return;
+    for (int i = 0; i < LIMITED_N; i++)
+        sum += cs->limited[i];
+    if (sum == 0)
+        return;
+    tg_log(TG_LOG_WARN, "connections limited", TG_LOG_INT(limited_names[0], cs->limited[0]),
+           TG_LOG_INT(limited_names[1], cs->limited[1]), TG_LOG_INT(limited_names[2], cs->limited[2]),
+           TG_LOG_INT(limited_names[3], cs->limited[3]), TG_LOG_INT(limited_names[4], cs->limited[4]),
+           TG_LOG_INT("open", atomic_load(&cs->open)), TG_LOG_INT("seconds", (now - cs->logged_ms) / 1000));
+    memset(cs->limited, 0, sizeof(cs->limited));
+    cs->logged_ms = now;
+}
+
 static void on_watch(uv_timer_t *t)
 {
     tg_conns *cs = t->data;
@@ -288,6 +441,7 @@ static void on_watch(uv_timer_t *t)
     sweep sw = {.cs = cs};
 
     release_spare_buffers(cs);
+    log_limited(cs, now);
     /* Only with connections to sweep: h2o's timestamp formats the time once a
      * second, and on an idle webhook that code would be paged back in after
      * tg_file_pages_release() every time. */
@@ -304,8 +458,10 @@ static void on_watch(uv_timer_t *t)
         complete_dead_write(c);
         if (!c->sock)
             continue;
-        if (!c->handshaken && now - c->accepted_ms > cs->cfg.timeout_ms)
-            close_by_shutdown(c, SHUT_RDWR, NULL);
+        if (c->h2 && c->sock->_cb.read && c->sock->_cb.read != on_h2_read)
+            rewrap_h2(c);
+        if (!c->served && !c->pending && now - c->accepted_ms > cs->cfg.timeout_ms)
+            close_no_request(c);
         else if (cs->draining)
             reap_if_idle(c);
     }
@@ -318,6 +474,7 @@ void tg_conns_init(tg_conns *cs, uv_loop_t *loop, const tg_conns_config *cfg)
     memset(cs, 0, sizeof(*cs));
     cs->cfg = *cfg;
     cs->loop = loop;
+    cs->logged_ms = uv_now(loop);
     h2o_linklist_init_anchor(&cs->list);
     uv_timer_init(loop, &cs->watch);
     cs->watch.data = cs;
@@ -335,6 +492,13 @@ void tg_conns_stop(tg_conns *cs)
 {
     if (!uv_is_closing((uv_handle_t *)&cs->watch))
         uv_close((uv_handle_t *)&cs->watch, NULL);
+}
+
+void tg_conns_request_seen(h2o_req_t *req)
+{
+    conn *c = conn_of_req(req);
+    if (c)
+        c->served = 1;
 }
 
 void *tg_conns_request_pending(h2o_req_t *req)

@@ -89,11 +89,12 @@ struct tg_server {
     int nworkers;
     int port, metrics_port;
     atomic_long open_conns;        /* in all workers, against cfg.max_connections */
+    tg_peers *peers;               /* per source address, against cfg.max_connections_per_peer */
     /* telemetry */
     tg_metrics *metrics;
     tg_metric_family *m_requests, *m_duration, *m_in_flight, *m_cache, *m_informer_failures, *m_live_reads, *m_live_resumed, *m_live_reviews,
         *m_cert_expiry, *m_reloads,
-        *m_ready, *m_conns, *m_conns_rejected, *m_conns_closed, *m_h2_resets;
+        *m_ready, *m_conns, *m_conns_rejected, *m_conns_rejected_peer, *m_conns_closed, *m_h2_resets, *m_peers;
 };
 
 /* ---------- small helpers ---------- */
@@ -355,6 +356,7 @@ static int on_https_request(h2o_handler_t *self, h2o_req_t *req)
     const char *path;
     int framing;
 
+    tg_conns_request_seen(req);
     if ((framing = h1_framing_verdict(req)) != TG_H1_FRAMING_OK) {
         /* 400, and the connection closes: what follows the body is not
          * trusted to be the next request. */
@@ -428,6 +430,7 @@ static void refresh_gauges(tg_server *s)
 
     tg_gauge_set(tg_metric_series_get(s->m_in_flight, NULL), (double)total(s, 1));
     tg_gauge_set(tg_metric_series_get(s->m_conns, NULL), (double)total(s, 0));
+    tg_gauge_set(tg_metric_series_get(s->m_peers, NULL), (double)tg_peers_addresses(s->peers));
     if (tg_tls_store_loaded(&s->tls, &not_after))
         tg_gauge_set(tg_metric_series_get(s->m_cert_expiry, NULL), (double)not_after);
     if (lk->ops->cache_stats) {
@@ -553,8 +556,14 @@ static void worker_conns_init(tg_server *s, worker *w)
         .accept_ctx = &w->accept_ctx,
         .open_total = &s->open_conns,
         .max_open = s->cfg.max_connections,
+        .peers = s->peers,
+        .enable_h2 = s->cfg.enable_h2,
         .timeout_ms = s->cfg.request_timeout_ms,
         .rejected = tg_metric_series_get(s->m_conns_rejected, NULL),
+        .rejected_peer = tg_metric_series_get(s->m_conns_rejected_peer, NULL),
+        .closed_no_request = tg_metric_series_get(s->m_conns_closed, (const char *[]){"no_request"}),
+        .closed_evicted = tg_metric_series_get(s->m_conns_closed, (const char *[]){"evicted"}),
+        .closed_h2_refused = tg_metric_series_get(s->m_conns_closed, (const char *[]){"http2_refused"}),
         .closed_stalled = tg_metric_series_get(s->m_conns_closed, (const char *[]){"stalled_stream"}),
         .closed_slow = tg_metric_series_get(s->m_conns_closed, (const char *[]){"slow_request"}),
         .closed_resets = tg_metric_series_get(s->m_conns_closed, (const char *[]){"stream_resets"}),
@@ -788,14 +797,25 @@ static void register_metrics(tg_server *s)
     s->m_ready = tg_metrics_gauge(m, "tenantgate_webhook_ready", "1 when /readyz answers 200.", 0, NULL);
     s->m_conns = tg_metrics_gauge(m, "tenantgate_webhook_connections", "Open HTTPS connections.", 0, NULL);
     s->m_conns_rejected = tg_metrics_counter(m, "tenantgate_webhook_connections_rejected_total",
-                                             "Connections closed at accept because --max-connections were open.",
+                                             "Connections closed at accept because --max-connections were open "
+                                             "and none could be evicted (all had a request).",
                                              0, NULL);
+    s->m_conns_rejected_peer = tg_metrics_counter(m, "tenantgate_webhook_connections_rejected_per_peer_total",
+                                                  "Connections closed at accept because their source address "
+                                                  "held --max-connections-per-peer already.",
+                                                  0, NULL);
+    s->m_peers = tg_metrics_gauge(m, "tenantgate_webhook_connection_peers",
+                                  "Distinct source addresses with open HTTPS connections.", 0, NULL);
     s->m_conns_closed = tg_metrics_counter(m, "tenantgate_webhook_connections_closed_total",
                                            "Connections the server closed: stalled_stream (an HTTP/2 stream older "
                                            "than --request-timeout), slow_request (an HTTP/1.1 request still "
                                            "arriving --request-timeout after its first byte), stream_resets (a "
                                            "burst of HTTP/2 stream "
-                                           "resets), dead_peer (a reset peer whose close h2o could not finish).",
+                                           "resets), dead_peer (a reset peer whose close h2o could not finish), "
+                                           "no_request (no request --request-timeout after the accept, TLS "
+                                           "handshake included), evicted (had no request yet and made room at "
+                                           "--max-connections), http2_refused (an HTTP/2 preface without "
+                                           "--http2).",
                                            1, (const char *[]){"reason"});
     s->m_h2_resets = tg_metrics_counter(m, "tenantgate_webhook_http2_stream_resets_total",
                                         "RST_STREAM frames received from HTTP/2 clients.", 0, NULL);
@@ -821,6 +841,9 @@ static void globalconf_init(h2o_globalconf_t *conf, tg_server *s, int (*on_req)(
     conf->http1.req_timeout = s->cfg.idle_timeout_ms;
     conf->http2.idle_timeout = s->cfg.idle_timeout_ms;
     conf->http2.max_concurrent_requests_per_connection = H2_MAX_CONCURRENT_REQUESTS;
+    /* conns.c routes an HTTP/2 preface itself (refused without --http2):
+     * h2o's HTTP/1.1 must not switch to HTTP/2 on its own. */
+    conf->http1.upgrade_to_http2 = 0;
     host = h2o_config_register_host(conf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     path = h2o_config_register_path(host, "/", 0);
     h = (app_handler *)h2o_create_handler(path, sizeof(*h));
@@ -843,6 +866,8 @@ tg_server *tg_server_new(uv_loop_t *main_loop, const tg_server_config *cfg, char
     if (!s->metrics)
         goto oom;
     register_metrics(s);
+    if (!(s->peers = tg_peers_new(cfg->max_connections_per_peer)))
+        goto oom;
     if (tg_tls_store_init(&s->tls, cfg->cert_path, cfg->key_path) != 0)
         goto oom;
     if (tg_tls_store_reload(&s->tls, err, err_len) != 0)
@@ -968,6 +993,7 @@ int tg_server_free(tg_server *s)
     SSL_CTX_free(s->ssl_ctx);
     tg_tls_store_dispose(&s->tls);
     tg_metrics_free(s->metrics);
+    tg_peers_free(s->peers);
     free(s->workers);
     free(s);
     return 0;
