@@ -102,6 +102,8 @@ static void on_tcp_closed(uv_handle_t *h)
 
     h2o_linklist_unlink(&c->link);
     tg_peers_remove(cs->cfg.peers, &c->peer);
+    if (c->h2)
+        cs->h2_open--;
     atomic_fetch_sub(&cs->open, 1);
     atomic_fetch_sub(cs->cfg.open_total, 1);
     free(c);
@@ -145,6 +147,7 @@ static void on_h2_read(h2o_socket_t *sock, const char *err)
 static void start_h2(conn *c, h2o_socket_t *sock)
 {
     c->h2 = 1;
+    c->owner->h2_open++;
     c->reset_window_ms = uv_now(c->owner->loop);
     tg_h2_frames_init(&c->frames);
     /* bytes already read: h2o parses them inside accept */
@@ -401,15 +404,6 @@ static void close_no_request(conn *c)
         cs->limited[LIMITED_NO_REQUEST]++;
 }
 
-/* h2o restarted reading with its own callback (after a read stop): put the
- * frame counting back in front of it. */
-static void rewrap_h2(conn *c)
-{
-    c->h2o_on_read = c->sock->_cb.read;
-    c->sock->_cb.read = on_h2_read;
-    c->seen = c->sock->input->size;
-}
-
 /* One line per LIMITED_LOG_MS at most, with what was refused or closed
  * since the last one: a flood shows in the log without a line per
  * connection. */
@@ -458,12 +452,31 @@ static void on_watch(uv_timer_t *t)
         complete_dead_write(c);
         if (!c->sock)
             continue;
-        if (c->h2 && c->sock->_cb.read && c->sock->_cb.read != on_h2_read)
-            rewrap_h2(c);
         if (!c->served && !c->pending && now - c->accepted_ms > cs->cfg.timeout_ms)
             close_no_request(c);
         else if (cs->draining)
             reap_if_idle(c);
+    }
+}
+
+/* h2o's HTTP/2 stops reading while 16 requests of a connection are being
+ * answered, and starts again, with its own read callback, when one is done
+ * (from a write's completion, outside ours). Before the loop next waits for
+ * input, put the frame counting back in front of it: no read reaches h2o
+ * uncounted, so the counting never loses its place in the frame stream. */
+static void on_before_poll(uv_prepare_t *p)
+{
+    tg_conns *cs = p->data;
+
+    if (cs->h2_open == 0)
+        return;
+    for (h2o_linklist_t *node = cs->list.next; node != &cs->list; node = node->next) {
+        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
+        if (c->h2 && c->sock && c->sock->_cb.read && c->sock->_cb.read != on_h2_read) {
+            c->h2o_on_read = c->sock->_cb.read;
+            c->sock->_cb.read = on_h2_read;
+            c->seen = c->sock->input->size;    /* what is left was counted */
+        }
     }
 }
 
@@ -480,6 +493,10 @@ void tg_conns_init(tg_conns *cs, uv_loop_t *loop, const tg_conns_config *cfg)
     cs->watch.data = cs;
     uv_timer_start(&cs->watch, on_watch, WATCH_MS, WATCH_MS);
     uv_unref((uv_handle_t *)&cs->watch);
+    uv_prepare_init(loop, &cs->rewrap);
+    cs->rewrap.data = cs;
+    uv_prepare_start(&cs->rewrap, on_before_poll);
+    uv_unref((uv_handle_t *)&cs->rewrap);
 }
 
 void tg_conns_drain(tg_conns *cs)
@@ -492,6 +509,8 @@ void tg_conns_stop(tg_conns *cs)
 {
     if (!uv_is_closing((uv_handle_t *)&cs->watch))
         uv_close((uv_handle_t *)&cs->watch, NULL);
+    if (!uv_is_closing((uv_handle_t *)&cs->rewrap))
+        uv_close((uv_handle_t *)&cs->rewrap, NULL);
 }
 
 void tg_conns_request_seen(h2o_req_t *req)

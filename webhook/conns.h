@@ -74,6 +74,8 @@ typedef struct tg_conns {
     uv_loop_t *loop;
     h2o_linklist_t list;           /* of the private conn records */
     uv_timer_t watch;
+    uv_prepare_t rewrap;           /* HTTP/2 frame counting back in front of h2o (conns.c) */
+    long h2_open;                  /* HTTP/2 connections, loop thread */
     int draining;
     long open_peak;                /* most open since spare buffers were released */
     uint64_t logged_ms;            /* last "connections limited" line */
