@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "webhook/decide.h"
+#include "webhook/log_budget.h"
 #include "webhook/reply.h"
 #include "webhook/review.h"
 #include "webhook/slice_decide.h"
@@ -45,12 +46,31 @@ static void admission_log(const admission *a, const tg_decision *d)
            TG_LOG_INT("us", (int64_t)(now_us() - a->started_us)));
 }
 
+/* A review that does not parse was sent by no API server: past the
+ * worker's budget (MALFORMED_LOG_PER_S a second) such lines are only
+ * counted, and summed up in one line when the next second starts. The
+ * others are the admissions' audit trail: every one is logged. */
+static int may_log(admission *a)
+{
+    uint64_t held = 0;
+    int ok;
+
+    if (a->review_ok)
+        return 1;
+    ok = tg_log_budget_take(&a->w->malformed_log, uv_now(&a->w->loop), &held);
+    if (held)
+        tg_log(TG_LOG_WARN, "admission lines held back", TG_LOG_STR("why", "malformed reviews past the log budget"),
+               TG_LOG_INT("lines", (int64_t)held));
+    return ok;
+}
+
 /* Answer, account and release. a->req may be gone (client closed). */
 static void admission_finish(admission *a, tg_decision *d)
 {
     const char *verdict = verdict_of(d);
 
-    admission_log(a, d);
+    if (may_log(a))
+        admission_log(a, d);
     tg_count_request(a->server, a->path, verdict, d->reason, a->started_us);
     if (a->req) {
         size_t len = 0;

@@ -17,6 +17,7 @@
 #include "common/probe_server.h"
 #include "webhook/certwatch.h"
 #include "webhook/conns.h"
+#include "webhook/log_budget.h"
 #include "webhook/peers.h"
 #include "webhook/server.h"
 #include "webhook/tls.h"
@@ -24,6 +25,9 @@
 #define PATH_VALIDATE "/validate/tenants"
 #define PATH_MUTATE "/mutate/tenants"
 #define PATH_VALIDATE_SLICES "/validate/resourceslices"
+
+/* Log lines a worker writes a second for reviews that do not parse. */
+#define MALFORMED_LOG_PER_S 10
 
 enum worker_phase { PHASE_RUN = 0, PHASE_DRAIN, PHASE_STOP };
 
@@ -39,6 +43,7 @@ typedef struct worker {
     uv_async_t wake;               /* phase changes from the main thread */
     uv_prepare_t log_flush;        /* writes the turn's batched log lines before blocking */
     tg_conns conns;                /* accepted connections (loop thread) */
+    tg_log_budget malformed_log;   /* lines for reviews that do not parse (admission.c) */
     atomic_int phase;
     atomic_long in_flight;         /* requests inside our handlers */
     atomic_long served;            /* admissions started, ever */

@@ -476,6 +476,11 @@ def test_garbage_flood_and_memory(webhook):
         assert after - idle < 32 * 1024, (idle, warm, after)
     status, text = webhook.metrics_get("/metrics")
     assert 'reason="MalformedTenant"} 10000' in text
+    # counted every one, but not a log line each: 10 a second per worker, then a summary
+    lines = webhook.log_lines()
+    logged = sum(1 for l in lines if l.get("msg") == "admission")
+    assert logged < 2000, logged
+    assert any(l.get("msg") == "admission lines held back" for l in lines)
 
 
 def open_sockets(pid):

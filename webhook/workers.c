@@ -91,6 +91,7 @@ int tg_worker_init(tg_server *s, worker *w, int index, int fd, char *err, size_t
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = s->conf.hosts;
     w->accept_ctx.ssl_ctx = s->ssl_ctx;
+    tg_log_budget_init(&w->malformed_log, 1000, MALFORMED_LOG_PER_S);
     worker_conns_init(s, w);
     uv_tcp_init(&w->loop, &w->listener);
     w->listener.data = &w->conns;
