@@ -1,6 +1,7 @@
 /* conns.h - one worker's TLS connections (conns.c, conn_proto.c,
- * conn_watch.c): accepted under the limits below, listed so that a drain can close the idle ones, and watched for what h2o
- * 2.2.5 leaves unbounded:
+ * conn_watch.c): accepted under the limits below, listed so that a drain
+ * can close the idle ones, and watched for what h2o 2.2.5 leaves
+ * unbounded:
  *
  *  - A write that never completes. h2o's libuv binding ignores uv_write()'s
  *    result; after a peer resets the connection libuv refuses writes, so the
