@@ -20,6 +20,40 @@ int tg_flag_long(const char *arg, long min, long max, long *out)
     return 0;
 }
 
+/* Past this many seconds the value is refused whatever max_ms says: no
+ * overflow while the digits are summed. */
+#define SECONDS_CEILING 1000000000ULL
+
+int tg_flag_seconds(const char *arg, uint64_t min_ms, uint64_t max_ms, uint64_t *ms)
+{
+    uint64_t whole = 0, frac_ms = 0, scale = 100;
+    const char *p = arg;
+
+    if (!(*p >= '0' && *p <= '9'))
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        whole = whole * 10 + (uint64_t)(*p - '0');
+        if (whole > SECONDS_CEILING)
+            return -1;
+    }
+    if (*p == '.') {
+        p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return -1;     /* "1." */
+        for (; *p >= '0' && *p <= '9'; p++, scale /= 10)
+            frac_ms += (uint64_t)(*p - '0') * scale;
+    }
+    if (*p == 's')
+        p++;
+    if (*p != '\0')
+        return -1;
+    whole = whole * 1000 + frac_ms;
+    if (whole < min_ms || whole > max_ms)
+        return -1;
+    *ms = whole;
+    return 0;
+}
+
 /* Copy n bytes of src into host as a string, if they fit. */
 static int copy_host(char *host, size_t host_len, const char *src, size_t n)
 {

@@ -83,11 +83,55 @@ static void test_long_table(void **state)
     }
 }
 
+static void test_seconds_table(void **state)
+{
+    static const struct {
+        const char *arg;
+        uint64_t min, max;
+        int rc;
+        uint64_t want;
+    } cases[] = {
+        {"10", 0, 3600000, 0, 10000},
+        {"10s", 0, 3600000, 0, 10000},
+        {"0", 0, 3600000, 0, 0},
+        {"0.25", 0, 3600000, 0, 250},
+        {"1.5s", 0, 3600000, 0, 1500},
+        {"0.0019", 0, 3600000, 0, 1},         /* finer than a millisecond: dropped */
+        {"3600", 0, 3600000, 0, 3600000},
+        {"3601", 0, 3600000, -1, 0},
+        {"0.05", 100, 3600000, -1, 0},        /* under the minimum */
+        {"0.1", 100, 3600000, 0, 100},
+        {"", 0, 3600000, -1, 0},
+        {"s", 0, 3600000, -1, 0},
+        {"1.", 0, 3600000, -1, 0},
+        {".5", 0, 3600000, -1, 0},
+        {"-1", 0, 3600000, -1, 0},
+        {"+1", 0, 3600000, -1, 0},
+        {" 1", 0, 3600000, -1, 0},
+        {"1 ", 0, 3600000, -1, 0},
+        {"1e3", 0, 3600000, -1, 0},           /* strtod would take these */
+        {"0x10", 0, 3600000, -1, 0},
+        {"inf", 0, 3600000, -1, 0},
+        {"nan", 0, 3600000, -1, 0},
+        {"10ms", 0, 3600000, -1, 0},
+        {"99999999999999999999999", 0, UINT64_MAX, -1, 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint64_t v = 12345;
+        int rc = tg_flag_seconds(cases[i].arg, cases[i].min, cases[i].max, &v);
+        if (rc != cases[i].rc)
+            fail_msg("'%s': rc %d, expected %d", cases[i].arg, rc, cases[i].rc);
+        assert_int_equal(v, rc == 0 ? cases[i].want : 12345);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_listen_addr_table),
         cmocka_unit_test(test_long_table),
+        cmocka_unit_test(test_seconds_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

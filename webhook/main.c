@@ -1,5 +1,4 @@
 /* main.c - tenantgate-webhook: flags, then the server. */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
@@ -32,36 +31,33 @@ static void usage(FILE *out)
             "  --threads N               worker threads (default: number of cores)\n"
             "  --allow-no-handshake      accept authzPolicy TolerateNoHandshake (off by default)\n"
             "  --shutdown-grace SECONDS  on SIGTERM, wait this long for in-flight requests (default 10)\n"
-            "  --request-timeout SECONDS  bound on a TLS handshake, a request's arrival from its first\n"
-            "                            byte, a stalled HTTP/2 stream (default 10)\n"
+            "  --request-timeout SECONDS  bound on a new connection's TLS handshake and first request,\n"
+            "                            a request's arrival from its first byte, a stalled HTTP/2\n"
+            "                            stream (default 10)\n"
             "  --idle-timeout SECONDS    how long a connection may wait for its next request (default\n"
             "                            120: longer than kube-apiserver keeps an idle one, 90)\n"
-            "  --max-connections N       open HTTPS connections; past it new ones are closed (default 1000)\n"
+            "  --max-connections N       open HTTPS connections (default 1000); past it the oldest one\n"
+            "                            without a request yet is closed for the newcomer, and only when\n"
+            "                            every one has had a request is the newcomer closed\n"
+            "  --max-connections-per-peer N  open HTTPS connections from one source address (default\n"
+            "                            250; 0: no cap); past it new ones from that address are closed\n"
             "  --cert-check-interval SECONDS  periodic check of the cert files (default 10)\n"
-            "  --http2                   also offer h2 by ALPN (off by default: docs/webhook.md)\n"
+            "  --http2                   also serve HTTP/2: h2 by ALPN, or its preface on a connection\n"
+            "                            without ALPN h2 (off by default: then a preface is refused\n"
+            "                            and the connection closed; see docs/webhook.md)\n"
             "  --no-http2                offer only http/1.1 (the default; kept for old manifests)\n"
             "  --log-level LEVEL         debug, info, warn, error (default info)\n"
             "  -h, --help\n");
 }
 
-static int parse_seconds(const char *arg, uint64_t *ms)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(arg, &end);
-    if (errno || end == arg || (*end && strcmp(end, "s") != 0) || v < 0 || v > 3600)
-        return -1;
-    *ms = (uint64_t)(v * 1000);
-    return 0;
-}
+/* --shutdown-grace and the other durations: at most an hour. */
+#define MAX_SECONDS_MS 3600000ULL
 
 int main(int argc, char **argv)
 {
     enum {
         OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_GRACE,
-        OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_IDLE_TIMEOUT, OPT_MAX_CONNS,
+        OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_IDLE_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_PEER_CONNS,
     };
     static const struct option opts[] = {
         {"cert", required_argument, NULL, OPT_CERT},
@@ -79,6 +75,7 @@ int main(int argc, char **argv)
         {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
         {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
         {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
+        {"max-connections-per-peer", required_argument, NULL, OPT_MAX_PEER_CONNS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -95,6 +92,7 @@ int main(int argc, char **argv)
         .request_timeout_ms = 10000,
         .idle_timeout_ms = 120000,
         .max_connections = 1000,
+        .max_connections_per_peer = 250,
         .enable_h2 = 0,
     };
     tg_kube_lookup *kl = NULL;
@@ -126,25 +124,29 @@ int main(int argc, char **argv)
         }
         case OPT_ALLOW_NH: cfg.allow_no_handshake = 1; break;
         case OPT_GRACE:
-            if (parse_seconds(optarg, &cfg.shutdown_grace_ms) != 0)
+            if (tg_flag_seconds(optarg, 0, MAX_SECONDS_MS, &cfg.shutdown_grace_ms) != 0)
                 goto bad;
             break;
         case OPT_CHECK:
-            if (parse_seconds(optarg, &cfg.cert_check_ms) != 0 || cfg.cert_check_ms < 100)
+            if (tg_flag_seconds(optarg, 100, MAX_SECONDS_MS, &cfg.cert_check_ms) != 0)
                 goto bad;
             break;
         case OPT_NO_H2: cfg.enable_h2 = 0; break;
         case OPT_H2: cfg.enable_h2 = 1; break;
         case OPT_REQ_TIMEOUT:
-            if (parse_seconds(optarg, &cfg.request_timeout_ms) != 0 || cfg.request_timeout_ms < 100)
+            if (tg_flag_seconds(optarg, 100, MAX_SECONDS_MS, &cfg.request_timeout_ms) != 0)
                 goto bad;
             break;
         case OPT_IDLE_TIMEOUT:
-            if (parse_seconds(optarg, &cfg.idle_timeout_ms) != 0 || cfg.idle_timeout_ms < 100)
+            if (tg_flag_seconds(optarg, 100, MAX_SECONDS_MS, &cfg.idle_timeout_ms) != 0)
                 goto bad;
             break;
         case OPT_MAX_CONNS:
             if (tg_flag_long(optarg, 1, 1000000, &cfg.max_connections) != 0)
+                goto bad;
+            break;
+        case OPT_MAX_PEER_CONNS:
+            if (tg_flag_long(optarg, 0, 1000000, &cfg.max_connections_per_peer) != 0)
                 goto bad;
             break;
         case OPT_LOG_LEVEL:

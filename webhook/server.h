@@ -60,9 +60,10 @@ typedef struct tg_server_config {
     const char *key_path;
     uint64_t cert_check_ms;        /* periodic check of the cert files */
     uint64_t shutdown_grace_ms;
-    uint64_t request_timeout_ms;   /* handshake, request arrival, stalled HTTP/2 stream */
+    uint64_t request_timeout_ms;   /* first request (handshake included), request arrival, stalled HTTP/2 stream */
     uint64_t idle_timeout_ms;      /* a kept-alive connection waiting for its next request */
     long max_connections;          /* open HTTPS connections, all workers */
+    long max_connections_per_peer; /* of them, from one source address; 0: no cap */
     int allow_no_handshake;
     int enable_h2;
     const tg_lookup *lookup;       /* read from any worker */
