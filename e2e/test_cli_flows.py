@@ -24,7 +24,7 @@ import yaml
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import consumer_signer, installed, provider_signer  # noqa: F401
-from testbed import RUN_TAG, Cluster, cluster_tool, free_port, openssl, wait_for
+from bed import RUN_TAG, Cluster, cluster_tool, free_port, openssl, wait_for
 
 EXIT_REJECTED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_TIMEOUT = 1, 2, 3, 4
 
