@@ -42,15 +42,14 @@ int cmd_authenticate(int argc, char **argv)
     cli_cluster local, remote;
     cli_flow f;
     int rc = cli_online_parse(cmd, usage,
-                             F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
-                                 F_PUBKEY_FORMAT | F_REMOTE_NS,
-                             F_REMOTE, argc, argv, &o);
+                              F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
+                                  F_PUBKEY_FORMAT | F_REMOTE_NS,
+                              F_REMOTE, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
     if (o.cluster_id != NULL && o.remote_id != NULL && strcmp(o.cluster_id, o.remote_id) == 0)
-        return cli_usage_error(cmd, usage,
-                               "--cluster-id and --remote-cluster-id must differ");
+        return cli_usage_error(cmd, usage, "--cluster-id and --remote-cluster-id must differ");
     if ((rc = cli_online_open_both(cmd, &o, &local, &remote, &f)) != 0)
         return rc;
     nonce[0] = '\0';

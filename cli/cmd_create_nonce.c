@@ -19,7 +19,6 @@ static const char usage[] =
     "  -h, --help               show this help\n"
     EXIT_HELP;
 
-
 int cli_create_nonce(int argc, char **argv)
 {
     const char *cmd = "create nonce";
@@ -28,7 +27,7 @@ int cli_create_nonce(int argc, char **argv)
     cli_cluster c;
     cli_flow f;
     int rc = cli_online_parse(cmd, usage, F_KUBECONFIG | F_REMOTE_ID | F_TIMEOUT, F_REMOTE_ID,
-                             argc, argv, &o);
+                              argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;

@@ -3,7 +3,6 @@
  * consumer (PROTOCOL.md 1 step 4). */
 #include "online_cmd.h"
 
-
 static const char usage[] =
     "Usage: " TG_CLI_NAME " generate identity --remote-cluster-id CONSUMER_ID\n"
     "           [--cluster-id PROVIDER_ID] [OPTIONS]\n"
@@ -35,9 +34,9 @@ int cli_generate_identity(int argc, char **argv)
     cli_cluster c;
     cli_flow f;
     int rc = cli_online_parse(cmd, usage,
-                             F_KUBECONFIG | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_OUTPUT | F_TIMEOUT |
-                                 F_REMOTE_TENANT_NS,
-                             F_REMOTE_ID, argc, argv, &o);
+                              F_KUBECONFIG | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_OUTPUT | F_TIMEOUT |
+                                  F_REMOTE_TENANT_NS,
+                              F_REMOTE_ID, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;

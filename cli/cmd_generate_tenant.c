@@ -42,9 +42,9 @@ int cli_generate_tenant_online(int argc, char **argv)
     cli_cluster c;
     cli_flow f;
     int rc = cli_online_parse(cmd, usage,
-                             F_KUBECONFIG | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_NONCE | F_OUTPUT |
-                                 F_TIMEOUT | F_PUBKEY_FORMAT,
-                             F_REMOTE_ID, argc, argv, &o);
+                              F_KUBECONFIG | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_NONCE | F_OUTPUT |
+                                  F_TIMEOUT | F_PUBKEY_FORMAT,
+                              F_REMOTE_ID, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
