@@ -86,7 +86,7 @@ build-types: deps
 	    cmake --build $$d -j $(JOBS); } || failed="$$failed $$cc-$$t"; \
 	done; done; \
 	if [ -n "$$failed" ]; then echo "build-types: FAILED:$$failed"; exit 1; fi; \
-	echo "build-types: all $(words $(BUILD_TYPES)) build types compile with gcc and clang"
+	echo "build-types: all $(words $(BUILD_TYPES)) build types compile with gcc and with clang (8 builds)"
 
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -L 'unit|cli'
