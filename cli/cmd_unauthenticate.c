@@ -3,7 +3,6 @@
  * remains. */
 #include "online_cmd.h"
 
-
 static const char usage[] =
     "Usage: " TG_CLI_NAME " unauthenticate --remote-kubeconfig FILE\n"
     "           [--cluster-id CONSUMER_ID] [--remote-cluster-id PROVIDER_ID] [OPTIONS]\n"
@@ -33,9 +32,9 @@ int cmd_unauthenticate(int argc, char **argv)
     cli_cluster local, remote;
     cli_flow f;
     int rc = cli_online_parse(cmd, usage,
-                             F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
-                                 F_WAIT | F_REMOTE_NS,
-                             F_REMOTE, argc, argv, &o);
+                              F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
+                                  F_WAIT | F_REMOTE_NS,
+                              F_REMOTE, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
@@ -55,7 +54,8 @@ int cmd_unauthenticate(int argc, char **argv)
     if (lcount > 0 || rcount > 0) {
         rc = cli_flow_fail(&f, lcount > 0 ? &local : &remote, TG_EXIT_REJECTED,
                            "%d ResourceSlice(s) remain in namespace %s: release them first "
-                           "(kubectl get resourceslices -n %s)", lcount > 0 ? lcount : rcount,
+                           "(kubectl get resourceslices.authentication.liqo.io -n %s)",
+                           lcount > 0 ? lcount : rcount,
                            lcount > 0 ? lns : rns, lcount > 0 ? lns : rns);
         goto out;
     }
