@@ -83,6 +83,9 @@ def test_printed_commands_parser():
 @pytest.fixture(scope="module")
 def demo(source_dir, build_dir, k8s_bin):
     script = source_dir / "e2e" / "demo"
+    if (source_dir / "demo" / "env").exists():
+        # up would reuse that demo and down would then stop it: not ours to stop
+        pytest.fail(f"a demo is up in this checkout ({source_dir}/demo/env): make demo-down, then run again")
     env = dict(os.environ, TG_BUILD_DIR=str(build_dir), TG_DEMO_WEBHOOK_PORT=str(free_port()),
                TG_DEMO_METRICS_PORT=str(free_port()),
                TG_DEMO_SIGNER_METRICS_PORTS=f"{free_port()} {free_port()}")
