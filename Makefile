@@ -1,12 +1,16 @@
 # tenantgate - the two commands a newcomer needs:
 #   make demo   real local provider + consumer clusters, webhook and signer, one authentication
-#   make test   every test: unit (normal and ASan+UBSan builds), CLI, fuzz (bounded), e2e
+#   make test   every test: unit (normal and ASan+UBSan builds), CLI, a gcc Release compile,
+#               fuzz (bounded), e2e
 # Both install what they need first (Debian packages, the pinned Kubernetes binaries).
 SHELL := /bin/bash
 JOBS  ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+RELEASE_BUILD ?= build-release
+TYPES_BUILD ?= build-types
+BUILD_TYPES := Debug RelWithDebInfo Release MinSizeRel
 FUZZ_SECONDS ?= 30
 VERSION := $(shell sed -n 's/^\#define TG_VERSION "\(.*\)"$$/\1/p' cli/cli.h)
 
@@ -22,7 +26,7 @@ NODE_PACKAGES := $(IMAGE_PACKAGES) runc containernetworking-plugins iproute2 uti
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps image-deps node-deps images node-bin test-node build build-asan build-fuzz test unit unit-asan fuzz k8s-bin liqo-bin e2e test-liqo demo demo-down bench clean
+.PHONY: all deps image-deps node-deps images node-bin test-node build build-asan build-fuzz build-release build-types test unit unit-asan fuzz k8s-bin liqo-bin e2e test-liqo demo demo-down bench clean
 
 all: build
 
@@ -56,6 +60,10 @@ $(ASAN_BUILD)/build.ninja:
 $(FUZZ_BUILD)/build.ninja:
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTG_FUZZ=ON
 
+# gcc's -O3 sees paths -O2 does not (maybe-uninitialized): make test compiles Release too.
+$(RELEASE_BUILD)/build.ninja:
+	CC=gcc cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
@@ -64,6 +72,21 @@ build-asan: deps $(ASAN_BUILD)/build.ninja
 
 build-fuzz: deps $(FUZZ_BUILD)/build.ninja
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+build-release: deps $(RELEASE_BUILD)/build.ninja
+	cmake --build $(RELEASE_BUILD) -j $(JOBS)
+
+# Every CMake build type with gcc and clang (eight build folders under $(TYPES_BUILD)/),
+# compile only: -Werror makes each one a check that no optimiser level warns.
+# Goes on past a failure and names every one that failed.
+build-types: deps
+	@failed=""; for cc in gcc clang; do for t in $(BUILD_TYPES); do \
+	  d=$(TYPES_BUILD)/$$cc-$$t; echo "build-types: $$cc $$t in $$d"; \
+	  { CC=$$cc cmake -S . -B $$d -G Ninja -DCMAKE_BUILD_TYPE=$$t >/dev/null && \
+	    cmake --build $$d -j $(JOBS); } || failed="$$failed $$cc-$$t"; \
+	done; done; \
+	if [ -n "$$failed" ]; then echo "build-types: FAILED:$$failed"; exit 1; fi; \
+	echo "build-types: all $(words $(BUILD_TYPES)) build types compile with gcc and with clang (8 builds)"
 
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -L 'unit|cli'
@@ -101,7 +124,7 @@ demo: build k8s-bin
 demo-down:
 	e2e/demo down
 
-test: unit unit-asan fuzz e2e
+test: unit unit-asan build-release fuzz e2e
 
 # OCI images FROM scratch (images/build), each checked by running it (images/check);
 # oci-archive tarballs in $(BUILD)/images/.
@@ -122,4 +145,4 @@ bench: build
 	@for b in bench/*; do [ -x "$$b" ] && [ -f "$$b" ] && "$$b" $(BUILD); done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(RELEASE_BUILD) $(TYPES_BUILD)

@@ -7,7 +7,7 @@
 
 #include "pki/tenant.h"
 
-/* The most long options one command declares (cmd_online.c's shared table
+/* The most long options one command declares (online_cmd.c's shared table
  * is the largest); the table is fixed at compile time, so this is a bound on
  * our own code, not on input. */
 #define MAX_OPTIONS 24

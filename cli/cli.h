@@ -36,7 +36,7 @@ int cmd_nonce(int argc, char **argv);
 int cmd_sign_nonce(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_check(int argc, char **argv);
-/* Online commands (cmd_online.c); exit codes 3 and 4 are in online.h. */
+/* Online commands (cmd_create.c, cmd_get.c, ...); exit codes 3 and 4 are in online.h. */
 int cmd_create(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_delete(int argc, char **argv);
@@ -124,6 +124,10 @@ int cli_nonce_arg(const char *cmd, const char *usage, const char *text, const ch
 /* Print text and a newline on standard output and flush it: TG_EXIT_OK, or
  * TG_EXIT_USAGE after "cannot write to standard output". */
 int cli_print_line(const char *cmd, const char *text);
+
+/* The nonce alone on stdout, for a script to take (cli_print_line); wiped
+ * afterwards. nonce holds TG_NONCE_TEXT_LEN (88) characters and the NUL. */
+int cli_print_nonce(const char *cmd, char nonce[89]);
 
 /* Load a private key PEM file; NULL after printing the problem. */
 EVP_PKEY *cli_load_private_key(const char *cmd, const char *path);

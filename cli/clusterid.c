@@ -8,7 +8,8 @@
 #include "kube/clusterid.h"
 
 /* LIST the clusterid ConfigMaps of ns and decode the answer into *r, id and
- * why. 0, or the exit code after reporting a failed call. */
+ * why. 0, or the exit code after reporting a failed call (*r is then
+ * TG_CLUSTER_ID_API_ERROR: every path sets it). */
 static int list_ids(cli_flow *f, cli_cluster *c, const char *ns, tg_cluster_id_result *r,
                     char id[TG_CLUSTERID_MAX + 1], char *why, size_t why_len)
 {
@@ -19,6 +20,7 @@ static int list_ids(cli_flow *f, cli_cluster *c, const char *ns, tg_cluster_id_r
     long st;
     int rc = 0;
 
+    *r = TG_CLUSTER_ID_API_ERROR;
     if (tg_cluster_id_list_path(path, sizeof(path), ns) != 0)
         return cli_flow_fail(f, c, TG_EXIT_USAGE, "namespace name too long: %.64s", ns);
     st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &doc, &raw, terr, sizeof(terr));

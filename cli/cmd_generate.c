@@ -1,8 +1,8 @@
 /* cmd_generate.c - `generate tenant --offline`: the consumer's Tenant for a
  * provider's nonce (PROTOCOL.md 1 step 2), built from a local key file. Without
- * --offline the online form in cmd_online.c runs (nonce signed by the
- * consumer's signer, key read from the cluster); `generate identity` is there
- * too. Each resource is one entry of the table below. */
+ * --offline the online form in cmd_generate_tenant.c runs (nonce signed by
+ * the consumer's signer, key read from the cluster); `generate identity` is
+ * cmd_generate_identity.c. Each resource is one entry of the table below. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

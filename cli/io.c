@@ -172,3 +172,11 @@ EVP_PKEY *cli_load_private_key(const char *cmd, const char *path)
         cli_error(cmd, "%s: not a PEM private key (PKCS#8, RSA or EC)", path);
     return key;
 }
+
+int cli_print_nonce(const char *cmd, char nonce[TG_NONCE_TEXT_LEN + 1])
+{
+    int rc = cli_print_line(cmd, nonce);
+
+    OPENSSL_cleanse(nonce, TG_NONCE_TEXT_LEN + 1);
+    return rc;
+}

@@ -5,7 +5,7 @@
  *  - pure logic (objects.c, apierr.c): the Kubernetes objects the flows
  *    create, reading them back, durations, progress lines, and turning an API
  *    answer into a message a person can act on. No I/O; unit tested.
- *  - cluster access (kubectx.c, flows.c): one API client per cluster, run
+ *  - cluster access (kubectx.c, flow*.c): one API client per cluster, run
  *    synchronously, and the steps of PROTOCOL.md 1 built on it.
  *
  * Names and labels are PROTOCOL.md 3's. */
@@ -192,7 +192,7 @@ long cli_cluster_call(cli_cluster *c, const char *method, const char *path, json
                       tg_kube_content_type ct, json_object **out, char **raw,
                       char *transport_err, size_t err_len);
 
-/* --- flows.c (the steps) ------------------------------------------------- */
+/* --- flow.c and flow_*.c (a command's run, the steps) -------------------- */
 
 /* What a running command needs to report and stop. */
 typedef struct cli_flow {
@@ -216,7 +216,18 @@ int cli_flow_fail(cli_flow *f, const cli_cluster *c, int rc, const char *fmt, ..
 int cli_flow_api_fail(cli_flow *f, const cli_cluster *c, const cli_api_call *call, long status,
                       const char *raw, const char *transport_err);
 
-/* Each step returns 0 or an exit code after printing the problem. */
+/* Between two looks at what a step waits for: sleep one poll period and
+ * return 0; past the deadline, say what was awaited (fmt: whom, to do what)
+ * and return TG_EXIT_TIMEOUT. */
+int cli_flow_poll_again(cli_flow *f, const cli_cluster *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* What a poll loop's look returns while it has found nothing final. */
+#define CLI_NOT_YET (-1)
+#define CLI_AUTH_GROUP "authentication.liqo.io"
+
+/* Each step returns 0 or an exit code after printing the problem
+ * (flow_namespace.c, flow_secrets.c, flow_objects.c). */
 
 /* The API group authentication.liqo.io/v1beta1 serves each of the
  * comma-separated plural resources (the CRDs are installed). */
@@ -290,6 +301,8 @@ int cli_discover_cluster_id(cli_flow *f, cli_cluster *c, const char *ns, const c
  * ConfigMap, or to overwrite an unlabelled one of the same name. */
 int cli_install_cluster_id(cli_flow *f, cli_cluster *c, const char *ns, const char *id);
 
+/* --- flow.c (the printed result) ----------------------------------------- */
+
 /* Print obj as YAML (default) or JSON on stdout. */
 int cli_print_object(const char *cmd, json_object *obj, int as_json);
 
@@ -298,11 +311,44 @@ int cli_print_object(const char *cmd, json_object *obj, int as_json);
  * be NULL) is put either way. */
 int cli_print_result(const char *cmd, int rc, json_object *obj, int as_json);
 
-/* --- cmd_online.c ------------------------------------------------------- */
+/* --- handshake.c (the consumer's Tenant, the provider's Identity) -------- */
+
+/* The consumer's signature over nonce: ensure the signed-nonce Secret in ns,
+ * then wait for the signer's answer, checked with the cluster key. *sig is
+ * malloc'd. Prints progress with c->scope. */
+int cli_consumer_signature(cli_flow *f, cli_cluster *c, const char *ns, const char *provider_id,
+                           const char *nonce, EVP_PKEY *key, unsigned char **sig, size_t *sig_len);
+
+/* The Tenant of own_id: public key (in format) and CSR made with the cluster
+ * key, sig the signer's signature of the nonce. NULL when a part cannot be built. */
+json_object *cli_tenant_from_key(EVP_PKEY *key, const char *own_id, const unsigned char *sig,
+                                 size_t sig_len, tg_pubkey_format format);
+
+/* The Tenant for nonce, from the consumer cluster c: reads the cluster key
+ * (first, so that a missing key changes nothing), ensures the tenant
+ * namespace, gets the signature and builds the Tenant. Prints progress with
+ * c->scope. */
+int cli_consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns, const char *own_id,
+                        const char *provider_id, const char *nonce, tg_pubkey_format format,
+                        json_object **tenant);
+
+/* The Identity for consumer remote_id from provider c: waits for the Tenant's
+ * status, then builds it for identity_ns (NULL: liqo-tenant-PROVIDER_ID). */
+int cli_provider_identity(cli_flow *f, cli_cluster *c, const char *tenant_ns, const char *provider_id,
+                          const char *remote_id, const char *identity_ns, json_object **identity);
+
+/* --- the online commands' resources (cmd_*.c) ---------------------------- */
 
 /* `generate tenant` without --offline (cmd_generate.c hands it over). */
-int cli_generate_tenant_online(int argc, char **argv);
-int cli_generate_identity(int argc, char **argv);
+int cli_generate_tenant_online(int argc, char **argv);   /* cmd_generate_tenant.c */
+int cli_generate_identity(int argc, char **argv);        /* cmd_generate_identity.c */
+int cli_create_nonce(int argc, char **argv);             /* cmd_create_nonce.c */
+int cli_get_nonce(int argc, char **argv);                /* cmd_get_nonce.c */
+
+/* resource_verb.c: verb RESOURCE ...: nonce (run_nonce, NULL when the verb has
+ * none) or a ResourceSlice (run_slice); argv[0] is the verb. */
+int cli_resource_verb(const char *verb, const char *usage, int (*run_nonce)(int, char **),
+                      int (*run_slice)(int, char **), int argc, char **argv);
 
 /* --- cmd_slice.c --------------------------------------------------------- */
 

@@ -31,14 +31,14 @@ Function fixtures
 namespace  -> factory(cluster, prefix="t", labels=None) -> str
               creates a uniquely named namespace, deleted after the test.
 
-Cluster (see testbed.py)
+Cluster (see bed.py)
 ------------------------
 .name .server (https://127.0.0.1:PORT) .ca_file (PEM cluster CA = csrsigning CA)
 .kubeconfig == .admin_kubeconfig (cluster-admin, group system:masters)
 .kubectl_path .bin_dir .state_dir .logs_dir .work_dir (scratch, removed with the cluster)
 .kubectl(*args, input=None, check=True, as_user=None, as_groups=(), kubeconfig=None,
          timeout=60) -> subprocess.CompletedProcess (text); input may be a dict (sent as JSON);
-         check=True raises testbed.ClusterError with kubectl's stderr
+         check=True raises bed.ClusterError with kubectl's stderr
 .apply(obj_or_text, *extra_args, check=True, **kubectl_kw)     kubectl apply -f -
 .create(obj_or_text, *extra_args, check=True, **kubectl_kw)    kubectl create -f -
 .get_json(*args, **kubectl_kw) -> dict                         kubectl get ... -o json
@@ -60,14 +60,14 @@ Cluster (see testbed.py)
          every client connection (watches too) is cut.  The cluster is shared: only restart it
          in a test that can wait for it (~5-25 s), and never leave it down.
 
-host_process -> factory(args, name=None, env=None, cwd=None) -> testbed.HostProcess
+host_process -> factory(args, name=None, env=None, cwd=None) -> bed.HostProcess
               runs one of our services on the host (own session, output in a log file);
               stopped (TERM, then KILL) after the test, log tail attached on failure.
               HostProcess: .pid .alive() .stop(timeout=10) -> exit status .log_path .log_tail()
-              For a module- or session-wide service, build testbed.HostProcess in your own
+              For a module- or session-wide service, build bed.HostProcess in your own
               fixture and stop() it in its teardown.
 
-Helpers in testbed: wait_for(predicate, timeout=30, interval=0.25, what=...),
+Helpers in bed: wait_for(predicate, timeout=30, interval=0.25, what=...),
 openssl(*args, input=None) -> bytes, free_port() -> int,
 mint_serving_cert(dir, ips=("127.0.0.1",), dns=(), cn=None) -> {"ca","cert","key","ca_pem"}
 (a throwaway CA + serving cert: ca_pem is the caBundle for a webhook at https://127.0.0.1:PORT).
@@ -90,7 +90,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from testbed import (E2E_DIR, RUN_TAG, Cluster, ClusterError, HostProcess,  # noqa: E402
+from bed import (E2E_DIR, RUN_TAG, Cluster, ClusterError, HostProcess,  # noqa: E402
                      cluster_tool)
 from tenantgate_services import built  # noqa: E402
 

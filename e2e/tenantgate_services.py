@@ -22,7 +22,7 @@ webhook -> Webhook
         webhook_install.port, metrics on a free port; ready (/readyz 200) when handed out.
         .start(*extra_args, kubeconfig=None) .stop() -> exit status
         .restart(*extra_args, kubeconfig=None) -> s until ready   .wait_ready() -> s
-        .process (testbed.HostProcess or None) .args .kubeconfig (the SA's) .metrics_port
+        .process (bed.HostProcess or None) .args .kubeconfig (the SA's) .metrics_port
         .readyz() -> (status, body) .metrics() -> {(name, frozenset(labels)): value}
         .counter(name, **labels) -> float (0 when absent) .served_serial() -> int
         .log_tail(lines) .problems (unclean exits / sanitizer reports; teardown fails on any)
@@ -52,7 +52,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed import HostProcess, free_port, openssl, wait_for
+from bed import HostProcess, free_port, openssl, wait_for
 
 INSTALL_NAMESPACE = "liqo"
 WEBHOOK_SA = "tenantgate-webhook"

@@ -27,7 +27,7 @@ import uuid
 import pytest
 import yaml
 
-from testbed import RUN_TAG, Cluster, cluster_tool, mint_serving_cert, openssl, wait_for
+from bed import RUN_TAG, Cluster, cluster_tool, mint_serving_cert, openssl, wait_for
 
 GROUP = "authentication.liqo.io"
 TENANT_NS_LABELS = {"liqo.io/tenant-namespace": "true"}

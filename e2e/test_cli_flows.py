@@ -12,6 +12,7 @@ reused.  Those tests skip (with the reason) only when the signer binary is not b
 import base64
 import http.server
 import json
+import re
 import ssl
 import subprocess
 import threading
@@ -24,7 +25,7 @@ import yaml
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import consumer_signer, installed, provider_signer  # noqa: F401
-from testbed import RUN_TAG, Cluster, cluster_tool, free_port, openssl, wait_for
+from bed import RUN_TAG, Cluster, cluster_tool, free_port, openssl, wait_for
 
 EXIT_REJECTED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_TIMEOUT = 1, 2, 3, 4
 
@@ -199,6 +200,12 @@ def test_authenticate_unauthenticate_and_again(cli, provider, consumer, provider
     rc, out, err = cli("unauthenticate", *both)
     assert rc == EXIT_REJECTED
     assert f"1 ResourceSlice(s) remain in namespace {pns}" in err and "(remote)" in err
+    # the printed hint works as printed: kubectl's bare `resourceslices` is resource.k8s.io's
+    # (DRA, Kubernetes 1.34+), which would show "No resources found" here
+    hint = re.search(r"\(kubectl (get [^)]*)\)", err)
+    assert hint, err
+    shown = provider.kubectl(*hint.group(1).split())
+    assert "rs1" in shown.stdout and "No resources found" not in shown.stdout + shown.stderr, shown
     assert consumer.exists("identity", f"controlplane-{pid}", "-n", f"liqo-tenant-{pid}")
     provider.kubectl("delete", "resourceslices.authentication.liqo.io", "rs1", "-n", pns)
 

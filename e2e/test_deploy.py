@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from tenantgate_services import denial, tenant_namespace_manifest
-from testbed import wait_for
+from bed import wait_for
 
 pytestmark = pytest.mark.node
 

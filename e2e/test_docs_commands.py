@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed import free_port
+from bed import free_port
 
 RUN_BY = re.compile(r"^# run by: (.+)$")
 CONSOLE_DOCS = ("README.md", "docs/*.md")

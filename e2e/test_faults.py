@@ -22,7 +22,7 @@ from test_signer import (PROVIDER_ID, consumer_keys, consumer_signed_nonce,  # n
                          consumer_signer, csr_condition, identity_from, installed, kubectl_as,
                          make_csr, provider_nonce, provider_signer, resourceslice,
                          tenant_csrs, tenant_manifest, tenant_ready, unb64)
-from testbed import apiserver_connections, wait_for
+from bed import apiserver_connections, wait_for
 
 
 def _services(webhook, provider_signer, consumer_signer):  # noqa: F811

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tenantgate_services import built
-from testbed import wait_for
+from bed import wait_for
 
 SELECTOR = "liqo.io/nonce=true"
 

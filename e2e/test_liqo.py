@@ -31,7 +31,7 @@ from liqo_modules import liqo_bin, pinned_versions
 from tenantgate_services import (denial, nonce_secret_manifest,  # noqa: F401
                                  tenant_namespace_manifest, webhook, webhook_install)
 from test_signer import consumer_signer, installed, provider_signer  # noqa: F401
-from testbed import openssl, wait_for
+from bed import openssl, wait_for
 
 NEWEST, OLDEST = pinned_versions()[0], pinned_versions()[-1]
 NS = "liqo"

@@ -21,7 +21,7 @@ from tenantgate_services import parse_prometheus, webhook, webhook_install  # no
 from test_signer import (CONSUMER_CONTROLLERS, CONSUMER_ID, NS, SA, Signer, installed,  # noqa: F401
                          provider_signer)
 from test_slice_consumer import _filled, _kubeconfig_of, _sign, peered  # noqa: F401
-from testbed import wait_for
+from bed import wait_for
 
 GROUP = "authentication.liqo.io"
 FINALIZER = "crdreplicator.liqo.io/resource"

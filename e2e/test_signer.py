@@ -21,7 +21,7 @@ import pytest
 
 from tenantgate_services import (denial, http_get, parse_prometheus,  # noqa: F401
                                  tenant_namespace_manifest, webhook, webhook_install)
-from testbed import HostProcess, free_port, openssl, wait_for
+from bed import HostProcess, free_port, openssl, wait_for
 
 NS = "liqo"
 SA = "tenantgate-signer"

@@ -20,7 +20,7 @@ import pytest
 from tenantgate_services import (denial, nonce_secret_manifest,  # noqa: F401
                                  tenant_namespace_manifest, webhook, webhook_install,
                                  webhook_log_on_failure)
-from testbed import openssl, wait_for
+from bed import openssl, wait_for
 
 pytestmark = pytest.mark.usefixtures("webhook")
 

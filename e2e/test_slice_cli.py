@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from tenantgate_services import tenant_namespace_manifest
-from testbed import wait_for
+from bed import wait_for
 
 GROUP = "authentication.liqo.io"
 EXIT_REJECTED, EXIT_TIMEOUT = 1, 4

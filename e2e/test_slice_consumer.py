@@ -24,7 +24,7 @@ import pytest
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import CONSUMER_ID, consumer_signer, installed, provider_signer  # noqa: F401
-from testbed import openssl, wait_for
+from bed import openssl, wait_for
 
 GROUP = "authentication.liqo.io"
 

@@ -37,7 +37,7 @@ from tenantgate_services import (INSTALL_NAMESPACE, WEBHOOK_SA, Webhook,  # noqa
                                  WebhookInstall, built, webhook, webhook_install)
 from test_signer import (CONSUMER_ID, NS, PROVIDER_ID, SA, Signer,  # noqa: F401
                          _restart_in_own_signer_mode, installed)
-from testbed import free_port, openssl, wait_for
+from bed import free_port, openssl, wait_for
 
 GROUP = "authentication.liqo.io"
 PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer,remoteresourceslice,remoterenew"

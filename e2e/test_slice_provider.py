@@ -20,7 +20,7 @@ from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import (NODE_LABELS, NS, PROVIDER_ID, SA, cid, consumer_signer, installed,  # noqa: F401
                          make_csr, onboard, provider_signer, tenant_ready, tenant_space, unb64,
                          _restart_in_own_signer_mode)
-from testbed import openssl, wait_for
+from bed import openssl, wait_for
 
 GROUP = "authentication.liqo.io"
 POLICY = "tenantgate-resourceslice-policy"

@@ -29,7 +29,7 @@ from tenantgate_services import (LABEL_CLUSTER_ID, MUTATING_WEBHOOK,  # noqa: F4
                                  VALIDATING_WEBHOOK, WEBHOOK_USER, HoldingProxy, denial, load_vector, nonce_secret_manifest,
                                  read_index, tenant_namespace_manifest, webhook,
                                  webhook_install, webhook_log_on_failure)
-from testbed import apiserver_connections, wait_for
+from bed import apiserver_connections, wait_for
 
 # Raw HTTP/1.1 and HTTP/2 client pieces, shared with webhook/test_server.py.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "webhook"))

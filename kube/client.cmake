@@ -1,7 +1,7 @@
 # tg_kube: the Kubernetes API client, kubeconfig and in-cluster configuration,
 # the watch stream parser and the informers. Two builds of it, one per API
 # client behind kube/client.h:
-#   tg_kube    - libcurl multi on libuv (client.c): HTTP/2, proxies, gzip;
+#   tg_kube    - libcurl multi on libuv (client_curl.c): HTTP/2, proxies, gzip;
 #                the signer, the CLI and the tools
 #   tg_kube_h1 - HTTP/1.1 over OpenSSL on libuv (client_h1.c): the webhook,
 #                which only lists and watches and so does not load libcurl
@@ -17,7 +17,7 @@ set(TG_KUBE_COMMON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/whoami.c
 )
 find_package(Threads REQUIRED)
-add_library(tg_kube STATIC ${TG_KUBE_COMMON_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/client.c)
+add_library(tg_kube STATIC ${TG_KUBE_COMMON_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/client_curl.c)
 target_include_directories(tg_kube PUBLIC ${CMAKE_SOURCE_DIR})
 target_link_libraries(tg_kube PUBLIC tg_kubedoc tg_common PkgConfig::CURL PkgConfig::UV PkgConfig::JSONC
   OpenSSL::Crypto Threads::Threads)

@@ -1,7 +1,7 @@
 /* client.h - asynchronous Kubernetes API requests on a libuv loop.
  *
  * Two implementations, one per library (kube/client.cmake):
- *  - client.c (tg_kube): a libcurl multi handle driven by the loop
+ *  - client_curl.c (tg_kube): a libcurl multi handle driven by the loop
  *    (CURLMOPT_SOCKETFUNCTION -> uv_poll_t, CURLMOPT_TIMERFUNCTION -> uv_timer_t);
  *    requests share connections (HTTP/2 when the server offers it), proxies
  *    and compressed bodies work. The signer, the CLI and the tools.
@@ -54,7 +54,7 @@ typedef struct tg_kube_response {
     const char *error;       /* NULL, or why the request failed (transport, timeout,
                               * body too large, cancelled by on_data); never secret */
     int tls_resumed;         /* its connection resumed a TLS session: no certificate was
-                              * sent or checked again (client_h1.c; always 0 in client.c,
+                              * sent or checked again (client_h1.c; always 0 in client_curl.c,
                               * whose requests share connections instead) */
 } tg_kube_response;
 

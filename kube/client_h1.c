@@ -3,7 +3,7 @@
  * Why a second client: libcurl and the 26 libraries only it loads (nghttp2,
  * GnuTLS, Kerberos, LDAP, ...) are about 1.1 MB of a process's resident
  * memory before it sends a byte. The webhook only lists and watches, so it
- * links this client; the signer and the CLI keep libcurl's (client.c).
+ * links this client; the signer and the CLI keep libcurl's (client_curl.c).
  *
  * How: each request has a connection of its own (a watch holds one for its
  * life; lists and live reads are rare), so there is no pool to manage.

@@ -1,4 +1,4 @@
-/* client_shared.h - what both API clients (client.c over libcurl, client_h1.c
+/* client_shared.h - what both API clients (client_curl.c over libcurl, client_h1.c
  * over OpenSSL on libuv) need beside their transport: their own copy of the
  * configuration, the bearer token's re-reads, the buffered response body and
  * the Content-Type values. Private to kube/. */

@@ -10,16 +10,6 @@
 #include "keys_internal.h"
 #include "nonce.h"
 
-#ifdef TG_BENCH_FLOOR_CSR
-#include <stdio.h>
-
-/* It admits any CSR: say so on every start. */
-__attribute__((constructor)) static void warn_floor_build(void)
-{
-    fputs("tg-bench-floor-webhook: a bench build that does not check CSRs; never deploy it\n", stderr);
-}
-#endif
-
 #define CLUSTER_ID_MAX 63
 /* Untrusted ids are echoed in messages: cap them. */
 #define SHOWN_MAX 64
@@ -125,16 +115,7 @@ int tg_tenant_check(const tg_tenant *t, const char *nonce, size_t nonce_len,
     }
 
     /* Steps 7-10. */
-#ifdef TG_BENCH_FLOOR_CSR
-    /* Only in bench/'s tg-bench-floor-webhook, never in tenantgate-webhook: a second
-     * verify of the nonce signature stands in for the CSR's checks. It costs what the
-     * CSR's self-signature costs, so the bench measures the request path with both
-     * verifies and without the CSR's decoding: the floor of the CPU per valid Tenant. */
-    rc = tg_pubkey_verify(&key, (const unsigned char *)nonce, nonce_len, t->signature.data, t->signature.len) ? 0
-                                                                                                             : -1;
-#else
     rc = tg_csr_check_with_key(t->csr.data, t->csr.len, t->cluster_id, key.spki_der, key.spki_len, &key, v, NULL);
-#endif
 out:
     tg_pubkey_clear(&key);
     return rc;

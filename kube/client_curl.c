@@ -1,4 +1,4 @@
-/* client.c - libcurl multi driven by a libuv loop, for the Kubernetes API. */
+/* client_curl.c - libcurl multi driven by a libuv loop, for the Kubernetes API. */
 #include "kube/client.h"
 #include "kube/client_shared.h"
 #include "errbuf.h"

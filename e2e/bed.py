@@ -1,9 +1,10 @@
-"""Test-side handle on one control plane started by e2e/cluster.
+"""bed.py - the test side of the e2e bed: a handle on one control plane started by
+e2e/cluster, and the helpers the tests share (the bed's own tests are test_bed.py).
 
 Only test code lives here (the product is C).  conftest.py builds Cluster objects and hands
 them to tests as fixtures; tests may also import the helpers directly:
 
-    from testbed import Cluster, wait_for, openssl
+    from bed import Cluster, wait_for, openssl
 
 A Cluster shells out to the pinned kubectl with the cluster-admin kubeconfig unless told
 otherwise, and keeps every file it writes inside the cluster's state directory, so

@@ -1,0 +1,79 @@
+/* cmd_unauthenticate.c - `unauthenticate`: undo authenticate, the Identity
+ * on the consumer and the Tenant on the provider, while no ResourceSlice
+ * remains. */
+#include "online_cmd.h"
+
+static const char usage[] =
+    "Usage: " TG_CLI_NAME " unauthenticate --remote-kubeconfig FILE\n"
+    "           [--cluster-id CONSUMER_ID] [--remote-cluster-id PROVIDER_ID] [OPTIONS]\n"
+    "\n"
+    "Undo `authenticate`: delete the Identity controlplane-PROVIDER_ID on the\n"
+    "consumer (local) and the Tenant CONSUMER_ID on the provider (remote), so the\n"
+    "consumer loses its access. Refused while ResourceSlices remain in either\n"
+    "tenant namespace.\n"
+    "\n"
+    "Options:\n"
+    IDS_HELP
+    COMMON_HELP
+    REMOTE_HELP
+    "  -n, --namespace NS       consumer's Liqo namespace (default liqo)\n"
+    "  --remote-namespace NS    provider's Liqo namespace (default liqo)\n"
+    "  --wait                   wait until both objects are gone\n"
+    "  --timeout DURATION       for --wait (default 2m)\n"
+    "  -h, --help               show this help\n"
+    EXIT_HELP;
+
+int cmd_unauthenticate(int argc, char **argv)
+{
+    const char *cmd = "unauthenticate";
+    char lns[128], rns[128], idname[128];
+    int lcount = 0, rcount = 0, existed = 0;
+    online_opts o;
+    cli_cluster local, remote;
+    cli_flow f;
+    int rc = cli_online_parse(cmd, usage,
+                              F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
+                                  F_WAIT | F_REMOTE_NS,
+                              F_REMOTE, argc, argv, &o);
+
+    if (rc != 0)
+        return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if ((rc = cli_online_open_both(cmd, &o, &local, &remote, &f)) != 0)
+        return rc;
+    if ((rc = cli_online_discover_ids(&f, &o, &local, &remote)) != 0)
+        goto out;
+    cli_identity_name(idname, sizeof(idname), o.remote_id);
+    if ((rc = cli_require_resources(&f, &local, "identities")) != 0 ||
+        (rc = cli_require_resources(&f, &remote, "tenants")) != 0 ||
+        (rc = cli_find_tenant_namespace(&f, &local, o.remote_id, 1, lns, sizeof(lns))) != 0 ||
+        (rc = cli_find_tenant_namespace(&f, &remote, o.cluster_id, 1, rns, sizeof(rns))) != 0)
+        goto out;
+    if ((lns[0] && (rc = cli_count_resourceslices(&f, &local, lns, &lcount)) != 0) ||
+        (rns[0] && (rc = cli_count_resourceslices(&f, &remote, rns, &rcount)) != 0))
+        goto out;
+    if (lcount > 0 || rcount > 0) {
+        rc = cli_flow_fail(&f, lcount > 0 ? &local : &remote, TG_EXIT_REJECTED,
+                           "%d ResourceSlice(s) remain in namespace %s: release them first "
+                           "(kubectl get resourceslices.authentication.liqo.io -n %s)",
+                           lcount > 0 ? lcount : rcount,
+                           lcount > 0 ? lns : rns, lcount > 0 ? lns : rns);
+        goto out;
+    }
+    if (lns[0]) {
+        if ((rc = cli_delete(&f, &local, "identities", lns, idname, o.wait, &existed)) != 0)
+            goto out;
+        cli_flow_step(&f, "local", existed ? "Identity deleted" : "Identity already absent");
+    } else {
+        cli_flow_step(&f, "local", "Identity already absent (no tenant namespace)");
+    }
+    if (rns[0]) {
+        if ((rc = cli_delete(&f, &remote, "tenants", rns, o.cluster_id, o.wait, &existed)) != 0)
+            goto out;
+        cli_flow_step(&f, "remote", existed ? "Tenant deleted" : "Tenant already absent");
+    } else {
+        cli_flow_step(&f, "remote", "Tenant already absent (no tenant namespace)");
+    }
+out:
+    cli_online_close_both(&local, &remote);
+    return rc;
+}
