@@ -217,7 +217,7 @@ def test_nonce_missed_by_a_stale_cache_is_read_live(provider, vectors_dir, tenan
 
 
 WEBHOOK_THREADS = 2                # tenantgate_services starts it with --threads 2
-LIVE_INTERVAL_S = 0.25             # kube_lookup.c: reads of one namespace at least this far apart
+LIVE_INTERVAL_S = 0.25             # kube_live_read.c: reads of one namespace at least this far apart
 LIVE_SLOTS = 32                    # live_gate.h: namespaces one worker reads or waits for at once
 LIVE_OUTCOMES = ("started", "queued", "refused")
 
