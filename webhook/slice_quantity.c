@@ -45,7 +45,7 @@ static const char *mantissa(const char *p, int *lead, int *nonzero, int *ndigits
 }
 
 /* The suffix or exponent after the mantissa: its power of ten (a binary
- * suffix's rounded up). -1 when it is neither. */
+ * suffix's rounded down). -1 when it is neither. */
 static int suffix_exp10(const char *p, int *exp10)
 {
     /* The suffixes first: "1E" and "1Ei" are exa and exbi, "1E3" an exponent. */
