@@ -196,7 +196,9 @@ def test_authenticate_unauthenticate_and_again(cli, provider, consumer, provider
 
     # refused while a ResourceSlice remains
     pns = f"liqo-tenant-{cid}"
-    provider.apply(resourceslice("rs1", pns), kubeconfig=kc)
+    # The provider's admin writes it: the webhook refuses a consumer's slice that is not a
+    # replicated copy (PROTOCOL.md 5a), and any slice left in the namespace counts here.
+    provider.apply(resourceslice("rs1", pns))
     rc, out, err = cli("unauthenticate", *both)
     assert rc == EXIT_REJECTED
     assert f"1 ResourceSlice(s) remain in namespace {pns}" in err and "(remote)" in err

@@ -20,7 +20,7 @@ from tenantgate_services import (http_get, tenant_namespace_manifest, webhook,  
                                  webhook_install)
 from test_signer import (PROVIDER_ID, consumer_keys, consumer_signed_nonce,  # noqa: F401
                          consumer_signer, csr_condition, identity_from, installed, kubectl_as,
-                         make_csr, provider_nonce, provider_signer, resourceslice,
+                         make_csr, provider_nonce, provider_signer,
                          tenant_csrs, tenant_manifest, tenant_ready, unb64)
 from bed import apiserver_connections, wait_for
 
@@ -124,8 +124,11 @@ def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, we
                            *before["consumer signer"], cport)
 
         # The consumer's kubeconfig works against the provider, with the consumer's rights.
-        r = provider.apply(resourceslice("rs-fault", pns), kubeconfig=kc, check=False)
-        assert r.returncode == 0, r.stderr
+        # (Asked, not a bare slice written: the webhook refuses a consumer's slice that is not
+        # a replicated copy, PROTOCOL.md 5a.)
+        r = provider.kubectl("auth", "can-i", "create", "resourceslices.authentication.liqo.io",
+                             "-n", pns, kubeconfig=kc, check=False)
+        assert r.returncode == 0 and r.stdout.strip() == "yes", r.stdout + r.stderr
         who = kubectl_as(provider, kc, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
         assert who.returncode == 0 and who.stdout == cid, who.stderr
     finally:

@@ -49,9 +49,9 @@ class Consumer:
     """A consumer as the provider knows it: its tenant namespace, nonce and admitted Tenant,
     and the key the Tenant carries."""
 
-    def __init__(self, provider, cli, workdir):
+    def __init__(self, provider, cli, workdir, cluster_id=None):
         self.provider = provider
-        self.id = f"cons-{uuid.uuid4().hex[:6]}"
+        self.id = cluster_id or f"cons-{uuid.uuid4().hex[:6]}"
         self.ns = f"liqo-tenant-{self.id}"
         self.dir = workdir / self.id
         cli("keygen", "--out", self.dir)
@@ -61,7 +61,8 @@ class Consumer:
         provider.apply(nonce_secret_manifest(self.id, nonce, self.ns))
         tenant = cli("generate", "tenant", "--offline", "--key", self.key, "--cluster-id", self.id,
                      "--nonce", nonce, "-o", "json")
-        provider.apply(tenant, "-n", self.ns)
+        # The Tenant's admission, kept for tests that expect it refused.
+        self.tenant_proc = provider.apply(tenant, "-n", self.ns, check=cluster_id is None)
 
     def csr(self, name, subject=None, key=None):
         subj = subject or f"/O={self.id}/CN={user_name(name, self.id)}"
@@ -92,8 +93,8 @@ class Consumer:
 def consumers(provider, cli, tmp_path):
     made = []
 
-    def make():
-        c = Consumer(provider, cli, tmp_path)
+    def make(cluster_id=None):
+        c = Consumer(provider, cli, tmp_path, cluster_id)
         made.append(c)
         return c
     yield make
@@ -241,3 +242,96 @@ def test_control_plane_group_may_not_touch_cluster_label_or_cordon(provider, con
     # The provider's admin may cordon (liqoctl cordon resourceslice does so).
     proc = provider.kubectl("annotate", "rslice", "rs", "-n", c.ns, "liqo.io/cordon=true", check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+# --- issue 36: hardening ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("quantity, found", [
+    ("-8", 'a negative quantity "-8"'),
+    ("-1m", 'a negative quantity "-1m"'),
+    ("0", 'zero "0"'),
+    ("-0", 'zero "-0"'),
+    (-1, 'a negative quantity "-1"'),
+    (0, 'zero "0"'),
+    ("1e999", 'a quantity out of range "1e999"'),
+])
+def test_bad_quantity_refused(provider, consumers, namespace, quantity, found):
+    """Finding 2: a slice asking for a negative, zero or absurd quantity never gets stored (a
+    negative one would lower the consumer's sum against maxPerTenant); local slices too."""
+    c = consumers()
+    obj = c.slice("rs", resources={"cpu": "4", "memory": quantity})
+    proc = provider.apply(obj, check=False)
+    message = expect_denied(proc, "MalformedResourceSlice", "BadRequest")
+    assert "spec.resources.memory: expected a positive quantity" in message, message
+    assert f"found {found}" in message, message
+    assert not stored(provider, c.ns, "rs")
+    local = _local_slice("lrs", namespace(provider, "lrs"), "prov-a")
+    local["spec"]["resources"] = {"cpu": quantity}
+    proc = provider.apply(local, check=False)
+    expect_denied(proc, "MalformedResourceSlice", "BadRequest")
+
+
+def test_good_quantities_stored(provider, consumers):
+    c = consumers()
+    proc = provider.apply(c.slice("rs", resources={"cpu": "+4", "memory": "1e-3", "pods": 110}),
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    proc = provider.kubectl("patch", "rslice", "rs", "-n", c.ns, "--type=merge",
+                            "-p", '{"spec":{"resources":{"cpu":"-8"}}}', check=False)
+    expect_denied(proc, "MalformedResourceSlice", "BadRequest")
+
+
+@pytest.mark.parametrize("change, verb", [
+    (("label", "liqo.io/replicated-"), "delete the liqo.io/replicated label"),
+    (("label", "liqo.io/originID-"), "delete the liqo.io/originID label"),
+    (("label", "liqo.io/remoteID=elsewhere", "--overwrite"), "change the liqo.io/remoteID label"),
+    (("label", "liqo.io/replication=true", "--overwrite"), "change the liqo.io/replication label"),
+])
+def test_consumer_may_not_take_its_slice_out_of_the_providers_control(provider, consumers,
+                                                                       change, verb):
+    """Finding 3: the labels that say whose slice it is stay as the consumer wrote them."""
+    c = consumers()
+    provider.create(c.slice("rs"))
+    kind, *args = change
+    proc = provider.kubectl(kind, "rslice", "rs", "-n", c.ns, *args, check=False,
+                            as_user=c.id, as_groups=("liqo.io", "system:masters"))
+    message = expect_denied(proc, "ForbiddenChange", "Forbidden")
+    assert f"can't {verb}" in message, message
+    labels = provider.get_json("rslice", "rs", "-n", c.ns)["metadata"]["labels"]
+    assert labels["liqo.io/replicated"] == "true" and labels["liqo.io/originID"] == c.id
+
+
+def test_consumer_slice_without_replicated_label_refused(provider, consumers):
+    """Finding 3: what a consumer writes into its tenant namespace is a replicated copy, never a
+    local slice of the provider."""
+    c = consumers()
+    obj = c.slice("rs", labels={"liqo.io/replicated": None, "liqo.io/originID": None})
+    proc = provider.create(obj, check=False, as_user=c.id, as_groups=("liqo.io", "system:masters"))
+    message = expect_denied(proc, "LabelMismatch", "BadRequest")
+    assert "expected label liqo.io/replicated=true, found no such label" in message, message
+    assert not stored(provider, c.ns, "rs")
+
+
+def test_slice_user_may_not_be_a_consumer(provider, consumers):
+    """Finding 7: slice rs of consumer c is user rs-<h>; a Tenant of that id must not exist."""
+    c = consumers()
+    other = consumers(user_name("rs", c.id))
+    assert other.tenant_proc.returncode == 0, other.tenant_proc.stderr
+    # The webhook's caches follow watches: a dry run until the Tenant is in them.
+    wait_for(lambda: provider.create(c.slice("rs"), "--dry-run=server", check=False).returncode != 0,
+             timeout=15, what="the slice to be refused")
+    proc = provider.create(c.slice("rs"), check=False)
+    message = expect_denied(proc, "Duplicate", "Forbidden")
+    assert f"found a Tenant of cluster {other.id}" in message, message
+    assert not stored(provider, c.ns, "rs")
+
+
+def test_consumer_may_not_be_a_slice_user(provider, consumers):
+    """Finding 7, the other way: a Tenant whose id is the user of a stored slice."""
+    c = consumers()
+    provider.create(c.slice("rs2"))
+    # A consumer's keys, nonce and namespace take longer than the webhook's watch.
+    late = consumers(user_name("rs2", c.id))
+    got, message = denial(late.tenant_proc.stderr)
+    assert got == "Duplicate", late.tenant_proc.stderr
+    assert f"found the user of ResourceSlice {c.ns}/rs2" in message, message

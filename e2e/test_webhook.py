@@ -219,7 +219,7 @@ def test_nonce_missed_by_a_stale_cache_is_read_live(provider, vectors_dir, tenan
 
 
 WEBHOOK_THREADS = 2                # tenantgate_services starts it with --threads 2
-LIVE_INTERVAL_S = 0.25             # kube_lookup.c: reads of one namespace at least this far apart
+LIVE_INTERVAL_S = 0.25             # kube_live_read.c: reads of one namespace at least this far apart
 LIVE_SLOTS = 32                    # live_gate.h: namespaces one worker reads or waits for at once
 LIVE_OUTCOMES = ("started", "queued", "refused")
 
@@ -771,15 +771,16 @@ def test_serviceaccount_may_only_read_what_it_caches(provider, webhook):
 
 def test_informers_hold_one_watch_connection_each_and_no_libcurl(provider, webhook):
     """Fresh start: the webhook's API client (kube/client_h1.c, HTTP/1.1 on OpenSSL) opens a
-    connection per request, so once the four informers' lists are in, exactly their four
-    watches stay open (every list's connection was closed, none leaked), the caches sync,
-    and the process has not mapped libcurl or any library only libcurl brings."""
+    connection per request, so once the five informers' lists are in (namespaces, Tenants,
+    nonce Secrets, local and replicated ResourceSlices), exactly their five watches stay open
+    (every list's connection was closed, none leaked), the caches sync, and the process has
+    not mapped libcurl or any library only libcurl brings."""
     webhook.restart()
     assert webhook.readyz()[0] == 200
     port = int(provider.server.rsplit(":", 1)[1])
     time.sleep(1)                       # the watches are open once the lists are in
     to_apiserver = apiserver_connections(webhook.process.pid, port)
-    assert len(to_apiserver) == 4, f"connections to the apiserver (port {port}), socket inodes: {to_apiserver}"
+    assert len(to_apiserver) == 5, f"connections to the apiserver (port {port}), socket inodes: {to_apiserver}"
     with open(f"/proc/{webhook.process.pid}/maps") as f:
         mapped = {line.split()[-1].rsplit("/", 1)[-1] for line in f if "/" in line}
     assert not {lib for lib in mapped if lib.startswith(("libcurl", "libnghttp2", "libgnutls", "libldap"))}

@@ -38,6 +38,27 @@ static void test_user_name(void **state)
     }
 }
 
+/* Issue 36, finding 7: why admission compares slice users with cluster ids.
+ * A short slice name gives a user that is also a valid cluster id, that is
+ * a name some consumer's ControlPlane identity could have; a long or dotted
+ * one cannot be. */
+static void test_user_name_can_be_a_cluster_id(void **state)
+{
+    static const struct {
+        const char *name;
+        int cluster_id;
+    } cases[] = {
+        {SLICE, 1}, {"a", 1}, {"rs-2", 1}, {"pool.eu", 0},
+        {"a-very-long-slice-name-that-leaves-no-room-for-the-hash-x", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[TG_SLICE_USER_MAX];
+        assert_int_equal(tg_slice_user_name(cases[i].name, CONSUMER, out, sizeof(out)), 0);
+        if (tg_cluster_id_valid(out) != cases[i].cluster_id)
+            fail_msg("%s: tg_cluster_id_valid(\"%s\") != %d", cases[i].name, out, cases[i].cluster_id);
+    }
+}
+
 static tg_bytes bytes_of(char *s)
 {
     return (tg_bytes){.data = (unsigned char *)s, .len = strlen(s)};
@@ -175,6 +196,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_user_name),
+        cmocka_unit_test(test_user_name_can_be_a_cluster_id),
         cmocka_unit_test(test_build_and_check),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_not_a_csr),

@@ -121,6 +121,21 @@ static int check_name(const tg_review_request *req, const tg_tenant *t, tg_verdi
                            t->cluster_id, SHOWN, name);
 }
 
+/* The consumer's ControlPlane user is its cluster id: it must not be the
+ * user of a ResourceSlice already there (<slice>-<12 hex>), whose
+ * certificate would then act as this consumer. */
+static int check_slice_user(const tg_lookup *lk, const char *cluster_id, tg_verdict *v)
+{
+    char where[TG_LOOKUP_WHERE_MAX];
+
+    if (!tg_cluster_id_valid(cluster_id) || !lk->ops->slice_user_exists(lk, cluster_id, where))
+        return 0;
+    return tg_verdict_deny_code(v, 403, TG_DUPLICATE,
+                                "expected spec.clusterID %s to be no ResourceSlice's user, found the user of "
+                                "ResourceSlice %.*s",
+                                cluster_id, (int)sizeof(where), where);
+}
+
 /* Step 2. The namespace is the request's (an object may omit it on CREATE). */
 static int check_placement(const tg_review_request *req, const tg_tenant *t, const char *ns,
                            const tg_lookup *lk, tg_verdict *v)
@@ -149,6 +164,8 @@ static int check_placement(const tg_review_request *req, const tg_tenant *t, con
             return tg_verdict_deny_code(v, 403, TG_DUPLICATE,
                                         "expected no other Tenant named %.*s in any namespace, found one",
                                         SHOWN, name);
+        if (check_slice_user(lk, t->cluster_id, v) != 0)
+            return -1;
     }
     /* After the duplicates, so that both stay reachable. The name cannot
      * change after CREATE: an UPDATE that keeps the proof of a Tenant admitted
@@ -205,7 +222,7 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
 
     /* Everything past here reads the caches: without them we cannot tell, and
      * an error (not a denial reason) lets failurePolicy decide. */
-    if (!lk->ops->synced(lk)) {
+    if (!lk->ops->synced(lk) || !lk->ops->slice_user_exists) {
         tg_tenant_clear(&t);
         tg_decide_error(d, 500, TG_REASON_NOT_SYNCED, "cache not synced, retry later");
         d->intercepted = 1;

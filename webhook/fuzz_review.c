@@ -64,6 +64,8 @@ static int f_tenant(const tg_lookup *lk, const char *ns, const char *id, tg_look
     return TG_LOOKUP_FOUND;
 }
 
+static int f_slice_user(const tg_lookup *lk, const char *user, char where[TG_LOOKUP_WHERE_MAX]) { return 0; }
+
 static const tg_lookup_ops ops = {
     .synced = f_synced,
     .namespace_label = f_label,
@@ -72,6 +74,8 @@ static const tg_lookup_ops ops = {
     .nonce_secret = f_nonce,
     .tenant_for_cluster = f_tenant,
     .local_slice_name_exists = f_exists,
+    .tenant_cluster_id_exists = f_exists,
+    .slice_user_exists = f_slice_user,
 };
 
 static void answer(const tg_review_request *req, const tg_decision *d)

@@ -1,8 +1,8 @@
 /* kube_lookup.h - the lookups (lookup.h) fed by the cluster: informers on
- * the main loop for tenant Namespaces, Tenants and nonce Secrets, readable
- * from every worker under the caches' read locks, plus the live read of a
- * nonce Secret on the asking worker's own loop (one API client per worker,
- * created on that worker's thread on first use).
+ * the main loop for tenant Namespaces, Tenants, nonce Secrets and local and
+ * replicated ResourceSlices, readable from every worker under the caches'
+ * read locks, plus the live read of a nonce Secret on the asking worker's
+ * own loop (kube_live_read.h).
  *
  * While the API server cannot be reached the caches are not synced: /readyz
  * answers 503 and Tenant admissions get a 500 "cache not synced" error, so

@@ -26,6 +26,9 @@
 /* The longest label value Kubernetes allows is 63; room for a NUL. */
 #define TG_LABEL_VALUE_MAX 64
 
+/* "<namespace>/<name>" of an object, as a denial names it. */
+#define TG_LOOKUP_WHERE_MAX 320
+
 /* Room for a nonce text and its NUL: ours are TG_NONCE_TEXT_LEN (88). */
 #define TG_LOOKUP_NONCE_MAX 256
 
@@ -57,7 +60,8 @@ static inline void tg_lookup_tenant_clear(tg_lookup_tenant *t)
 
 /* One informer cache, for the metrics. */
 typedef struct tg_lookup_cache_stats {
-    const char *cache;             /* "namespaces", "tenants", "nonce_secrets", "local_slices" */
+    const char *cache;             /* "namespaces", "tenants", "nonce_secrets", "local_slices",
+                                    * "replicated_slices" */
     size_t objects;
     unsigned long failures;        /* lists or watches that failed (kube/informer.h) */
 } tg_lookup_cache_stats;
@@ -94,6 +98,15 @@ typedef struct tg_lookup_ops {
     /* 1 when a local ResourceSlice (label liqo.io/replication=true) called
      * name exists in any namespace. */
     int (*local_slice_name_exists)(const tg_lookup *lk, const char *name);
+
+    /* 1 when a Tenant whose spec.clusterID is cluster_id exists in any
+     * namespace (a consumer's ControlPlane user name). */
+    int (*tenant_cluster_id_exists)(const tg_lookup *lk, const char *cluster_id);
+
+    /* 1 when user is the user name of a replicated ResourceSlice
+     * (<name>-<12 hex of sha256(consumer)>, pki/slice.h) in any namespace;
+     * its namespace and name then go into where ("ns/name", truncated). */
+    int (*slice_user_exists)(const tg_lookup *lk, const char *user, char where[TG_LOOKUP_WHERE_MAX]);
 
     /* Optional (may be NULL), for metrics only: each cache's objects and
      * failed lists or watches so far. Fills up to cap entries; returns how

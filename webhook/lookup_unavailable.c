@@ -34,6 +34,11 @@ static int no_tenant_for_cluster(const tg_lookup *lk, const char *ns, const char
     return TG_LOOKUP_ERROR;
 }
 
+static int no_slice_user(const tg_lookup *lk, const char *user, char where[TG_LOOKUP_WHERE_MAX])
+{
+    return 0;
+}
+
 static const tg_lookup_ops unavailable_ops = {
     .synced = never_synced,
     .namespace_label = no_label,
@@ -42,6 +47,8 @@ static const tg_lookup_ops unavailable_ops = {
     .nonce_secret = no_nonce,
     .tenant_for_cluster = no_tenant_for_cluster,
     .local_slice_name_exists = no_tenant,
+    .tenant_cluster_id_exists = no_tenant,
+    .slice_user_exists = no_slice_user,
     .cache_stats = NULL,
 };
 

@@ -11,6 +11,7 @@
 #include "pki/slice.h"
 #include "pki/tenant.h"
 #include "webhook/placement.h"
+#include "webhook/slice_quantity.h"
 
 /* Liqo's own denial texts (its ResourceSlice webhook), kept word for word. */
 #define LIQO_DUPLICATE "a resourceslice with the same name already exists in the cluster"
@@ -34,16 +35,23 @@ static int same_value(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* Liqo parity: what group liqo.io may not touch on UPDATE. */
+/* What group liqo.io (a consumer's ControlPlane identity) may not touch on
+ * UPDATE. Liqo guards the first two; the others say whose slice it is (a
+ * replicated copy, of which consumer, for which provider): without them the
+ * provider would take the copy for a local slice of its own. */
+static const struct {
+    const char *map, *key, *what;
+} guarded[] = {
+    {"labels", TG_LABEL_REMOTE_CLUSTER_ID, "the remoteClusterID label"},
+    {"annotations", TG_ANNOTATION_CORDON, "the " TG_ANNOTATION_CORDON " annotation"},
+    {"labels", TG_LABEL_REPLICATED, "the " TG_LABEL_REPLICATED " label"},
+    {"labels", TG_LABEL_ORIGIN_ID, "the " TG_LABEL_ORIGIN_ID " label"},
+    {"labels", TG_LABEL_REMOTE_ID, "the " TG_LABEL_REMOTE_ID " label"},
+    {"labels", TG_LABEL_REPLICATION, "the " TG_LABEL_REPLICATION " label"},
+};
+
 static int check_control_plane_change(const tg_review_request *req, tg_verdict *v)
 {
-    static const struct {
-        const char *map, *key, *what;
-    } guarded[] = {
-        {"labels", TG_LABEL_REMOTE_CLUSTER_ID, "the remoteClusterID label"},
-        {"annotations", TG_ANNOTATION_CORDON, "the " TG_ANNOTATION_CORDON " annotation"},
-    };
-
     if (req->op != TG_OP_UPDATE || !tg_review_user_in_group(req, TG_GROUP_CONTROL_PLANE))
         return 0;
     for (size_t i = 0; i < sizeof(guarded) / sizeof(guarded[0]); i++) {
@@ -57,6 +65,20 @@ static int check_control_plane_change(const tg_review_request *req, tg_verdict *
                                    now ? "\"" : "", TG_SHOWN, now ? now : "none", now ? "\"" : "");
     }
     return 0;
+}
+
+/* A consumer's ControlPlane identity writes only replicated copies into its
+ * tenant namespace: a slice of theirs without the label is not "local" (a
+ * local slice would be the provider's own), it is refused. */
+static int check_control_plane_replicated(const tg_review_request *req, const char *replicated, tg_verdict *v)
+{
+    if (!tg_review_user_in_group(req, TG_GROUP_CONTROL_PLANE) || (replicated && strcmp(replicated, "true") == 0))
+        return 0;
+    return tg_verdict_deny(v, TG_LABEL_MISMATCH,
+                           "a slice written by a control plane user (group %s) is a consumer's replicated copy: "
+                           "expected label %s=true, found %s%.*s%s",
+                           TG_GROUP_CONTROL_PLANE, TG_LABEL_REPLICATED, replicated ? "\"" : "", TG_SHOWN,
+                           replicated ? replicated : "no such label", replicated ? "\"" : "");
 }
 
 /* Liqo parity: local slice names are unique in the cluster (the virtual
@@ -105,6 +127,20 @@ static int decode_csr(json_object *obj, tg_bytes *out, tg_verdict *v)
     return 0;
 }
 
+/* Step 4b: the slice's user must not be a consumer's ControlPlane user (a
+ * cluster id): its certificate would act as that consumer. */
+static int check_user_name(const tg_lookup *lk, const char *name, const char *consumer, tg_verdict *v)
+{
+    char user[TG_SLICE_USER_MAX];
+
+    if (tg_slice_user_name(name, consumer, user, sizeof(user)) != 0 || !lk->ops->tenant_cluster_id_exists(lk, user))
+        return 0;
+    return tg_verdict_deny(v, TG_DUPLICATE,
+                           "expected the slice's user %.*s (<metadata.name>-<sha256(spec.consumerClusterID)[:12]>) "
+                           "to be no consumer's cluster id, found a Tenant of cluster %.*s",
+                           TG_SHOWN * 2, user, TG_SHOWN, user);
+}
+
 /* Steps 5-7 against the consumer's Tenant. */
 static int check_against_tenant(const tg_lookup *lk, const char *ns, const char *name, const char *consumer,
                                 const tg_bytes *csr, tg_verdict *v)
@@ -151,12 +187,16 @@ static int check_replicated(const tg_review_request *req, const tg_lookup *lk, c
                                "spec.consumerClusterID: expected at most 63 characters of [a-z0-9-], starting and "
                                "ending alphanumeric, found \"%.*s\"",
                                TG_SHOWN, consumer);
-    if (decode_csr(req->object, &csr, v) != 0 || check_labels(req->object, consumer, v) != 0)
+    if (decode_csr(req->object, &csr, v) != 0 ||
+        tg_slice_quantities_check(tg_json_path(req->object, "spec", "resources", NULL), v) != 0 ||
+        check_labels(req->object, consumer, v) != 0)
         goto out;
     if (tg_placement_tenant_namespace(lk, ns, v) != 0 ||
         tg_placement_owner(lk, ns, consumer, "spec.consumerClusterID", v) != 0)
         goto out;
-    rc = check_against_tenant(lk, ns, name, consumer, &csr, v);
+    if (check_against_tenant(lk, ns, name, consumer, &csr, v) != 0 || check_user_name(lk, name, consumer, v) != 0)
+        goto out;
+    rc = 0;
 out:
     free(csr.data);
     return rc;
@@ -164,7 +204,8 @@ out:
 
 static int needs_cache(const tg_lookup *lk)
 {
-    return !lk->ops->synced(lk) || !lk->ops->tenant_for_cluster || !lk->ops->local_slice_name_exists;
+    return !lk->ops->synced(lk) || !lk->ops->tenant_for_cluster || !lk->ops->local_slice_name_exists ||
+           !lk->ops->tenant_cluster_id_exists;
 }
 
 void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk, tg_decision *d)
@@ -184,12 +225,13 @@ void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk,
     }
     if (req->op == TG_OP_UPDATE && tg_json_path_string(req->object, "metadata", "deletionTimestamp", NULL))
         goto out;
-    if (check_control_plane_change(req, &d->verdict) != 0)
+    replicated = meta_value(req->object, "labels", TG_LABEL_REPLICATED);
+    if (check_control_plane_change(req, &d->verdict) != 0 ||
+        check_control_plane_replicated(req, replicated, &d->verdict) != 0)
         goto out;
 
     name = req->name[0] ? req->name : tg_json_path_string(req->object, "metadata", "name", NULL);
     ns = req->namespace_[0] ? req->namespace_ : tg_json_path_string(req->object, "metadata", "namespace", NULL);
-    replicated = meta_value(req->object, "labels", TG_LABEL_REPLICATED);
     if (needs_cache(lk)) {
         tg_decide_error(d, 500, TG_REASON_NOT_SYNCED, "cache not synced, retry later");
         d->intercepted = 1;
@@ -197,7 +239,7 @@ void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk,
     }
     if (replicated && strcmp(replicated, "true") == 0)
         check_replicated(req, lk, ns ? ns : "", name ? name : "", &d->verdict);
-    else
+    else if (tg_slice_quantities_check(tg_json_path(req->object, "spec", "resources", NULL), &d->verdict) == 0)
         check_local_name(req, lk, name ? name : "", &d->verdict);
 out:
     tg_decision_finish(d);

@@ -8,6 +8,14 @@
  *  - UPDATE by a member of group liqo.io (a consumer's ControlPlane identity)
  *    that adds, changes or removes label liqo.io/remote-cluster-id or
  *    annotation liqo.io/cordon: ForbiddenChange.
+ * Beyond Liqo, for every slice:
+ *  - the same for the labels that say whose slice it is: liqo.io/replicated,
+ *    liqo.io/originID, liqo.io/remoteID, liqo.io/replication (ForbiddenChange);
+ *  - CREATE or UPDATE by group liqo.io of a slice not labelled
+ *    liqo.io/replicated=true: LabelMismatch (a consumer writes replicated
+ *    copies only; such a slice is never taken for a local one);
+ *  - spec.resources: positive quantities (slice_quantity.h),
+ *    MalformedResourceSlice.
  * Beyond Liqo, for a replicated slice (liqo.io/replicated=true, the copy a
  * consumer puts in its tenant namespace here), on CREATE and UPDATE:
  *  1 MalformedResourceSlice  no consumerClusterID or csr, csr not base64
@@ -20,6 +28,8 @@
  *  6 SliceTenantDrained      that Tenant is Drained
  *  7 InvalidCSR, CSRForbiddenContent, CSRSubjectMismatch,
  *    CSRPublicKeyMismatch    the CSR (pki/slice.h), key = the Tenant's
+ *  8 Duplicate (403)         the slice's user <name>-<h> is the cluster id of
+ *                            a Tenant (a consumer's ControlPlane user)
  * An UPDATE of an object being deleted is allowed (finalizers must go). */
 #ifndef TG_WEBHOOK_SLICE_DECIDE_H
 #define TG_WEBHOOK_SLICE_DECIDE_H
@@ -30,6 +40,7 @@
 #define TG_LABEL_REPLICATION "liqo.io/replication"
 #define TG_LABEL_REPLICATED "liqo.io/replicated"
 #define TG_LABEL_ORIGIN_ID "liqo.io/originID"
+#define TG_LABEL_REMOTE_ID "liqo.io/remoteID"
 #define TG_ANNOTATION_CORDON "liqo.io/cordon"
 #define TG_GROUP_CONTROL_PLANE "liqo.io"
 

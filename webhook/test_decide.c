@@ -37,6 +37,7 @@ typedef struct fake_cluster {
     int no_nonce;                    /* no nonce Secret at all */
     const char *nonce_cluster;       /* id the nonce was issued for; NULL = "cl01" */
     const char *nonce_ns;            /* namespace of the liqo-nonce Secret; NULL = the Tenant's */
+    const char *slice_user;          /* the user name of a replicated ResourceSlice */
 } fake_cluster;
 
 static char seed_nonce[TG_LOOKUP_NONCE_MAX];
@@ -102,12 +103,23 @@ static int fake_nonce_secret(const tg_lookup *lk, const char *ns, const char *cl
     return TG_NONCE_FOUND;
 }
 
+static int fake_slice_user_exists(const tg_lookup *lk, const char *user, char where[TG_LOOKUP_WHERE_MAX])
+{
+    const fake_cluster *c = lk->data;
+
+    if (!c->slice_user || strcmp(c->slice_user, user) != 0)
+        return 0;
+    snprintf(where, TG_LOOKUP_WHERE_MAX, "liqo-tenant-other/pool");
+    return 1;
+}
+
 static const tg_lookup_ops fake_ops = {
     .synced = fake_synced,
     .namespace_label = fake_namespace_label,
     .tenants_in_namespace = fake_tenants_in_namespace,
     .tenant_name_exists = fake_tenant_name_exists,
     .nonce_secret = fake_nonce_secret,
+    .slice_user_exists = fake_slice_user_exists,
 };
 
 /* The cluster every seed Tenant for cl01 belongs in. */
@@ -309,6 +321,12 @@ static const decide_case cases[] = {
      "Duplicate", 403, 0, 0, 0, NULL},
     {"same name elsewhere", PEM, NULL, {.ns = {GOOD_NS}, .tenant_names = {"cl01"}}, 0, 0, 0, "Duplicate", 403,
      0, 0, 0, NULL},
+    /* 2: the cluster id (the ControlPlane user) is no slice's user (issue 36, finding 7) */
+    {"cluster id is a slice's user", PEM, NULL, {.ns = {GOOD_NS}, .slice_user = "cl01"}, 0, 0, 0, "Duplicate", 403,
+     0, 0, 0, "expected spec.clusterID cl01 to be no ResourceSlice's user, found the user of ResourceSlice "
+     "liqo-tenant-other/"},
+    {"another slice's user", PEM, NULL, {.ns = {GOOD_NS}, .slice_user = "cl02"}, 0, 0, 1, "Accepted", 0, 0, 0, 0,
+     NULL},
     /* 2: the name is the cluster id */
     {"renamed copy", PEM, tweak_renamed, {.ns = {GOOD_NS}}, 0, 0, 0, "NameMismatch", 400, 0, 0, 0,
      "expected metadata.name to equal spec.clusterID \"cl01\", found \"cl01-copy\""},

@@ -1156,7 +1156,8 @@ current-context: c
         # and counted, per cache, for alerts
         _, text = w.metrics_get("/metrics")
         counted = dict(re.findall(r'^tenantgate_webhook_informer_failures_total\{cache="(\w+)"\} (\d+)$', text, re.M))
-        assert set(counted) == {"namespaces", "tenants", "nonce_secrets", "local_slices"}, text
+        assert set(counted) == {"namespaces", "tenants", "nonce_secrets", "local_slices",
+                                "replicated_slices"}, text
         assert all(int(v) >= 1 for v in counted.values()), counted
         # each of those caches also reports its objects (none yet)
         objects = dict(re.findall(r'^tenantgate_webhook_cache_objects\{cache="(\w+)"\} (\d+)$', text, re.M))

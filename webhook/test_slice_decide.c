@@ -35,6 +35,7 @@ typedef struct fake_cluster {
     const char *owner_label;         /* of namespace NS; NULL = CONSUMER */
     fake_tenant tenants[2];
     const char *local_slices[2];
+    const char *cluster_ids[2];      /* of Tenants elsewhere */
 } fake_cluster;
 
 static char *tenant_key_pem;         /* the consumer's key, as its Tenant carries it */
@@ -89,11 +90,21 @@ static int fake_local_slice_name_exists(const tg_lookup *lk, const char *name)
     return 0;
 }
 
+static int fake_tenant_cluster_id_exists(const tg_lookup *lk, const char *cluster_id)
+{
+    const fake_cluster *c = lk->data;
+    for (size_t i = 0; i < 2 && c->cluster_ids[i]; i++)
+        if (strcmp(c->cluster_ids[i], cluster_id) == 0)
+            return 1;
+    return 0;
+}
+
 static const tg_lookup_ops fake_ops = {
     .synced = fake_synced,
     .namespace_label = fake_namespace_label,
     .tenant_for_cluster = fake_tenant_for_cluster,
     .local_slice_name_exists = fake_local_slice_name_exists,
+    .tenant_cluster_id_exists = fake_tenant_cluster_id_exists,
 };
 
 /* ---- reviews ---- */
@@ -194,6 +205,9 @@ typedef struct slice_case {
     const char *group;                   /* requester's extra group (UPDATE) */
     const char *annotation, *old_annotation;   /* liqo.io/cordon now / before (UPDATE) */
     int deleting;                        /* UPDATE of an object being deleted */
+    const char *cpu;                     /* spec.resources.cpu, a string */
+    int cpu_int, cpu_is_int;             /* spec.resources.cpu, an integer */
+    const char *old_label, *old_label_value;   /* metadata.labels tweak of oldObject (UPDATE) */
     const char *reason;
     int code;
     const char *found;
@@ -257,14 +271,72 @@ static const slice_case cases[] = {
      .old_annotation = "true", .reason = "Accepted"},
     {"admin adds cordon", OK_CLUSTER, .op = "UPDATE", .group = "system:masters", .annotation = "true",
      .reason = "Accepted"},
+    /* Issue 36, finding 2: quantities are positive, replicated or local */
+    {"cpu 4", OK_CLUSTER, .cpu = "4", .reason = "Accepted"},
+    {"cpu +4", OK_CLUSTER, .cpu = "+4", .reason = "Accepted"},
+    {"cpu 1e-3", OK_CLUSTER, .cpu = "1e-3", .reason = "Accepted"},
+    {"cpu 500m, local", {0}, .local = 1, .cpu = "500m", .reason = "Accepted"},
+    {"cpu integer 4", OK_CLUSTER, .cpu_is_int = 1, .cpu_int = 4, .reason = "Accepted"},
+    {"cpu -8", OK_CLUSTER, .cpu = "-8", .reason = "MalformedResourceSlice", .code = 400,
+     .found = "spec.resources.cpu: expected a positive quantity from 1n to below 1e27 (such as 4, 500m or 8Gi), "
+              "found a negative quantity \"-8\""},
+    {"cpu -8 on update", OK_CLUSTER, .op = "UPDATE", .cpu = "-8", .reason = "MalformedResourceSlice", .code = 400,
+     .found = "found a negative quantity"},
+    {"cpu -8, local", {0}, .local = 1, .cpu = "-8", .reason = "MalformedResourceSlice", .code = 400,
+     .found = "found a negative quantity"},
+    {"cpu -1m", OK_CLUSTER, .cpu = "-1m", .reason = "MalformedResourceSlice", .code = 400, .found = "negative"},
+    {"cpu 0", OK_CLUSTER, .cpu = "0", .reason = "MalformedResourceSlice", .code = 400, .found = "found zero \"0\""},
+    {"cpu -0", OK_CLUSTER, .cpu = "-0", .reason = "MalformedResourceSlice", .code = 400, .found = "found zero"},
+    {"cpu integer -1", OK_CLUSTER, .cpu_is_int = 1, .cpu_int = -1, .reason = "MalformedResourceSlice", .code = 400,
+     .found = "negative quantity \"-1\""},
+    {"cpu integer 0", OK_CLUSTER, .cpu_is_int = 1, .reason = "MalformedResourceSlice", .code = 400,
+     .found = "found zero"},
+    {"cpu 1e999", OK_CLUSTER, .cpu = "1e999", .reason = "MalformedResourceSlice", .code = 400,
+     .found = "out of range"},
+    {"cpu 1e9999", OK_CLUSTER, .cpu = "1e9999", .reason = "MalformedResourceSlice", .code = 400,
+     .found = "found no quantity"},
+    /* Issue 36, finding 3: group liqo.io keeps whose slice it is */
+    {"liqo.io deletes replicated", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .label = "liqo.io/replicated",
+     .reason = "ForbiddenChange", .code = 403, .found = "can't delete the liqo.io/replicated label"},
+    {"liqo.io deletes originID", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .label = "liqo.io/originID",
+     .reason = "ForbiddenChange", .code = 403, .found = "can't delete the liqo.io/originID label"},
+    {"liqo.io changes remoteID", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .label = "liqo.io/remoteID",
+     .label_value = "x", .reason = "ForbiddenChange", .code = 403, .found = "can't change the liqo.io/remoteID label"},
+    {"liqo.io sets replication", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .label = "liqo.io/replication",
+     .label_value = "true", .reason = "ForbiddenChange", .code = 403,
+     .found = "can't change the liqo.io/replication label: expected \"false\", found \"true\""},
+    {"liqo.io adds replicated to a local slice", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io",
+     .old_label = "liqo.io/replicated", .reason = "ForbiddenChange", .code = 403,
+     .found = "can't add the liqo.io/replicated label"},
+    {"liqo.io creates an unreplicated slice", OK_CLUSTER, .group = "liqo.io", .label = "liqo.io/replicated",
+     .reason = "LabelMismatch", .code = 400, .found = "expected label liqo.io/replicated=true, found no such label"},
+    {"liqo.io creates a local slice", {0}, .local = 1, .group = "liqo.io", .reason = "LabelMismatch", .code = 400,
+     .found = "replicated copy"},
+    {"liqo.io replicated=false", OK_CLUSTER, .group = "liqo.io", .label = "liqo.io/replicated", .label_value = "false",
+     .reason = "LabelMismatch", .code = 400, .found = "found \"false\""},
+    {"liqo.io replicated, good", OK_CLUSTER, .group = "liqo.io", .reason = "Accepted"},
+    {"liqo.io update keeping labels", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .reason = "Accepted"},
+    {"admin removes replicated", OK_CLUSTER, .op = "UPDATE", .group = "system:masters", .label = "liqo.io/replicated",
+     .reason = "Accepted"},
+    /* Issue 36, finding 7: the slice's user is no consumer's cluster id */
+    {"user is a Tenant's cluster id", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}, .cluster_ids = {SLICE "-c34af51dd912"}},
+     .reason = "Duplicate", .code = 403,
+     .found = "expected the slice's user " SLICE "-c34af51dd912 (<metadata.name>-<sha256(spec.consumerClusterID)[:12]>) "
+              "to be no consumer's cluster id, found a Tenant of cluster " SLICE "-c34af51dd912"},
+    {"user is a Tenant's cluster id, update", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}},
+     .cluster_ids = {SLICE "-c34af51dd912"}}, .op = "UPDATE", .reason = "Duplicate", .code = 403},
+    {"another cluster id", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}, .cluster_ids = {SLICE "-c34af51dd913"}},
+     .reason = "Accepted"},
 };
 
 static json_object *build_object(const slice_case *c)
 {
     json_object *obj;
 
-    if (c->local)
-        return local_slice();
+    if (c->local) {
+        obj = local_slice();
+        goto tweaks;
+    }
     obj = replicated_slice(c->other_key ? other_key : consumer_key, c->other_cn ? "other" : SLICE, CONSUMER);
     if (c->label)
         set_path(obj, "metadata", "labels", c->label, c->label_value);
@@ -278,10 +350,16 @@ static json_object *build_object(const slice_case *c)
     } else if (c->spec_field && c->spec_value) {
         set_path(obj, "spec", NULL, c->spec_field, c->spec_value);
     }
+tweaks:
     if (c->annotation)
         set_path(obj, "metadata", "annotations", "liqo.io/cordon", c->annotation);
     if (c->deleting)
         set_path(obj, "metadata", NULL, "deletionTimestamp", "2026-01-01T00:00:00Z");
+    if (c->cpu || c->cpu_is_int) {
+        json_object *res = json_object_new_object();
+        json_object_object_add(res, "cpu", c->cpu ? json_object_new_string(c->cpu) : json_object_new_int(c->cpu_int));
+        json_object_object_add(tg_json_path(obj, "spec", NULL), "resources", res);
+    }
     return obj;
 }
 
@@ -298,6 +376,8 @@ static void run_case(const slice_case *c)
         old = c->local ? local_slice() : replicated_slice(consumer_key, SLICE, CONSUMER);
         if (c->old_annotation)
             set_path(old, "metadata", "annotations", "liqo.io/cordon", c->old_annotation);
+        if (c->old_label)
+            set_path(old, "metadata", "labels", c->old_label, c->old_label_value);
     }
     root = review(op, obj, old, c->group);
     text = strdup(json_object_to_json_string(root));
