@@ -32,6 +32,7 @@
 #include "kube/tenant_json.h"
 #include "pki/slice.h"
 #include "signer/approve_decide.h"
+#include "signer/events.h"
 #include "signer/renewal.h"
 #include "signer/slice_plan.h"
 #include "signer/slice_resources.h"
@@ -666,7 +667,10 @@ static void add_sibling(sibling_look *l, json_object *o, int records)
     json_object *recorded = NULL;
     tg_slice_grant_record rec = TG_GRANT_NONE;
 
-    if (!ns || strcmp(ns, l->ns) != 0 || !name || strcmp(name, l->self) == 0)
+    /* every slice of the tenant namespace counts, labelled or not, but this
+     * cluster's own local ones (scope_rule.h) */
+    if (!ns || strcmp(ns, l->ns) != 0 || !name || strcmp(name, l->self) == 0 ||
+        tg_slice_is_own_local(o, l->s->cluster_id))
         return;
     if (records)
         rec = grant_get(l->s, tg_json_path_string(o, "metadata", "uid", NULL),
@@ -701,8 +705,7 @@ static json_object *others_granted_live(slice_ctx *c)
     sibling_look l = {.s = c->s, .ns = c->ns, .self = c->name};
     size_t i;
 
-    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices?labelSelector=liqo.io%%2Freplicated"
-             "%%3Dtrue%%2Cliqo.io%%2ForiginID%%3D%s", c->ns, c->consumer);
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices", c->ns);
     if (tg_api_get(c->api, path, &list, c->err, sizeof(c->err)) != 200) {
         json_object_put(list);
         return NULL;
@@ -724,7 +727,7 @@ static json_object *others_granted(slice_ctx *c)
     if (!c->s->slice_cache || !tg_cache_synced(c->s->slice_cache) || tg_wq_now_ms() < grants_lost_until)
         return others_granted_live(c);
     l.sum = json_object_new_object();
-    tg_cache_get_by_index(c->s->slice_cache, c->consumer, on_sibling_visit, &l);
+    tg_cache_get_by_namespace(c->s->slice_cache, c->ns, on_sibling_visit, &l);
     if (!l.live)
         return l.sum;
     json_object_put(l.sum);
@@ -952,8 +955,8 @@ static int cache_holds(tg_signer *s, const char *ns, const char *name, const cha
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     slice_ctx c = {.s = s, .api = api, .ns = ns, .name = name};
-    char path[1024], want_ns[128];
-    const char *replicated;
+    char path[1024], want_ns[128], ns_cid[256];
+    tg_ns_facts nsf;
     long st, ret = TG_RECONCILE_OK;
 
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
@@ -961,14 +964,19 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
         return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
     if (st != 200)
         goto fail;
-    replicated = tg_json_path_string(c.slice, "metadata", "labels", "liqo.io/replicated", NULL);
     c.csr_b64 = tg_json_path_string(c.slice, "spec", "csr", NULL);
     c.uid = tg_json_path_string(c.slice, "metadata", "uid", NULL);
     c.consumer = tg_json_path_string(c.slice, "spec", "consumerClusterID", NULL);
-    /* not a replicated slice with a request (Liqo's predicates), or on its way out */
-    if (!replicated || strcmp(replicated, "true") != 0 ||
-        !tg_json_path_string(c.slice, "metadata", "labels", "liqo.io/originID", NULL) || !c.csr_b64 ||
-        !*c.csr_b64 || !c.uid || tg_json_path(c.slice, "metadata", "deletionTimestamp", NULL))
+    /* Every slice of a tenant namespace is the consumer's, whatever its
+     * labels (which the consumer writes): only the namespace's label names
+     * the consumer, and only this cluster's own local slices are not ours. */
+    nsf = tg_ns_facts_lookup(s, ns, ns_cid, sizeof(ns_cid));
+    if (nsf.known && nsf.tenant && nsf.cluster_id)
+        c.consumer = nsf.cluster_id;
+    else if (s->ns_cache)
+        goto out;   /* no longer a tenant namespace */
+    if (tg_slice_is_own_local(c.slice, s->cluster_id) || !c.csr_b64 || !*c.csr_b64 || !c.uid ||
+        tg_json_path(c.slice, "metadata", "deletionTimestamp", NULL))
         goto out;
     if (!c.consumer || !tg_cluster_id_valid(c.consumer)) {
         /* Liqo: an event, no status. Admission refuses such a slice. */
@@ -1001,3 +1009,69 @@ out:
     json_object_put(c.slice);
     return ret;
 }
+
+/* ---------- descriptor ---------- */
+
+static void map_slice(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "remoteslice", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+typedef struct wake_ctx {
+    tg_key_sink *sink;
+    const char *self_id;
+} wake_ctx;
+
+static void on_slice_of_tenant(json_object *o, void *data)
+{
+    wake_ctx *w = data;
+
+    if (!tg_slice_is_own_local(o, w->self_id))
+        map_slice(&(tg_event){.obj = o}, w->sink);
+}
+
+/* Any Tenant event wakes every slice of its namespace (Liqo's RRS): a drain
+ * or a delete revokes them all, labelled or not. */
+static void map_tenant_to_slices(const tg_event *ev, tg_key_sink *sink)
+{
+    const char *ns = tg_json_path_string(ev->obj, "metadata", "namespace", NULL);
+    wake_ctx w = {.sink = sink, .self_id = ev->s->cluster_id};
+
+    if (ns && ev->s->slice_cache)
+        tg_cache_get_by_namespace(ev->s->slice_cache, ns, on_slice_of_tenant, &w);
+}
+
+/* A slice's CSR issued or denied wakes that slice (named "ns/name" in its annotation). */
+static void map_csr_to_slice(const tg_event *ev, tg_key_sink *sink)
+{
+    json_object *o = ev->obj;
+    int issued = tg_json_path_string(o, "status", "certificate", NULL) != NULL;
+    int denied = !issued && rc_csr_decided(o) < 0;
+    const char *ref = tg_json_path_string(o, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
+    const char *slash = ref ? strchr(ref, '/') : NULL;
+    char ns[256];
+
+    if (!slash || (size_t)(slash - ref) >= sizeof(ns) || !(issued || denied) || !tg_csr_made_by(o, ev->s->self_user))
+        return;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - ref), ref);
+    tg_key_emit(sink, "remoteslice", ns, slash + 1);
+}
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    return tg_reconcile_remote_slice(s, api, ns, name);
+}
+
+const tg_controller_desc tg_ctl_remote_slice = {
+    .name = "remoteresourceslice", .key_prefix = "remoteslice", .bit = TG_CTL_REMOTE_SLICE, .side = "provider",
+    .scope = {.where = TG_WHERE_TENANT_NS, .peer = TG_PEER_NOT_LOCAL_SLICE,
+              .acts_on = "every ResourceSlice in a tenant namespace, labelled or not, but this cluster's own "
+                         "local ones; the consumer is the namespace's remote cluster id",
+              .writes = "the slice's status, CSRs for it, Secret liqo-remote-certificate-<slice> and RoleBinding "
+                        "tenantgate-rslice-<slice> in its namespace"},
+    .subs = {{TG_INF_TENANT_SLICES, 1, map_slice}, {TG_INF_TENANTS, 0, map_tenant_to_slices},
+             {TG_INF_CSRS, 0, map_csr_to_slice}}, .nsubs = 3,
+    .reconcile = reconcile_key,
+};

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
+#include "signer/controller.h"
 #include "signer/signer.h"
 
 #define TENANTS_API "/apis/authentication.liqo.io/v1beta1"
