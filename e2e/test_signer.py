@@ -269,6 +269,12 @@ def identity_from(tenant_status, cid, cns):
                                     if ap.get(k)}}}
 
 
+def out_of_scope(signer, controller):
+    """tenantgate_signer_out_of_scope_total{controller}: objects dropped before any reconcile."""
+    return signer.metrics().get(("tenantgate_signer_out_of_scope_total",
+                                 frozenset({("controller", controller)})), 0)
+
+
 def kubectl_as(cluster, kubeconfig, *args):
     return cluster.kubectl(*args, kubeconfig=kubeconfig, check=False)
 
@@ -444,16 +450,16 @@ def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, 
                                                                      cid, tenant_space):
     """The nonce label is no permission: whoever may create a Secret in `default`, or one under
     another name in the tenant namespace, gets no nonce written into it.  Only liqo-nonce in
-    liqo-tenant-<cid> is filled (signer/tenant_scope.h): a labelled liqo-nonce elsewhere is
-    logged and counted; a Secret of another name is not even listed (field selector)."""
+    a tenant namespace labelled for <cid> is filled (signer/scope_rule.h): a labelled
+    liqo-nonce elsewhere is dropped before any reconcile, logged and counted; a Secret of
+    another name is not even listed (field selector)."""
     pns, _ = tenant_space
     labels = {"liqo.io/nonce": "true", "liqo.io/remote-cluster-id": cid}
     rogue = ("default", "liqo-nonce", "namespace")
     unlisted = (pns, f"nonce-{cid}")
 
     def skips(reason):
-        return provider_signer.metrics().get(
-            ("tenantgate_signer_nonce_skips_total", frozenset({("reason", reason)})), 0)
+        return out_of_scope(provider_signer, "nonce")
 
     def filled(ns, name):
         return bool((provider.get_json("secret", name, "-n", ns).get("data") or {}).get("nonce"))
@@ -476,8 +482,9 @@ def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, 
                 e = json.loads(line)
             except ValueError:
                 continue
-            if e.get("msg", "").startswith("nonce Secret ignored"):
-                ignored.add((e.get("namespace"), e.get("secret"), e.get("reason")))
+            if e.get("msg", "").startswith("object out of the controller's scope") and \
+                    e.get("controller") == "nonce":
+                ignored.add((e.get("namespace"), e.get("name"), e.get("reason")))
         assert rogue in ignored, (rogue, ignored)
         assert not [i for i in ignored if i[:2] == unlisted], ignored
     finally:
@@ -498,8 +505,7 @@ def test_nonce_signer_signs_only_liqo_signed_nonce_in_a_tenant_namespace(provide
     unlisted = (cns, f"signed-nonce-{cid}")
 
     def skips():
-        return consumer_signer.metrics().get(
-            ("tenantgate_signer_nonce_skips_total", frozenset({("reason", "namespace")})), 0)
+        return out_of_scope(consumer_signer, "noncesigner")
 
     def signed(ns, name):
         return bool((consumer.get_json("secret", name, "-n", ns).get("data") or {}).get("signedNonce"))
@@ -517,7 +523,7 @@ def test_nonce_signer_signs_only_liqo_signed_nonce_in_a_tenant_namespace(provide
                  what="the consumer signer to skip (or sign) the Secret in default")
         for ns, name in (rogue, unlisted):
             assert not signed(ns, name), f"the cluster key signed {ns}/{name}"
-        assert "signed-nonce Secret ignored" in consumer_signer.log()
+        assert "object out of the controller's scope" in consumer_signer.log()
     finally:
         for ns, name in (rogue, unlisted):
             consumer.kubectl("delete", "secret", name, "-n", ns, "--ignore-not-found", check=False)

@@ -224,10 +224,12 @@ void tg_note_foreign_csr(tg_signer *s, json_object *o)
         tg_counter_add(tg_metric_series_get(s->m_foreign_csrs, NULL), 1);
 }
 
-/* Undecided CSRs only: a decided or issued one leaves the approver nothing to do. */
+/* An issued CSR leaves the approver nothing to do. A decided one still
+ * comes here: our own decision's event is recognised as settled (no GET),
+ * and with the own signer running, the approver signs what it approved. */
 static void map_approve(const tg_event *ev, tg_key_sink *sink)
 {
-    if (!ev->deleted && !tg_json_path_string(ev->obj, "status", "certificate", NULL) && rc_csr_decided(ev->obj) == 0)
+    if (!ev->deleted && !tg_json_path_string(ev->obj, "status", "certificate", NULL))
         tg_key_emit(sink, "approve", "", tg_json_path_string(ev->obj, "metadata", "name", NULL));
 }
 
@@ -248,10 +250,13 @@ const tg_controller_desc tg_ctl_approver = {
     .reconcile = reconcile_csr_key,
 };
 
-/* Approved and not yet issued: the own signer's turn. */
+/* Approved (by anyone) and not yet issued: the own signer's turn, unless the
+ * approver runs here too and signs as it approves (one reconcile, not two
+ * racing PUTs of the same certificate). */
 static void map_sign(const tg_event *ev, tg_key_sink *sink)
 {
-    if (!ev->deleted && !tg_json_path_string(ev->obj, "status", "certificate", NULL) && rc_csr_decided(ev->obj) > 0)
+    if (!(ev->s->controllers & TG_CTL_APPROVER) && ev->s->own_ca.cert && !ev->deleted &&
+        !tg_json_path_string(ev->obj, "status", "certificate", NULL) && rc_csr_decided(ev->obj) > 0)
         tg_key_emit(sink, "sign", "", tg_json_path_string(ev->obj, "metadata", "name", NULL));
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <openssl/x509.h>
 
 #include "kube/json.h"
 #include "signer/controller.h"
@@ -28,6 +29,7 @@ typedef struct scope_row {
     const char *want_key;             /* ... queued under this key */
     const char *out;                  /* an object out of scope: nothing queued */
     const char *why_out;
+    unsigned without;                 /* controllers not running for this row */
 } scope_row;
 
 #define OBJ(meta, rest) "{\"metadata\":" meta rest "}"
@@ -37,50 +39,51 @@ static const scope_row rows[] = {
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"liqo-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}", ""),
      "nonce/" TENANT_NS "/liqo-nonce",
      OBJ("{\"namespace\":\"team-a\",\"name\":\"liqo-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}", ""),
-     "a namespace user's own namespace"},
+     "a namespace user's own namespace", 0},
     {&tg_ctl_tenant, TG_INF_TENANTS,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"" PEER "\"}", ",\"spec\":{\"clusterID\":\"" PEER "\"}"),
      "tenant/" TENANT_NS "/" PEER,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"cl-q\"}", ",\"spec\":{\"clusterID\":\"cl-q\"}"),
-     "a Tenant for another peer in this peer's namespace"},
+     "a Tenant for another peer in this peer's namespace", 0},
     {&tg_ctl_approver, TG_INF_CSRS, OBJ("{\"name\":\"csr-1\"}", ""), "approve//csr-1",
-     OBJ("{\"namespace\":\"team-a\",\"name\":\"csr-1\"}", ""), "a namespaced object"},
+     OBJ("{\"namespace\":\"team-a\",\"name\":\"csr-1\"}", ""), "a namespaced object", 0},
+    /* the own signer alone: with the approver, the approver signs what it approves */
     {&tg_ctl_own_signer, TG_INF_CSRS,
      OBJ("{\"name\":\"csr-2\"}", ",\"status\":{\"conditions\":[{\"type\":\"Approved\",\"status\":\"True\"}]}"),
      "sign//csr-2",
      OBJ("{\"namespace\":\"team-a\",\"name\":\"csr-2\"}",
          ",\"status\":{\"conditions\":[{\"type\":\"Approved\",\"status\":\"True\"}]}"),
-     "a namespaced object"},
+     "a namespaced object", TG_CTL_APPROVER},
     {&tg_ctl_remote_renew, TG_INF_REMOTE_RENEWS, OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"r1\"}", ""),
-     "remoterenew/" TENANT_NS "/r1", OBJ("{\"namespace\":\"team-a\",\"name\":\"r1\"}", ""), "not a tenant namespace"},
+     "remoterenew/" TENANT_NS "/r1", OBJ("{\"namespace\":\"team-a\",\"name\":\"r1\"}", ""), "not a tenant namespace", 0},
     /* issue 36 finding 3: no liqo.io/replicated nor originID, still the provider's */
     {&tg_ctl_remote_slice, TG_INF_TENANT_SLICES,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"s1\"}", ",\"spec\":{\"consumerClusterID\":\"" PEER "\"}"),
      "remoteslice/" TENANT_NS "/s1",
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"s1\",\"labels\":{\"liqo.io/replication\":\"true\"}}",
          ",\"spec\":{\"consumerClusterID\":\"" SELF "\"}"),
-     "this cluster's own local slice"},
+     "this cluster's own local slice", 0},
     {&tg_ctl_noncesigner, TG_INF_SIGNED_NONCES,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"liqo-signed-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}", ""),
      "signednonce/" TENANT_NS "/liqo-signed-nonce",
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"liqo-signed-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"cl-q\"}}", ""),
-     "labelled for another peer"},
+     "labelled for another peer", 0},
     /* issue 36 (a): an Identity in the user's own namespace */
     {&tg_ctl_identity, TG_INF_IDENTITIES,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"i1\"}", ",\"spec\":{\"clusterID\":\"" PEER "\"}"),
      "identity/" TENANT_NS "/i1",
      OBJ("{\"namespace\":\"team-a\",\"name\":\"i1\"}", ",\"spec\":{\"clusterID\":\"" PEER "\"}"),
-     "a namespace user's own namespace"},
+     "a namespace user's own namespace", 0},
     /* issue 36 (b): a slice in the user's own namespace */
     {&tg_ctl_resourceslice, TG_INF_LOCAL_SLICES,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"s2\",\"labels\":{\"liqo.io/replication\":\"true\"}}", ""),
      "rslice/" TENANT_NS "/s2",
      OBJ("{\"namespace\":\"team-a\",\"name\":\"s2\",\"labels\":{\"liqo.io/replication\":\"true\"}}",
          ",\"spec\":{\"providerClusterID\":\"" PEER "\"}"),
-     "a namespace user's own namespace"},
+     "a namespace user's own namespace", 0},
     {&tg_ctl_renew, TG_INF_LOCAL_RENEWS, OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"r2\"}", ""),
      "renew/" TENANT_NS "/r2", OBJ("{\"namespace\":\"liqo-tenant-fake\",\"name\":\"r2\"}", ""),
-     "a tenant-like name without the labels"},
+     "a tenant-like name without the labels", 0},
 };
 
 /* The two informer-less controllers: their keys are judged alone. */
@@ -121,6 +124,7 @@ static int setup(void **state)
     f.s.cluster_id = SELF;
     f.s.namespace_ = "liqo";
     f.s.controllers = TG_CTL_ALL;
+    assert_non_null(f.s.own_ca.cert = X509_new());   /* own-signer mode: the sign keys exist */
     assert_non_null(f.s.q = tg_wq_new(NULL));
     assert_non_null(f.s.ns_cache = tg_cache_new(NULL));
     assert_int_equal(tg_cache_replace(f.s.ns_cache, items, "1", NULL, err, sizeof(err)), 0);
@@ -142,6 +146,7 @@ static int teardown(void **state)
     tg_cache_free(f->s.ns_cache);
     tg_wq_free(f->s.q);
     tg_metrics_free(f->metrics);
+    X509_free(f->s.own_ca.cert);
     return 0;
 }
 
@@ -189,6 +194,7 @@ static void test_rows(void **state)
         const scope_row *r = &rows[i];
         double before = dropped(f, r->ctl);
 
+        f->s.controllers = TG_CTL_ALL & ~r->without;
         print_message("%s: in scope -> %s\n", r->ctl->name, r->want_key);
         add_event(f, r->informer, r->in);
         assert_true(drain(&f->s, r->ctl, r->want_key, &n));
