@@ -941,7 +941,8 @@ def test_kubeconfig_secret_carries_aws_keys(consumer, consumer_signer, tmp_path)
     """An Identity with spec.authParams.awsConfig: its kubeconfig Secret has the five keys
     Liqo's identity manager reads for EKS (identityManager/const.go), under Liqo's names."""
     ns = f"liqo-tenant-aws-{uuid.uuid4().hex[:6]}"
-    consumer.create_namespace(ns)
+    # the tenant namespace of provider "eks": key material goes nowhere else (signer/scope_rule.h)
+    consumer.create_namespace(ns, {"liqo.io/tenant-namespace": "true", "liqo.io/remote-cluster-id": "eks"})
     try:
         key = tmp_path / "ca.key"
         key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))

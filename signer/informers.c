@@ -43,7 +43,7 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
                         .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(tenant_cache)},
     [TG_INF_CSRS] = {.name = "csr", .path = "/apis/certificates.k8s.io/v1/certificatesigningrequests",
                      .label_selector = TG_LABEL_TENANT_CSR "=true", .index_label = TG_LABEL_REMOTE_CLUSTER_ID,
-                     .keep_fields = keep_csr, .cache_offset = IN_SIGNER(csr_cache)},
+                     .keep_fields = keep_csr, .cache_offset = IN_SIGNER(csr_cache), .noticed = tg_note_foreign_csr},
     [TG_INF_SIGNED_NONCES] = {.name = "signednonce", .path = "/api/v1/secrets",
                               .label_selector = "liqo.io/signed-nonce=true",
                               .field_selector = "metadata.name=" TG_SIGNED_NONCE_SECRET, .keep_fields = keep_nothing,
