@@ -263,8 +263,10 @@ def test_slice_stripped_of_liqos_labels_still_counts_and_is_revoked(provider, pe
 
     provider.kubectl("patch", "tenant", cid, "-n", pns, "--type=merge", "-p",
                      '{"spec":{"tenantCondition":"Drained"}}')
-    auth = wait_condition(provider, pns, "hidden", "Authentication", "Denied")
-    assert "SliceTenantDrained" in auth["message"]
+    res = wait_condition(provider, pns, "hidden", "Resources", "Denied")
+    assert "TenantDrained" in res["message"], res["message"]
+    # re-authenticated at its label change already (the labels no longer agree) or at the drain
+    wait_condition(provider, pns, "hidden", "Authentication", "Denied")
     assert "authParams" not in provider.get_json("rslice", "hidden", "-n", pns)["status"]
     wait_for(lambda: not provider.exists("rolebinding", "tenantgate-rslice-hidden", "-n", pns), timeout=30,
              what="the stripped slice's RoleBinding removed")
