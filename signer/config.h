@@ -7,6 +7,9 @@
 
 #include "signer/signer.h"
 
+/* Each Tenant takes a few dozen API round trips done one after another by a
+ * worker, so onboarding speed scales with the workers (bench/onboard: 2 workers
+ * onboarded 1,000 Tenants in 138 s, 8 in 68 s on the same 2-core machine). */
 #define TG_SIGNER_DEFAULT_WORKERS 8
 #define TG_SIGNER_MAX_WORKERS 32
 
