@@ -269,6 +269,12 @@ def identity_from(tenant_status, cid, cns):
                                     if ap.get(k)}}}
 
 
+def out_of_scope(signer, controller):
+    """tenantgate_signer_out_of_scope_total{controller}: objects dropped before any reconcile."""
+    return signer.metrics().get(("tenantgate_signer_out_of_scope_total",
+                                 frozenset({("controller", controller)})), 0)
+
+
 def kubectl_as(cluster, kubeconfig, *args):
     return cluster.kubectl(*args, kubeconfig=kubeconfig, check=False)
 
@@ -441,16 +447,16 @@ def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, 
                                                                      cid, tenant_space):
     """The nonce label is no permission: whoever may create a Secret in `default`, or one under
     another name in the tenant namespace, gets no nonce written into it.  Only liqo-nonce in
-    liqo-tenant-<cid> is filled (signer/tenant_scope.h): a labelled liqo-nonce elsewhere is
-    logged and counted; a Secret of another name is not even listed (field selector)."""
+    a tenant namespace labelled for <cid> is filled (signer/scope_rule.h): a labelled
+    liqo-nonce elsewhere is dropped before any reconcile, logged and counted; a Secret of
+    another name is not even listed (field selector)."""
     pns, _ = tenant_space
     labels = {"liqo.io/nonce": "true", "liqo.io/remote-cluster-id": cid}
     rogue = ("default", "liqo-nonce", "namespace")
     unlisted = (pns, f"nonce-{cid}")
 
     def skips(reason):
-        return provider_signer.metrics().get(
-            ("tenantgate_signer_nonce_skips_total", frozenset({("reason", reason)})), 0)
+        return out_of_scope(provider_signer, "nonce")
 
     def filled(ns, name):
         return bool((provider.get_json("secret", name, "-n", ns).get("data") or {}).get("nonce"))
@@ -473,8 +479,9 @@ def test_nonce_controller_fills_only_the_tenant_namespaces_liqo_nonce(provider, 
                 e = json.loads(line)
             except ValueError:
                 continue
-            if e.get("msg", "").startswith("nonce Secret ignored"):
-                ignored.add((e.get("namespace"), e.get("secret"), e.get("reason")))
+            if e.get("msg", "").startswith("object out of the controller's scope") and \
+                    e.get("controller") == "nonce":
+                ignored.add((e.get("namespace"), e.get("name"), e.get("reason")))
         assert rogue in ignored, (rogue, ignored)
         assert not [i for i in ignored if i[:2] == unlisted], ignored
     finally:
@@ -495,8 +502,7 @@ def test_nonce_signer_signs_only_liqo_signed_nonce_in_a_tenant_namespace(provide
     unlisted = (cns, f"signed-nonce-{cid}")
 
     def skips():
-        return consumer_signer.metrics().get(
-            ("tenantgate_signer_nonce_skips_total", frozenset({("reason", "namespace")})), 0)
+        return out_of_scope(consumer_signer, "noncesigner")
 
     def signed(ns, name):
         return bool((consumer.get_json("secret", name, "-n", ns).get("data") or {}).get("signedNonce"))
@@ -514,7 +520,7 @@ def test_nonce_signer_signs_only_liqo_signed_nonce_in_a_tenant_namespace(provide
                  what="the consumer signer to skip (or sign) the Secret in default")
         for ns, name in (rogue, unlisted):
             assert not signed(ns, name), f"the cluster key signed {ns}/{name}"
-        assert "signed-nonce Secret ignored" in consumer_signer.log()
+        assert "object out of the controller's scope" in consumer_signer.log()
     finally:
         for ns, name in (rogue, unlisted):
             consumer.kubectl("delete", "secret", name, "-n", ns, "--ignore-not-found", check=False)
@@ -932,7 +938,8 @@ def test_kubeconfig_secret_carries_aws_keys(consumer, consumer_signer, tmp_path)
     """An Identity with spec.authParams.awsConfig: its kubeconfig Secret has the five keys
     Liqo's identity manager reads for EKS (identityManager/const.go), under Liqo's names."""
     ns = f"liqo-tenant-aws-{uuid.uuid4().hex[:6]}"
-    consumer.create_namespace(ns)
+    # the tenant namespace of provider "eks": key material goes nowhere else (signer/scope_rule.h)
+    consumer.create_namespace(ns, {"liqo.io/tenant-namespace": "true", "liqo.io/remote-cluster-id": "eks"})
     try:
         key = tmp_path / "ca.key"
         key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))

@@ -163,13 +163,15 @@ def test_slice_request_identity_and_kubeconfig(cli, provider, consumer, peered, 
 
 
 def test_slice_of_unknown_provider_is_left_alone_with_a_reason(cli, consumer, consumer_signer, namespace):
-    """A local slice whose provider cannot be told (no label on it or its namespace) gets no CSR."""
+    """A local slice whose provider cannot be told (no label on it or its namespace) gets no CSR:
+    its namespace is no tenant namespace, so the slice is out of the controller's scope."""
     ns = namespace(consumer, "rsnolabel")
     consumer.create({"apiVersion": f"{GROUP}/v1beta1", "kind": "ResourceSlice",
                      "metadata": {"name": "lost", "namespace": ns,
                                   "labels": {"liqo.io/replication": "true", "liqo.io/remoteID": "x"}},
                      "spec": {"class": "default"}})
-    wait_for(lambda: "no provider id" in consumer_signer.log(), timeout=30,
+    wait_for(lambda: any(f'"controller":"resourceslice","namespace":"{ns}","name":"lost"' in line
+                         for line in consumer_signer.log().splitlines()), timeout=30,
              what="the signer to log why it cannot fill the slice")
     assert "csr" not in consumer.get_json("rslice", "lost", "-n", ns)["spec"]
 

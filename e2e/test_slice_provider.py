@@ -234,6 +234,44 @@ def test_cordoned_and_drained_tenants(provider, peer, tmp_path):
              what="the per-slice RoleBinding removed")
 
 
+def _strip_liqo_labels(provider, kc, pns, name):
+    """The consumer removes the labels Liqo's remoteresourceslice selects on. Should the
+    webhook refuse it (another guard), the admin does it: the signer must not depend on it."""
+    args = ("label", "rslice", name, "-n", pns, "liqo.io/replicated-", "liqo.io/originID-")
+    if provider.kubectl(*args, kubeconfig=kc, check=False).returncode != 0:
+        provider.kubectl(*args)
+    labels = provider.get_json("rslice", name, "-n", pns)["metadata"].get("labels") or {}
+    assert "liqo.io/replicated" not in labels and "liqo.io/originID" not in labels, labels
+
+
+def test_slice_stripped_of_liqos_labels_still_counts_and_is_revoked(provider, peer, tmp_path):
+    """Issue 36, finding 3: the provider owns every slice of a tenant namespace, whatever the
+    labels the consumer writes on it. An accepted slice whose liqo.io/replicated and originID
+    labels the consumer removed still counts in the maxPerTenant sum, and loses its
+    certificate and RoleBinding when the Tenant is drained."""
+    cid, pns, _, kc = peer
+    provider.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": POLICY, "namespace": NS},
+                    "data": {"default": json.dumps({"maxPerTenant": {"memory": "12Gi"}})}})
+    replicate(provider, peer, "hidden", tmp_path)                # 8Gi of 12Gi
+    wait_condition(provider, pns, "hidden", "Resources", "Accepted")
+    wait_condition(provider, pns, "hidden", "Authentication", "Accepted")
+    _strip_liqo_labels(provider, kc, pns, "hidden")
+
+    replicate(provider, peer, "after", tmp_path)                 # 8Gi more: over 12Gi
+    res = wait_condition(provider, pns, "after", "Resources", "Denied")
+    assert "memory: 8Gi asked with 8Gi already granted to this consumer" in res["message"], res["message"]
+
+    provider.kubectl("patch", "tenant", cid, "-n", pns, "--type=merge", "-p",
+                     '{"spec":{"tenantCondition":"Drained"}}')
+    res = wait_condition(provider, pns, "hidden", "Resources", "Denied")
+    assert "TenantDrained" in res["message"], res["message"]
+    # re-authenticated at its label change already (the labels no longer agree) or at the drain
+    wait_condition(provider, pns, "hidden", "Authentication", "Denied")
+    assert "authParams" not in provider.get_json("rslice", "hidden", "-n", pns)["status"]
+    wait_for(lambda: not provider.exists("rolebinding", "tenantgate-rslice-hidden", "-n", pns), timeout=30,
+             what="the stripped slice's RoleBinding removed")
+
+
 def _slice_csr_object(name, cid, request_b64, ref):
     return {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
             "metadata": {"name": name, "labels": {"liqo.io/remote-tenant-csr": "true",

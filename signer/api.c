@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "kube/json.h"
+#include "signer/rfc3339.h"
 
 /* A worker's call waiting for the loop thread (relayed mode). Lives on the
  * worker's stack until done is set under the relay's mutex. */
@@ -254,15 +255,6 @@ long tg_api_get(tg_api *a, const char *path, json_object **out, char *err, size_
     return s;
 }
 
-static void rfc3339_now(char *buf, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 void tg_api_event(tg_api *a, json_object *obj, const char *type, const char *reason, const char *message)
 {
     const char *ns = tg_json_path_string(obj, "metadata", "namespace", NULL);
@@ -279,7 +271,7 @@ void tg_api_event(tg_api *a, json_object *obj, const char *type, const char *rea
     /* Cluster-scoped objects (CSRs) get their Events in "default", as kubectl looks there. */
     if (!ns)
         ns = "default";
-    rfc3339_now(now, sizeof(now));
+    rc_rfc3339(time(NULL), now, sizeof(now));
     ev = json_object_new_object();
     meta = json_object_new_object();
     json_object_object_add(meta, "generateName", json_object_new_string(name));

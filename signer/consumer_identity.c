@@ -11,6 +11,7 @@
 #include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "signer/events.h"
 #include "pki/keys.h"
 #include "signer/kubeconfig_render.h"
 
@@ -110,6 +111,10 @@ long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char
         ret = TG_RECONCILE_OK;
         goto out;
     }
+    if (!tg_key_material_allowed(s, ns, pid)) {
+        ret = TG_RECONCILE_OK;
+        goto out;
+    }
     if (!(k = tg_cluster_key(s, api, 0, err, sizeof(err))) || !(key_pem = tg_key_private_pem(k, &key_len)))
         goto fail;
     in = (tg_kubeconfig_in){.provider_id = pid, .server = server, .ca = ca, .ca_len = ca_len, .proxy_url = proxy,
@@ -159,3 +164,27 @@ out:
     json_object_put(id);
     return ret;
 }
+
+/* ---------- descriptor ---------- */
+
+static void map_identity(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "identity", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    return tg_reconcile_identity(s, api, ns, name);
+}
+
+const tg_controller_desc tg_ctl_identity = {
+    .name = "identity", .key_prefix = "identity", .bit = TG_CTL_IDENTITY, .side = "consumer",
+    .scope = {.where = TG_WHERE_TENANT_NS, .peer = TG_PEER_SPEC_CLUSTER_ID,
+              .acts_on = "Identity whose spec.clusterID is the remote cluster id of its tenant namespace",
+              .writes = "Secret kubeconfig-<identity> (the cluster private key) and the Identity's status, "
+                        "in that namespace"},
+    .subs = {{TG_INF_IDENTITIES, 1, map_identity}}, .nsubs = 1,
+    .reconcile = reconcile_key,
+};

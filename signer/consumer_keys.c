@@ -82,3 +82,22 @@ long tg_reconcile_keys(tg_signer *s, tg_api *api)
     }
     return TG_RECONCILE_OK;
 }
+
+/* ---------- descriptor ---------- */
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    (void)ns;
+    (void)name;
+    return tg_reconcile_keys(s, api);
+}
+
+const tg_controller_desc tg_ctl_keys = {
+    .name = "keys", .key_prefix = "keys", .bit = TG_CTL_KEYS, .side = "consumer",
+    .scope = {.where = TG_WHERE_INSTALL_NS, .name = TG_KEYS_SECRET,
+              .acts_on = "Secret authentication-keys in the install namespace",
+              .writes = "that Secret (created once)"},
+    .wake_at_start = 1,
+    .reconcile = reconcile_key,
+};

@@ -95,3 +95,27 @@ out:
     json_object_put(sec);
     return ret;
 }
+
+/* ---------- descriptor ---------- */
+
+static void map_signed_nonce(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "signednonce", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    return tg_reconcile_signed_nonce(s, api, ns, name);
+}
+
+const tg_controller_desc tg_ctl_noncesigner = {
+    .name = "noncesigner", .key_prefix = "signednonce", .bit = TG_CTL_NONCESIGNER, .side = "consumer",
+    .scope = {.where = TG_WHERE_TENANT_NS, .name = TG_SIGNED_NONCE_SECRET, .peer = TG_PEER_LABEL,
+              .acts_on = "Secret liqo-signed-nonce labelled liqo.io/signed-nonce=true and "
+                         "liqo.io/remote-cluster-id=<the namespace's remote cluster id>, in a tenant namespace",
+              .writes = "that Secret's data.signedNonce"},
+    .subs = {{TG_INF_SIGNED_NONCES, 1, map_signed_nonce}}, .nsubs = 1,
+    .reconcile = reconcile_key,
+};

@@ -121,3 +121,27 @@ out:
     json_object_put(id);
     return ret;
 }
+
+/* ---------- descriptor ---------- */
+
+/* A Renew is named after its Identity: either's event wakes the Renew. */
+static void map_renew(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "renew", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    return tg_reconcile_renew(s, api, ns, name);
+}
+
+const tg_controller_desc tg_ctl_renew = {
+    .name = "renew", .key_prefix = "renew", .bit = TG_CTL_RENEW, .side = "consumer",
+    .scope = {.where = TG_WHERE_TENANT_NS,
+              .acts_on = "Renews (liqo.io/replication=true) of ControlPlane Identities in a tenant namespace",
+              .writes = "the Renew (spec.csr under the cluster key) and its Identity's authParams"},
+    .subs = {{TG_INF_LOCAL_RENEWS, 1, map_renew}, {TG_INF_IDENTITIES, 0, map_renew}}, .nsubs = 2,
+    .reconcile = reconcile_key,
+};

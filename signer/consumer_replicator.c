@@ -447,3 +447,21 @@ out:
     json_object_put(r.local);
     return ret;
 }
+
+/* ---------- descriptor ---------- */
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    return tg_reconcile_replica(s, api, kind, ns, name);
+}
+
+/* Its informers are its own (replicator_watch.c): local objects by kind, and
+ * a watch per provider on the remote copies. */
+const tg_controller_desc tg_ctl_replicator = {
+    .name = "replicator", .key_prefix = "repl", .prefix_family = 1, .bit = TG_CTL_REPLICATOR, .side = "consumer",
+    .scope = {.where = TG_WHERE_TENANT_NS,
+              .acts_on = "ControlPlane kubeconfig Secrets in liqo-tenant-<id> labelled for <id> "
+                         "(tenant_scope.h), and the ResourceSlices, Renews and NamespaceMaps of that namespace",
+              .writes = "copies on the provider named by the Secret; status and finalizers of the local objects"},
+    .reconcile = reconcile_key,
+};

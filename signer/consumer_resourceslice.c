@@ -204,3 +204,29 @@ fail_logged:
            TG_LOG_STR("error", err));
     return TG_RECONCILE_RETRY;
 }
+
+/* ---------- descriptor ---------- */
+
+static void map_slice(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "rslice", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    return tg_reconcile_resourceslice(s, api, ns, name);
+}
+
+const tg_controller_desc tg_ctl_resourceslice = {
+    .name = "resourceslice", .key_prefix = "rslice", .bit = TG_CTL_RESOURCESLICE, .side = "consumer",
+    .scope = {.where = TG_WHERE_TENANT_NS, .peer = TG_PEER_SLICE_PROVIDER,
+              .acts_on = "local ResourceSlices (liqo.io/replication=true) in a tenant namespace whose "
+                         "spec.providerClusterID and liqo.io/remote-cluster-id, when set, are the namespace's "
+                         "remote cluster id",
+              .writes = "the slice's spec (a CSR under the cluster key), Identity resourceslice-<slice> in "
+                        "that namespace"},
+    .subs = {{TG_INF_LOCAL_SLICES, 1, map_slice}}, .nsubs = 1,
+    .reconcile = reconcile_key,
+};

@@ -1,10 +1,11 @@
-/* main.c - tenantgate-signer: flags, informers on the main loop, workers.
+/* main.c - tenantgate-signer: informers on the main loop, workers.
  *
  * The informers (list+watch) run on the main libuv loop and only turn events
- * into queue keys. Reconcilers run on worker threads, each with its own API
- * client, once every informer has synced: the first list enqueues every
- * existing object, so a restart resumes from the cluster's state. */
-#include <getopt.h>
+ * into queue keys, through the controllers' descriptors (controller.h,
+ * events.h). Reconcilers run on worker threads, each with its own API client,
+ * once every informer has synced: every cached object is then replayed
+ * through the handlers, so a restart resumes from the cluster's state. Flags
+ * and configuration: config.c. */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,20 +14,17 @@
 #include <unistd.h>
 
 #include <uv.h>
-#include <openssl/crypto.h>
 
-#include "common/flags.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/probe_server.h"
 #include "kube/clusterid.h"
 #include "kube/informer.h"
 #include "kube/json.h"
-#include "kube/tenant_json.h"
 #include "kube/whoami.h"
-#include "pki/tenant.h"
-#include "signer/approve_decide.h"
-#include "signer/cluster_labels.h"
+#include "signer/config.h"
+#include "signer/controller.h"
+#include "signer/events.h"
 #include "signer/leader.h"
 #include "signer/reconcile_common.h"
 #include "signer/remote_pool.h"
@@ -34,78 +32,27 @@
 #include "signer/replicator_watch.h"
 #include "signer/signer.h"
 
-/* Each Tenant takes a few dozen API round trips done one after another by a
- * worker, so onboarding speed scales with the workers (bench/onboard: 2 workers
- * onboarded 1,000 Tenants in 138 s, 8 in 68 s on the same 2-core machine). */
-#define DEFAULT_WORKERS 8
-#define MAX_WORKERS 32
-#define MAX_INFORMERS 12
-#define DEFAULT_SLICE_POLICY "tenantgate-resourceslice-policy"
-
-typedef struct informer_ref {
-    tg_informer *inf;
-    const char *kind;             /* queue key prefix */
-    struct signer_main *m;
-} informer_ref;
-
 typedef struct signer_main {
-    tg_signer s;
+    tg_signer signer;
+    tg_signer_flags flags;
     uv_loop_t *loop;
     tg_kube_client *client;
     tg_api_relay *relay;          /* the workers' calls, on client's connection */
     int workers_alive;            /* atomic */
-    informer_ref infs[MAX_INFORMERS];
-    int ninfs;
+    tg_informer *informers[TG_INF_COUNT];   /* NULL: not wanted by any enabled controller */
+    tg_events *events;            /* the informers' one handler */
     uv_timer_t sync_timer;
     uv_timer_t trim_timer;
     uv_signal_t sigterm, sigint;
-    pthread_t workers[MAX_WORKERS];
-    long nworkers;
+    pthread_t workers[TG_SIGNER_MAX_WORKERS];
     int workers_started;
-    int leader_elect;
     tg_leader *leader;
     tg_metrics *metrics;
-    tg_metric_family *m_queue, *m_in_flight, *m_leader, *m_cache, *m_informer_failures, *m_heap;
+    tg_metric_family *m_queue, *m_in_flight, *m_leader, *m_cache, *m_informer_failures, *m_heap, *m_out_of_scope;
     tg_probe_server *probe;
     tg_repl_watch *repl;          /* the replicator's Secrets, local objects and remote copies */
     int synced;
 } signer_main;
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: tenantgate-signer [--cluster-id ID] [options]\n"
-            "\n"
-            "CSR approval and signing, Tenant status, nonces, keys and Identity kubeconfigs.\n"
-            "\n"
-            "  --cluster-id ID            this cluster's id (default: CLUSTER_ID of the ConfigMap labelled\n"
-            "                             app.kubernetes.io/name=clusterid-configmap in --namespace, as Liqo)\n"
-            "  --kubeconfig FILE          API access (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
-            "  --context NAME             kubeconfig context\n"
-            "  --namespace NS             install namespace (default liqo)\n"
-            "  --controllers LIST         comma list of keys,nonce,tenant,approver,signer,identity,noncesigner,\n"
-            "                             resourceslice,renew,remoterenew,remoteresourceslice,replicator\n"
-            "                             (default all)\n"
-            "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
-            "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
-            "  --csr-expiration-seconds N expirationSeconds of CSRs (default 31536000; 0: none; min 600)\n"
-            "  --signer-name NAME         kubernetes.io/kube-apiserver-client (default) | tenantgate.io/identity\n"
-            "  --ca-cert FILE --ca-key FILE  own-signer CA (with --signer-name tenantgate.io/identity)\n"
-            "  --max-cert-lifetime SECONDS   own-signer clamp (default 31536000; min 90)\n"
-"  --leader-elect             act only while holding the Lease (15 s lease, 10 s renew deadline,\n"
-            "                             2 s retry); a leader that loses it exits (status 3)\n"
-            "  --leader-elect-lease-name NAME  (default tenantgate-signer)\n"
-            "  --leader-elect-namespace NS     (default: --namespace)\n"
-            "  --allow-no-handshake       accept TolerateNoHandshake Tenants (as the webhook's switch)\n"
-            "  --slice-policy-configmap NS/NAME  ResourceSlice class policy (default\n"
-            "                             <namespace>/" DEFAULT_SLICE_POLICY "; \"off\": none)\n"
-            "  --cluster-labels K=V,...   labels offered to consumers' virtual nodes (a slice's\n"
-            "                             status.nodeLabels, as Liqo's flag of that name)\n"
-"  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
-            "  --workers N                reconcile threads, 1-32 (default 8)\n"
-            "  --log-level LEVEL          debug, info, warn, error (default info)\n"
-            "  -h, --help\n");
-}
 
 /* No --cluster-id: the id Liqo keeps (kube/clusterid.h), read once before
  * the loop runs anything else. NULL after logging why; the flag wins. */
@@ -113,16 +60,16 @@ static const char *discover_cluster_id(signer_main *m, char id[TG_CLUSTERID_MAX 
 {
     char why[512];
     long status = -1;
-    tg_cluster_id_result r = tg_cluster_id_discover(m->client, m->s.namespace_, id, &status, why, sizeof(why));
+    tg_cluster_id_result r = tg_cluster_id_discover(m->client, m->signer.namespace_, id, &status, why, sizeof(why));
 
     if (r == TG_CLUSTER_ID_FOUND) {
         tg_log(TG_LOG_INFO, "cluster id read from the clusterid ConfigMap", TG_LOG_STR("cluster_id", id),
-               TG_LOG_STR("namespace", m->s.namespace_));
+               TG_LOG_STR("namespace", m->signer.namespace_));
         return id;
     }
     tg_log(TG_LOG_ERROR, "no cluster id: give --cluster-id, or create the clusterid ConfigMap "
                          "(kubectl tenantgate install --cluster-id ID)",
-           TG_LOG_STR("namespace", m->s.namespace_), TG_LOG_STR("error", why), TG_LOG_INT("status", status));
+           TG_LOG_STR("namespace", m->signer.namespace_), TG_LOG_STR("error", why), TG_LOG_INT("status", status));
     return NULL;
 }
 
@@ -137,7 +84,7 @@ static int learn_own_name(signer_main *m, char user[TG_WHOAMI_MAX + 1])
     long status = tg_whoami(m->client, user, why, sizeof(why));
 
     if (status == 200 || status == 201) {
-        m->s.self_user = user;
+        m->signer.self_user = user;
         tg_log(TG_LOG_INFO, "own user name read; only CSRs made by it count", TG_LOG_STR("user", user));
         return 0;
     }
@@ -148,177 +95,6 @@ static int learn_own_name(signer_main *m, char user[TG_WHOAMI_MAX + 1])
     }
     tg_log(TG_LOG_ERROR, "cannot learn the own user name", TG_LOG_STR("error", why), TG_LOG_INT("status", status));
     return 1;
-}
-
-static int parse_controllers(const char *arg, unsigned *out)
-{
-    static const struct { const char *name; unsigned bit; } names[] = {
-        {"keys", TG_CTL_KEYS}, {"nonce", TG_CTL_NONCE}, {"tenant", TG_CTL_TENANT}, {"approver", TG_CTL_APPROVER},
-        {"signer", TG_CTL_SIGNER}, {"identity", TG_CTL_IDENTITY}, {"noncesigner", TG_CTL_NONCESIGNER},
-        {"resourceslice", TG_CTL_RESOURCESLICE}, {"renew", TG_CTL_RENEW}, {"remoterenew", TG_CTL_REMOTE_RENEW},
-        {"remoteresourceslice", TG_CTL_REMOTE_SLICE},
-        {"replicator", TG_CTL_REPLICATOR},
-    };
-    char buf[256], *tok, *save = NULL;
-    size_t i;
-
-    if (strlen(arg) >= sizeof(buf))
-        return -1;
-    strcpy(buf, arg);
-    *out = 0;
-    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-            if (strcmp(tok, names[i].name) == 0)
-                break;
-        if (i == sizeof(names) / sizeof(names[0]))
-            return -1;
-        *out |= names[i].bit;
-    }
-    return *out ? 0 : -1;
-}
-
-/* ---------- informer handlers: objects -> queue keys ---------- */
-
-static void on_slice_of_tenant(json_object *sl, void *data)
-{
-    signer_main *m = data;
-    const char *ns = tg_json_path_string(sl, "metadata", "namespace", NULL);
-    const char *name = tg_json_path_string(sl, "metadata", "name", NULL);
-    char key[TG_WQ_KEY_MAX];
-
-    if (ns && name) {
-        snprintf(key, sizeof(key), "remoteslice/%s/%s", ns, name);
-        tg_wq_add(m->s.q, key, tg_wq_now_ms());
-    }
-}
-
-static void enqueue(informer_ref *r, json_object *o, int deleted)
-{
-    const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
-    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
-    char key[TG_WQ_KEY_MAX];
-    int is_csr = strcmp(r->kind, "csr") == 0, is_identity = strcmp(r->kind, "identity") == 0;
-    int issued = is_csr && tg_json_path_string(o, "status", "certificate", NULL) != NULL;
-    int denied = is_csr && !issued && rc_csr_decided(o) < 0;
-    int foreign = is_csr && !tg_csr_made_by(o, r->m->s.self_user);   /* wakes no Tenant or slice */
-
-    if (!name)
-        return;
-    snprintf(key, sizeof(key), "%s/%s/%s", r->kind, ns ? ns : "", name);
-    /* An issued CSR leaves the approver and the own signer nothing to do. */
-    if (!issued && !(is_csr && deleted) && !(is_identity && !(r->m->s.controllers & TG_CTL_IDENTITY)) &&
-        !(strcmp(r->kind, "tenant") == 0 && !(r->m->s.controllers & TG_CTL_TENANT)))
-        tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
-    /* Any Tenant event wakes its consumer's replicated slices (Liqo's RRS). */
-    if (strcmp(r->kind, "tenant") == 0 && r->m->s.slice_cache) {
-        const char *cid = tg_json_path_string(o, "spec", "clusterID", NULL);
-        if (!cid)
-            cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
-        if (cid)
-            tg_cache_get_by_index(r->m->s.slice_cache, cid, on_slice_of_tenant, r->m);
-    }
-    /* A slice's CSR issued or denied: wake that slice. */
-    if (is_csr && !foreign && (issued || denied) && (r->m->s.controllers & TG_CTL_REMOTE_SLICE)) {
-        const char *ref = tg_json_path_string(o, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
-        if (ref && strlen(ref) < TG_WQ_KEY_MAX - 16) {
-            snprintf(key, sizeof(key), "remoteslice/%s", ref);
-            tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
-        }
-    }
-    if (is_identity && (r->m->s.controllers & TG_CTL_RENEW)) {
-        snprintf(key, sizeof(key), "renew/%s/%s", ns ? ns : "", name);
-        tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
-    }
-    /* A Tenant's new certificate answers its consumer's Renew, named after the
-     * ControlPlane Identity: controlplane-<this cluster>. */
-    if (strcmp(r->kind, "tenant") == 0 && (r->m->s.controllers & TG_CTL_REMOTE_RENEW) && ns) {
-        snprintf(key, sizeof(key), "remoterenew/%s/controlplane-%s", ns, r->m->s.cluster_id);
-        tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
-    }
-    /* A CSR matters to its Tenant once it carries the certificate, is
-     * denied (the Tenant needs a fresh one) or is gone: wake the Tenant then,
-     * not on every approval step. */
-    if (is_csr && !foreign && (issued || denied || deleted) && (r->m->s.controllers & TG_CTL_TENANT)) {
-        const char *cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
-        const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
-        if (cid && tns) {
-            snprintf(key, sizeof(key), "tenant/%s/%s", tns, cid);
-            if (deleted)   /* what the Tenant was settled on is gone */
-                tg_settled_forget(r->m->s.settled, key);
-            tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
-        }
-    }
-}
-
-/* A CSR with our labels that we did not make: the approver still decides
- * it (it matches an admitted object or is denied), but no Tenant or slice
- * counts it. Said once, when the informer first sees it. */
-static void note_foreign_csr(informer_ref *r, json_object *o)
-{
-    const char *by = tg_json_path_string(o, "spec", "username", NULL);
-
-    if (strcmp(r->kind, "csr") != 0 || !(r->m->s.controllers & (TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) ||
-        tg_csr_made_by(o, r->m->s.self_user))
-        return;
-    tg_log(TG_LOG_WARN, "csr with the signer's labels made by another user: ignored by the Tenant and "
-                        "ResourceSlice controllers",
-           TG_LOG_STR("csr", tg_json_path_string(o, "metadata", "name", NULL)), TG_LOG_STR("username", by ? by : ""),
-           TG_LOG_STR("expected", r->m->s.self_user));
-    if (r->m->s.m_foreign_csrs)
-        tg_counter_add(tg_metric_series_get(r->m->s.m_foreign_csrs, NULL), 1);
-}
-
-static void on_add(json_object *o, void *data)
-{
-    note_foreign_csr(data, o);
-    enqueue(data, o, 0);
-}
-static void on_update(json_object *old_obj, json_object *o, void *data) { enqueue(data, o, 0); }
-static void on_delete(json_object *o, void *data) { enqueue(data, o, 1); }
-
-/* What the reconcilers read from each cache besides metadata (the handlers
- * need only metadata): the rest of each object is dropped on store, which
- * keeps the signer's memory flat in the number of Tenants. */
-static const char *const keep_nothing[] = {NULL};
-static const char *const keep_nonce[] = {"data.nonce", NULL};
-/* The CSRs' annotations: a slice's CSR names its slice there (the handler
- * wakes the slice, remoteresourceslice finds its CSRs); the signer's CSRs
- * carry no other annotation. spec.username: who made it (tg_csr_made_by). */
-static const char *const keep_csr[] = {"metadata.annotations", "spec.username", "status.certificate",
-                                       "status.conditions", NULL};
-/* remoteresourceslice sums the consumer's other slices from this cache
- * (maxPerTenant): class, grant, and whether Resources is Accepted (of the
- * conditions only type and status: their messages would double the size). */
-static const char *const keep_remoteslice[] = {"spec.class", "status.resources", "status.conditions.type",
-                                               "status.conditions.status", NULL};
-
-static int add_informer(signer_main *m, const char *kind, const char *path, const char *selector,
-                        const char *index_label, char *err, size_t err_len)
-{
-    informer_ref *r = &m->infs[m->ninfs];
-    tg_informer_opts o = {.path = path, .label_selector = selector, .index_label = index_label};
-
-    /* The nonce Secrets are found by label, which anyone who may create a
-     * Secret can set: by name too, so that labelled Secrets of other names,
-     * however many and big, are never listed (tenant_scope.h judges the rest). */
-    o.field_selector = strcmp(kind, "nonce") == 0         ? "metadata.name=" TG_NONCE_SECRET
-                       : strcmp(kind, "signednonce") == 0 ? "metadata.name=" TG_SIGNED_NONCE_SECRET
-                                                          : NULL;
-    o.keep_fields = strcmp(kind, "nonce") == 0         ? keep_nonce
-                    : strcmp(kind, "csr") == 0         ? keep_csr
-                    : strcmp(kind, "remoteslice") == 0 ? keep_remoteslice
-                                                       : keep_nothing;
-    /* One object per Tenant in each cache, read a few times per reconcile:
-     * compact text (~0.5-2 KB) instead of json-c trees (~4-6 KB each). */
-    o.compact = 1;
-
-    r->kind = kind;
-    r->m = m;
-    o.handlers = (tg_cache_handlers){.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .data = r};
-    if (!(r->inf = tg_informer_new(m->client, &o, err, err_len)))
-        return -1;
-    m->ninfs++;
-    return tg_informer_start(r->inf, err, err_len);
 }
 
 /* ---------- workers ---------- */
@@ -333,24 +109,24 @@ static void *worker_main(void *arg)
         tg_log(TG_LOG_ERROR, "worker cannot create its API client", TG_LOG_STR("error", "out of memory"));
         goto out;
     }
-    while (tg_wq_get_wait(m->s.q, key)) {
-        long r = tg_signer_reconcile(&m->s, api, key);
+    while (tg_wq_get_wait(m->signer.q, key)) {
+        long r = tg_signer_reconcile(&m->signer, api, key);
         uint64_t now = tg_wq_now_ms();
         char controller[32];
         size_t n = strcspn(key, "/");
 
         snprintf(controller, sizeof(controller), "%.*s", (int)(n < sizeof(controller) ? n : sizeof(controller) - 1), key);
-        tg_counter_add(tg_metric_series_get(m->s.m_reconciles, (const char *[]){controller,
+        tg_counter_add(tg_metric_series_get(m->signer.m_reconciles, (const char *[]){controller,
                            r == TG_RECONCILE_RETRY ? "error" : r > 0 ? "requeue" : "ok"}), 1);
         if (r == TG_RECONCILE_RETRY) {
-            uint64_t d = tg_wq_add_rate_limited(m->s.q, key, now);
+            uint64_t d = tg_wq_add_rate_limited(m->signer.q, key, now);
             tg_log(TG_LOG_DEBUG, "requeued with backoff", TG_LOG_STR("key", key), TG_LOG_INT("delay_ms", d));
         } else {
-            tg_wq_forget(m->s.q, key);
+            tg_wq_forget(m->signer.q, key);
             if (r > 0)
-                tg_wq_add_after(m->s.q, key, (uint64_t)r, now);
+                tg_wq_add_after(m->signer.q, key, (uint64_t)r, now);
         }
-        tg_wq_done(m->s.q, key, tg_wq_now_ms());
+        tg_wq_done(m->signer.q, key, tg_wq_now_ms());
     }
     tg_api_free(api);
 out:
@@ -364,22 +140,18 @@ static void on_sync_check(uv_timer_t *t)
     signer_main *m = t->data;
     int i;
 
-    for (i = 0; i < m->ninfs; i++)
-        if (!tg_informer_synced(m->infs[i].inf))
+    for (i = 0; i < TG_INF_COUNT; i++)
+        if (m->informers[i] && !tg_informer_synced(m->informers[i]))
             return;
     if (m->repl && !tg_repl_watch_synced(m->repl))
         return;
     m->synced = 1;
-    if (m->leader_elect && !__atomic_load_n(&m->s.is_leader, __ATOMIC_SEQ_CST))
+    if (m->flags.leader_elect && !__atomic_load_n(&m->signer.is_leader, __ATOMIC_SEQ_CST))
         return;
     uv_timer_stop(t);
-    if (m->s.controllers & TG_CTL_KEYS) {
-        char key[TG_WQ_KEY_MAX];
-        snprintf(key, sizeof(key), "keys/%s/%s", m->s.namespace_, TG_KEYS_SECRET);
-        tg_wq_add(m->s.q, key, tg_wq_now_ms());
-    }
-    m->s.is_leader = 1;
-    for (i = 0; i < m->nworkers; i++) {
+    tg_events_replay(m->events);
+    m->signer.is_leader = 1;
+    for (i = 0; i < m->flags.workers; i++) {
         __atomic_add_fetch(&m->workers_alive, 1, __ATOMIC_SEQ_CST);
         if (pthread_create(&m->workers[i], NULL, worker_main, m) == 0)
             m->workers_started++;
@@ -387,7 +159,7 @@ static void on_sync_check(uv_timer_t *t)
             __atomic_sub_fetch(&m->workers_alive, 1, __ATOMIC_SEQ_CST);
     }
     tg_log(TG_LOG_INFO, "informers synced, workers started", TG_LOG_INT("workers", m->workers_started),
-           TG_LOG_INT("queued", (int64_t)tg_wq_len(m->s.q)));
+           TG_LOG_INT("queued", (int64_t)tg_wq_len(m->signer.q)));
 }
 
 /* Reconciles free their parse trees in whatever order their API calls
@@ -405,7 +177,7 @@ static void on_signal(uv_signal_t *h, int signum)
     signer_main *m = h->data;
 
     tg_log(TG_LOG_INFO, "stopping", TG_LOG_INT("signal", signum));
-    tg_wq_shutdown(m->s.q);
+    tg_wq_shutdown(m->signer.q);
     uv_signal_stop(&m->sigterm);
     uv_signal_stop(&m->sigint);
     uv_timer_stop(&m->sync_timer);
@@ -420,9 +192,10 @@ static void close_handles(signer_main *m)
 {
     int i;
 
-    for (i = 0; i < m->ninfs; i++)
-        tg_informer_free(m->infs[i].inf);
-    m->ninfs = 0;
+    for (i = 0; i < TG_INF_COUNT; i++) {
+        tg_informer_free(m->informers[i]);
+        m->informers[i] = NULL;
+    }
     tg_repl_watch_free(m->repl);
     m->repl = NULL;
     uv_close((uv_handle_t *)&m->sigterm, NULL);
@@ -449,14 +222,17 @@ static void before_metrics(void *data)
     signer_main *m = data;
     int i;
 
-    tg_gauge_set(tg_metric_series_get(m->m_queue, NULL), (double)tg_wq_len(m->s.q));
-    tg_gauge_set(tg_metric_series_get(m->m_in_flight, NULL), (double)tg_wq_in_flight(m->s.q));
-    tg_gauge_set(tg_metric_series_get(m->m_leader, NULL), __atomic_load_n(&m->s.is_leader, __ATOMIC_SEQ_CST) ? 1 : 0);
-    for (i = 0; i < m->ninfs; i++) {
-        tg_gauge_set(tg_metric_series_get(m->m_cache, (const char *[]){m->infs[i].kind}),
-                     (double)tg_informer_count(m->infs[i].inf));
-        tg_counter_raise(tg_metric_series_get(m->m_informer_failures, (const char *[]){m->infs[i].kind}),
-                         (double)tg_informer_stats_get(m->infs[i].inf)->failures);
+    tg_gauge_set(tg_metric_series_get(m->m_queue, NULL), (double)tg_wq_len(m->signer.q));
+    tg_gauge_set(tg_metric_series_get(m->m_in_flight, NULL), (double)tg_wq_in_flight(m->signer.q));
+    tg_gauge_set(tg_metric_series_get(m->m_leader, NULL), __atomic_load_n(&m->signer.is_leader, __ATOMIC_SEQ_CST) ? 1 : 0);
+    for (i = 0; i < TG_INF_COUNT; i++) {
+        const char *name = tg_informer_descs[i].name;
+        if (!m->informers[i])
+            continue;
+        tg_gauge_set(tg_metric_series_get(m->m_cache, (const char *[]){name}),
+                     (double)tg_informer_count(m->informers[i]));
+        tg_counter_raise(tg_metric_series_get(m->m_informer_failures, (const char *[]){name}),
+                         (double)tg_informer_stats_get(m->informers[i])->failures);
     }
     {
         struct mallinfo2 mi = mallinfo2();
@@ -470,47 +246,51 @@ static void register_metrics(signer_main *m)
     static const double issue_bounds[] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300};
     tg_metrics *r = m->metrics;
 
-    m->s.m_reconciles = tg_metrics_counter(r, "tenantgate_signer_reconciles_total",
+    m->signer.m_reconciles = tg_metrics_counter(r, "tenantgate_signer_reconciles_total",
                                            "Reconciles by controller and result (ok, requeue, error).", 2,
                                            (const char *[]){"controller", "result"});
-    m->s.m_settled_skips = tg_metrics_counter(r, "tenantgate_signer_settled_skips_total",
+    m->signer.m_settled_skips = tg_metrics_counter(r, "tenantgate_signer_settled_skips_total",
                                               "Reconciles skipped: the informers showed the object as our own "
                                               "last write left it.", 1, (const char *[]){"controller"});
-    m->s.m_decisions = tg_metrics_counter(r, "tenantgate_signer_csr_decisions_total",
+    m->signer.m_decisions = tg_metrics_counter(r, "tenantgate_signer_csr_decisions_total",
                                           "CSR approvals and denials by reason.", 2,
                                           (const char *[]){"decision", "reason"});
-    m->s.m_tenant_verdicts = tg_metrics_counter(r, "tenantgate_signer_tenant_verdicts_total",
+    m->signer.m_tenant_verdicts = tg_metrics_counter(r, "tenantgate_signer_tenant_verdicts_total",
                                                 "Tenant checks by the tenant controller: accepted, or refused "
                                                 "with the reason code.", 2, (const char *[]){"verdict", "reason"});
-    m->s.m_issue_seconds = tg_metrics_histogram(r, "tenantgate_signer_tenant_issue_seconds",
+    m->signer.m_issue_seconds = tg_metrics_histogram(r, "tenantgate_signer_tenant_issue_seconds",
                                                 "Seconds from Tenant creation to its certificate in status.", 0,
                                                 NULL, sizeof(issue_bounds) / sizeof(issue_bounds[0]),
                                                 issue_bounds);
-    m->s.m_cert_expiry = tg_metrics_gauge(r, "tenantgate_signer_certificate_expiry_timestamp_seconds",
+    m->signer.m_cert_expiry = tg_metrics_gauge(r, "tenantgate_signer_certificate_expiry_timestamp_seconds",
                                           "NotAfter of the certificate in each Tenant's status.", 1,
                                           (const char *[]){"cluster_id"});
-    m->s.m_slice_verdicts = tg_metrics_counter(r, "tenantgate_signer_resourceslice_denials_total",
+    m->signer.m_slice_verdicts = tg_metrics_counter(r, "tenantgate_signer_resourceslice_denials_total",
                                                "ResourceSlice conditions set to Denied by the remoteresourceslice "
                                                "controller, by condition and reason.", 3,
                                                (const char *[]){"condition", "status", "reason"});
-    m->s.m_nonce_skips = tg_metrics_counter(r, "tenantgate_signer_nonce_skips_total",
+    m->signer.m_nonce_skips = tg_metrics_counter(r, "tenantgate_signer_nonce_skips_total",
                                             "Nonce and signed-nonce reconciles that left a labelled Secret "
                                             "alone: not in the tenant namespace (liqo-tenant-<id> for a nonce, "
                                             "one labelled as such for a signed nonce), or not labelled for its id "
                                             "(Secrets of other names are not even listed).",
                                             1, (const char *[]){"reason"});
-    m->s.m_repl_secret_skips = tg_metrics_counter(r, "tenantgate_signer_replicator_secrets_ignored_total",
+    m->signer.m_repl_secret_skips = tg_metrics_counter(r, "tenantgate_signer_replicator_secrets_ignored_total",
                                                   "ControlPlane kubeconfig Secrets the replicator will not use: not "
                                                   "in a liqo-tenant-<id> namespace, or not labelled for that id.",
                                                   1, (const char *[]){"reason"});
-    m->s.m_foreign_csrs = tg_metrics_counter(r, "tenantgate_signer_foreign_csrs_ignored_total",
+    m->signer.m_foreign_csrs = tg_metrics_counter(r, "tenantgate_signer_foreign_csrs_ignored_total",
                                              "CSRs labelled as the signer's (liqo.io/remote-tenant-csr) that "
                                              "someone else made (spec.username), counted when the CSR informer "
                                              "first sees each: no Tenant or ResourceSlice counts them.", 0, NULL);
-    m->s.m_replicated = tg_metrics_counter(r, "tenantgate_signer_replicated_total",
+    m->signer.m_replicated = tg_metrics_counter(r, "tenantgate_signer_replicated_total",
                                            "The replicator's writes by kind and action: create, update_spec "
                                            "(on the provider), pull_status (local /status), delete_remote, "
                                            "remove_finalizer.", 2, (const char *[]){"kind", "action"});
+    m->m_out_of_scope = tg_metrics_counter(r, "tenantgate_signer_out_of_scope_total",
+                                           "Objects (and wake-up keys) dropped before any reconcile because they "
+                                           "are outside the controller's scope (docs/signer.md), once per object.",
+                                           1, (const char *[]){"controller"});
     m->m_queue = tg_metrics_gauge(r, "tenantgate_signer_queue_depth", "Keys waiting in the work queue.", 0, NULL);
     m->m_in_flight = tg_metrics_gauge(r, "tenantgate_signer_queue_in_flight", "Keys being reconciled.", 0, NULL);
     m->m_leader = tg_metrics_gauge(r, "tenantgate_signer_leader", "1 while this replica acts.", 0, NULL);
@@ -557,310 +337,172 @@ static int start_replicator(signer_main *m, char *err, size_t err_len)
         if (i != TG_REPL_NAMESPACEMAPS || served(m, tg_repl_kinds[i].group_path, tg_repl_kinds[i].plural))
             kinds |= 1u << i;
     tg_log(TG_LOG_INFO, "replicator: kinds", TG_LOG_BOOL("namespacemaps", (kinds >> TG_REPL_NAMESPACEMAPS) & 1));
-    if (!(m->s.remote_pool = tg_remote_pool_new())) {
+    if (!(m->signer.remote_pool = tg_remote_pool_new())) {
         snprintf(err, err_len, "out of memory");
         return -1;
     }
-    return (m->repl = tg_repl_watch_new(m->loop, m->client, &m->s, kinds, err, err_len)) ? 0 : -1;
+    return (m->repl = tg_repl_watch_new(m->loop, m->client, &m->signer, kinds, err, err_len)) ? 0 : -1;
 }
 
-static int load_file(const char *path, char **buf, size_t *len)
-{
-    char err[256];
 
-    if (tg_kube_read_file(path, 1u << 20, buf, len, err, sizeof(err)) != 0) {
-        tg_log(TG_LOG_ERROR, "cannot read file", TG_LOG_STR("error", err));
+/* The informers the enabled controllers want (informers.c), each once, with
+ * the one handler (events.h); their caches go where the reconcilers read them. */
+static int start_informers(signer_main *m, char *err, size_t err_len)
+{
+    for (int id = 0; id < TG_INF_COUNT; id++) {
+        const tg_informer_desc *d = &tg_informer_descs[id];
+        tg_informer_opts o = {.path = d->path, .label_selector = d->label_selector,
+                              .field_selector = d->field_selector, .index_label = d->index_label,
+                              .index_metadata = d->index_metadata, .keep_fields = d->keep_fields,
+                              /* one object per Tenant in each cache, read a few times per
+                               * reconcile: compact text instead of json-c trees */
+                              .compact = 1, .handlers = tg_events_handlers(m->events, (tg_informer_id)id)};
+        tg_cache *cache;
+
+        if (!tg_events_wanted(&m->signer, (tg_informer_id)id))
+            continue;
+        if (!(m->informers[id] = tg_informer_new(m->client, &o, err, err_len)))
+            return -1;
+        cache = tg_informer_cache(m->informers[id]);
+        tg_events_set_cache(m->events, (tg_informer_id)id, cache);
+        if (d->cache_offset)
+            *(tg_cache **)((char *)&m->signer + d->cache_offset) = cache;
+        if (tg_informer_start(m->informers[id], err, err_len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* State the reconcilers share, before anything runs. */
+static int init_shared_state(signer_main *m)
+{
+    pthread_mutex_init(&m->signer.key_mu, NULL);
+    pthread_mutex_init(&m->signer.rb_mu, NULL);
+    if (!(m->signer.rb_known = json_object_new_object()) || !(m->signer.settled = tg_settled_new()) ||
+        !(m->signer.q = tg_wq_new(NULL)) || !(m->metrics = tg_metrics_new()))
+        return -1;
+    register_metrics(m);
+    return (m->events = tg_events_new(&m->signer, m->m_out_of_scope)) ? 0 : -1;
+}
+
+static int connect_api(signer_main *m)
+{
+    char err[512];
+
+    m->loop = uv_default_loop();
+    if (!(m->client = tg_kube_client_new(m->loop, &m->signer.cfg, err, sizeof(err))) ||
+        !(m->relay = tg_api_relay_new(m->loop, m->client))) {
+        tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client",
+               TG_LOG_STR("error", m->client ? "out of memory" : err));
         return -1;
     }
     return 0;
 }
 
+/* Informers, the replicator, probes and leader election. 0, or -1 after logging why. */
+static int start_parts(signer_main *m)
+{
+    char err[512];
+
+    if (start_informers(m, err, sizeof(err)) != 0) {
+        tg_log(TG_LOG_ERROR, "cannot start an informer", TG_LOG_STR("error", err));
+        return -1;
+    }
+    if ((m->signer.controllers & tg_ctl_replicator.bit) && start_replicator(m, err, sizeof(err)) != 0) {
+        tg_log(TG_LOG_ERROR, "cannot start the replicator", TG_LOG_STR("error", err));
+        return -1;
+    }
+    if (m->flags.metrics_port >= 0) {
+        tg_probe_config pc = {.host = m->flags.metrics_host, .port = m->flags.metrics_port, .metrics = m->metrics,
+                              .not_ready = not_ready, .before_metrics = before_metrics, .data = m};
+        if (!(m->probe = tg_probe_server_new(m->loop, &pc, err, sizeof(err)))) {
+            tg_log(TG_LOG_ERROR, "cannot serve probes", TG_LOG_STR("error", err));
+            return -1;
+        }
+    }
+    if (m->flags.leader_elect &&
+        !(m->leader = tg_leader_start(&m->signer, m->flags.lease_ns ? m->flags.lease_ns : m->signer.namespace_,
+                                      m->flags.lease_name, err, sizeof(err)))) {
+        tg_log(TG_LOG_ERROR, "cannot start leader election", TG_LOG_STR("error", err));
+        return -1;
+    }
+    return 0;
+}
+
+static void start_timers_and_signals(signer_main *m)
+{
+    uv_timer_init(m->loop, &m->sync_timer);
+    m->sync_timer.data = m;
+    uv_timer_start(&m->sync_timer, on_sync_check, 0, 100);
+    uv_timer_init(m->loop, &m->trim_timer);
+    uv_timer_start(&m->trim_timer, on_trim, 2000, 2000);
+    uv_signal_init(m->loop, &m->sigterm);
+    uv_signal_init(m->loop, &m->sigint);
+    m->sigterm.data = m->sigint.data = m;
+    uv_signal_start(&m->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&m->sigint, on_signal, SIGINT);
+}
+
+/* After uv_run returned: the workers finish the reconcile in hand, whose
+ * calls this loop carries out, then everything is released. */
+static void shut_down(signer_main *m)
+{
+    tg_signer *s = &m->signer;
+
+    while (__atomic_load_n(&m->workers_alive, __ATOMIC_SEQ_CST) > 0 || tg_api_relay_busy(m->relay))
+        uv_run(m->loop, UV_RUN_ONCE);
+    for (int i = 0; i < m->workers_started; i++)
+        pthread_join(m->workers[i], NULL);
+    s->ns_cache = s->csr_cache = s->nonce_cache = s->slice_cache = s->tenant_cache = s->renew_cache = NULL;
+    close_handles(m);
+    tg_leader_stop(m->leader);   /* after the workers: release only once nothing acts */
+    uv_run(m->loop, UV_RUN_NOWAIT);          /* finish the probe connections' closes */
+    if (tg_probe_server_free(m->probe) != 0)
+        exit(0);   /* a scraper keeps a connection open: just exit */
+    uv_run(m->loop, UV_RUN_DEFAULT);         /* informers, client and h2o handles close */
+    uv_loop_close(m->loop);
+    tg_events_free(m->events);
+    tg_wq_free(s->q);
+    tg_metrics_free(m->metrics);
+    EVP_PKEY_free(s->cluster_key);
+    tg_ca_clear(&s->own_ca);
+    free(s->api_server);
+    free(s->ca_pem);
+    tg_kube_config_free(&s->cfg);
+    json_object_put(s->rb_known);
+    tg_settled_free(s->settled);
+    tg_remote_pool_free(s->remote_pool);
+    json_object_put(s->node_labels);
+}
+
 int main(int argc, char **argv)
 {
-    enum {
-        OPT_KUBECONFIG = 256, OPT_CONTEXT, OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_CONTROLLERS, OPT_API_SERVER, OPT_CA_FILE,
-        OPT_CSR_EXP, OPT_SIGNER_NAME, OPT_CA_CERT, OPT_CA_KEY, OPT_MAX_LIFE, OPT_ALLOW_NH, OPT_LOG_LEVEL,
-        OPT_LE, OPT_LE_NAME, OPT_LE_NS, OPT_METRICS, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS,
-    };
-    static const struct option opts[] = {
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-        {"context", required_argument, NULL, OPT_CONTEXT},
-        {"cluster-id", required_argument, NULL, OPT_CLUSTER_ID},
-        {"namespace", required_argument, NULL, OPT_NAMESPACE},
-        {"controllers", required_argument, NULL, OPT_CONTROLLERS},
-        {"api-server-url", required_argument, NULL, OPT_API_SERVER},
-        {"ca-file", required_argument, NULL, OPT_CA_FILE},
-        {"csr-expiration-seconds", required_argument, NULL, OPT_CSR_EXP},
-        {"signer-name", required_argument, NULL, OPT_SIGNER_NAME},
-        {"ca-cert", required_argument, NULL, OPT_CA_CERT},
-        {"ca-key", required_argument, NULL, OPT_CA_KEY},
-        {"max-cert-lifetime", required_argument, NULL, OPT_MAX_LIFE},
-        {"allow-no-handshake", no_argument, NULL, OPT_ALLOW_NH},
-        {"leader-elect", no_argument, NULL, OPT_LE},
-        {"metrics-listen", required_argument, NULL, OPT_METRICS},
-        {"leader-elect-lease-name", required_argument, NULL, OPT_LE_NAME},
-        {"leader-elect-namespace", required_argument, NULL, OPT_LE_NS},
-        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-        {"workers", required_argument, NULL, OPT_WORKERS},
-        {"slice-policy-configmap", required_argument, NULL, OPT_SLICE_POLICY},
-        {"cluster-labels", required_argument, NULL, OPT_CLUSTER_LABELS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     static signer_main m;
-    const char *kubeconfig = NULL, *context = NULL, *ca_file = NULL, *ca_cert = NULL, *ca_key = NULL;
-    const char *api_server = NULL, *lease_name = "tenantgate-signer", *lease_ns = NULL, *slice_policy = NULL;
-    char slice_policy_ns[64], label_err[256];
-    const char *cluster_labels = NULL;
-    long max_life = 31536000;
-    char metrics_host[256] = "0.0.0.0";
-    int metrics_port = 8080;
-    char err[512], sel[64], discovered[TG_CLUSTERID_MAX + 1];
-    static char self_user[TG_WHOAMI_MAX + 1];   /* m.s.self_user points here */
-    int c, i;
+    static char self_user[TG_WHOAMI_MAX + 1];   /* m.signer.self_user points here */
+    static char discovered_id[TG_CLUSTERID_MAX + 1];
+    int status;
 
-    m.nworkers = DEFAULT_WORKERS;
-
-    m.s.namespace_ = "liqo";
-    m.s.controllers = TG_CTL_ALL;
-    m.s.signer_name = TG_SIGNER_NAME_KUBE;
-    m.s.csr_expiration_s = 31536000;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_KUBECONFIG: kubeconfig = optarg; break;
-        case OPT_CONTEXT: context = optarg; break;
-        case OPT_CLUSTER_ID: m.s.cluster_id = optarg; break;
-        case OPT_NAMESPACE: m.s.namespace_ = optarg; break;
-        case OPT_CONTROLLERS:
-            if (parse_controllers(optarg, &m.s.controllers) != 0)
-                goto bad;
-            break;
-        case OPT_API_SERVER: api_server = optarg; break;
-        case OPT_CA_FILE: ca_file = optarg; break;
-        case OPT_WORKERS:
-            if (tg_flag_long(optarg, 1, MAX_WORKERS, &m.nworkers) != 0)
-                goto bad;
-            break;
-        case OPT_CSR_EXP:
-            if (tg_flag_long(optarg, 0, 10L * 365 * 86400, &m.s.csr_expiration_s) != 0 ||
-                (m.s.csr_expiration_s > 0 && m.s.csr_expiration_s < 600))
-                goto bad;
-            break;
-        case OPT_SIGNER_NAME:
-            if (strcmp(optarg, TG_SIGNER_NAME_KUBE) != 0 && strcmp(optarg, TG_SIGNER_NAME_OWN) != 0)
-                goto bad;
-            m.s.signer_name = optarg;
-            break;
-        case OPT_CA_CERT: ca_cert = optarg; break;
-        case OPT_CA_KEY: ca_key = optarg; break;
-        case OPT_MAX_LIFE:
-            /* shorter certificates would be due for renewal as soon as issued
-             * (NotBefore is backdated 5 min; see renewal.h) */
-            if (tg_flag_long(optarg, 90, 10L * 365 * 86400, &max_life) != 0)
-                goto bad;
-            break;
-        case OPT_ALLOW_NH: m.s.allow_no_handshake = 1; break;
-        case OPT_LE: m.leader_elect = 1; break;
-        case OPT_METRICS:
-            if (strcmp(optarg, "off") == 0)
-                metrics_port = -1;
-            else if (tg_flag_listen_addr(optarg, metrics_host, sizeof(metrics_host), &metrics_port) != 0)
-                goto bad;
-            break;
-        case OPT_LE_NAME: lease_name = optarg; break;
-        case OPT_SLICE_POLICY: {
-            const char *slash = strchr(optarg, '/');
-            if (strcmp(optarg, "off") != 0 &&
-                (!slash || slash == optarg || (size_t)(slash - optarg) >= sizeof(slice_policy_ns) || !slash[1] ||
-                 strchr(slash + 1, '/') || strlen(slash + 1) > 253))
-                goto bad;
-            slice_policy = optarg;
-            break;
-        }
-        case OPT_LE_NS: lease_ns = optarg; break;
-        case OPT_CLUSTER_LABELS: cluster_labels = optarg; break;
-        case OPT_LOG_LEVEL:
-            if (tg_log_set_level_named(optarg) != 0)
-                goto bad;
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind != argc || (m.s.cluster_id && !tg_cluster_id_valid(m.s.cluster_id))) {
-        fprintf(stderr, "tenantgate-signer: --cluster-id must be a valid cluster id\n");
-        usage(stderr);
-        return 2;
-    }
-    if (!ca_cert != !ca_key) {
-        fprintf(stderr, "tenantgate-signer: --ca-cert and --ca-key go together\n");
-        return 2;
-    }
-    if (ca_cert && strcmp(m.s.signer_name, TG_SIGNER_NAME_OWN) != 0) {
-        fprintf(stderr, "tenantgate-signer: --ca-cert needs --signer-name %s\n", TG_SIGNER_NAME_OWN);
-        return 2;
-    }
-    if (cluster_labels && *cluster_labels &&
-        !(m.s.node_labels = tg_cluster_labels_parse(cluster_labels, label_err, sizeof(label_err)))) {
-        fprintf(stderr, "tenantgate-signer: --cluster-labels: %s\n", label_err);
-        return 2;
-    }
-    if (!slice_policy) {
-        m.s.slice_policy_ns = m.s.namespace_;
-        m.s.slice_policy_name = DEFAULT_SLICE_POLICY;
-    } else if (strcmp(slice_policy, "off") != 0) {
-        snprintf(slice_policy_ns, sizeof(slice_policy_ns), "%.*s", (int)(strchr(slice_policy, '/') - slice_policy),
-                 slice_policy);
-        m.s.slice_policy_ns = slice_policy_ns;
-        m.s.slice_policy_name = strchr(slice_policy, '/') + 1;
-    }
+    if ((status = tg_signer_flags_parse(argc, argv, &m.signer, &m.flags)) >= 0)
+        return status;
     signal(SIGPIPE, SIG_IGN);
     /* glibc gives each worker thread its own malloc arena, and each keeps
      * the peak of its responses' parse trees: one arena bounds the RSS, and
      * the workers spend their time waiting on the API server, not on malloc. */
     mallopt(M_ARENA_MAX, 1);
-    pthread_mutex_init(&m.s.key_mu, NULL);
-    pthread_mutex_init(&m.s.rb_mu, NULL);
-    if (!(m.s.rb_known = json_object_new_object()) || !(m.s.settled = tg_settled_new()))
+    if (init_shared_state(&m) != 0 || tg_signer_config_load(&m.signer, &m.flags) != 0 || connect_api(&m) != 0)
         return 1;
-
-    if (tg_kube_config_load(&m.s.cfg, kubeconfig, context, err, sizeof(err)) != 0) {
-        tg_log(TG_LOG_ERROR, "cannot load the kubeconfig", TG_LOG_STR("error", err));
+    if (!m.signer.cluster_id && !(m.signer.cluster_id = discover_cluster_id(&m, discovered_id)))
         return 1;
-    }
-    if (ca_cert) {
-        char *cp = NULL, *kp = NULL;
-        size_t cl = 0, kl = 0;
-        int r;
-        if (load_file(ca_cert, &cp, &cl) != 0 || load_file(ca_key, &kp, &kl) != 0)
-            return 1;
-        r = tg_ca_load(&m.s.own_ca, cp, cl, kp, kl, max_life);
-        OPENSSL_cleanse(kp, kl);
-        free(kp);
-        free(cp);
-        if (r != 0) {
-            tg_log(TG_LOG_ERROR, "cannot load the own-signer CA", TG_LOG_STR("file", ca_cert));
-            return 1;
-        }
-    }
-    m.s.api_server = strdup(api_server ? api_server : m.s.cfg.server);
-    if (ca_file) {
-        if (load_file(ca_file, &m.s.ca_pem, &m.s.ca_len) != 0)
-            return 1;
-    } else if (m.s.cfg.ca) {
-        m.s.ca_pem = malloc(m.s.cfg.ca_len + 1);
-        memcpy(m.s.ca_pem, m.s.cfg.ca, m.s.cfg.ca_len);
-        m.s.ca_pem[m.s.cfg.ca_len] = '\0';
-        m.s.ca_len = m.s.cfg.ca_len;
-    }
-    if (!(m.s.q = tg_wq_new(NULL)) || !(m.metrics = tg_metrics_new()))
+    if ((m.signer.controllers & (TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) && learn_own_name(&m, self_user) != 0)
         return 1;
-    register_metrics(&m);
-
-    m.loop = uv_default_loop();
-    if (!(m.client = tg_kube_client_new(m.loop, &m.s.cfg, err, sizeof(err))) ||
-        !(m.relay = tg_api_relay_new(m.loop, m.client))) {
-        tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", m.client ? "out of memory" : err));
+    if (start_parts(&m) != 0)
         return 1;
-    }
-    if (!m.s.cluster_id && !(m.s.cluster_id = discover_cluster_id(&m, discovered)))
-        return 1;
-    if ((m.s.controllers & (TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) && learn_own_name(&m, self_user) != 0)
-        return 1;
-    if (((m.s.controllers & TG_CTL_NONCE) &&
-         (add_informer(&m, "nonce", "/api/v1/secrets", "liqo.io/nonce=true", NULL, err, sizeof(err)) != 0 ||
-          !(m.s.nonce_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
-        ((m.s.controllers & TG_CTL_REMOTE_SLICE) &&
-         (add_informer(&m, "remoteslice", "/apis/authentication.liqo.io/v1beta1/resourceslices",
-                       "liqo.io/replicated=true,liqo.io/originID", "liqo.io/originID", err, sizeof(err)) != 0 ||
-          !(m.s.slice_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
-        ((m.s.controllers & (TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) &&
-         (add_informer(&m, "tenant", "/apis/authentication.liqo.io/v1beta1/tenants", NULL, NULL, err, sizeof(err)) != 0 ||
-          !(m.s.tenant_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
-        ((m.s.controllers & (TG_CTL_APPROVER | TG_CTL_SIGNER | TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) &&
-         (add_informer(&m, "csr", "/apis/certificates.k8s.io/v1/certificatesigningrequests",
-                       (snprintf(sel, sizeof(sel), TG_LABEL_TENANT_CSR "=true"), sel), TG_LABEL_REMOTE_CLUSTER_ID, err,
-                       sizeof(err)) != 0 ||
-          !(m.s.csr_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf)))) ||
-        ((m.s.controllers & TG_CTL_NONCESIGNER) &&
-         add_informer(&m, "signednonce", "/api/v1/secrets", "liqo.io/signed-nonce=true", NULL, err, sizeof(err)) != 0) ||
-        ((m.s.controllers & (TG_CTL_IDENTITY | TG_CTL_RENEW)) &&
-         add_informer(&m, "identity", "/apis/authentication.liqo.io/v1beta1/identities", NULL, NULL, err, sizeof(err)) != 0) ||
-        ((m.s.controllers & TG_CTL_RESOURCESLICE) &&
-         add_informer(&m, "rslice", "/apis/authentication.liqo.io/v1beta1/resourceslices",
-                      "liqo.io/replication=true,liqo.io/remoteID", NULL, err, sizeof(err)) != 0) ||
-        /* A Renew is named after its Identity: the Identity informer wakes it too (enqueue). */
-        ((m.s.controllers & TG_CTL_RENEW) &&
-         add_informer(&m, "renew", "/apis/authentication.liqo.io/v1beta1/renews", "liqo.io/replication=true", NULL,
-                      err, sizeof(err)) != 0) ||
-        /* The Tenant informer wakes a consumer's Renew too (enqueue). */
-        ((m.s.controllers & TG_CTL_REMOTE_RENEW) &&
-         (add_informer(&m, "remoterenew", "/apis/authentication.liqo.io/v1beta1/renews",
-                       "liqo.io/replicated=true,liqo.io/originID", NULL, err, sizeof(err)) != 0 ||
-          !(m.s.renew_cache = tg_informer_cache(m.infs[m.ninfs - 1].inf))))) {
-        tg_log(TG_LOG_ERROR, "cannot start an informer", TG_LOG_STR("error", err));
-        return 1;
-    }
-    if ((m.s.controllers & TG_CTL_REPLICATOR) && start_replicator(&m, err, sizeof(err)) != 0) {
-        tg_log(TG_LOG_ERROR, "cannot start the replicator", TG_LOG_STR("error", err));
-        return 1;
-    }
-    if (metrics_port >= 0) {
-        tg_probe_config pc = {.host = metrics_host, .port = metrics_port, .metrics = m.metrics,
-                              .not_ready = not_ready, .before_metrics = before_metrics, .data = &m};
-        if (!(m.probe = tg_probe_server_new(m.loop, &pc, err, sizeof(err)))) {
-            tg_log(TG_LOG_ERROR, "cannot serve probes", TG_LOG_STR("error", err));
-            return 1;
-        }
-    }
-    if (m.leader_elect &&
-        !(m.leader = tg_leader_start(&m.s, lease_ns ? lease_ns : m.s.namespace_, lease_name, err, sizeof(err)))) {
-        tg_log(TG_LOG_ERROR, "cannot start leader election", TG_LOG_STR("error", err));
-        return 1;
-    }
-    uv_timer_init(m.loop, &m.sync_timer);
-    m.sync_timer.data = &m;
-    uv_timer_start(&m.sync_timer, on_sync_check, 0, 100);
-    uv_timer_init(m.loop, &m.trim_timer);
-    uv_timer_start(&m.trim_timer, on_trim, 2000, 2000);
-    uv_signal_init(m.loop, &m.sigterm);
-    uv_signal_init(m.loop, &m.sigint);
-    m.sigterm.data = m.sigint.data = &m;
-    uv_signal_start(&m.sigterm, on_signal, SIGTERM);
-    uv_signal_start(&m.sigint, on_signal, SIGINT);
-    tg_log(TG_LOG_INFO, "signer starting", TG_LOG_STR("cluster_id", m.s.cluster_id),
-           TG_LOG_STR("namespace", m.s.namespace_), TG_LOG_STR("signer_name", m.s.signer_name),
-           TG_LOG_INT("controllers", m.s.controllers), TG_LOG_BOOL("own_signer", m.s.own_ca.cert != NULL),
+    start_timers_and_signals(&m);
+    tg_log(TG_LOG_INFO, "signer starting", TG_LOG_STR("cluster_id", m.signer.cluster_id),
+           TG_LOG_STR("namespace", m.signer.namespace_), TG_LOG_STR("signer_name", m.signer.signer_name),
+           TG_LOG_INT("controllers", m.signer.controllers), TG_LOG_BOOL("own_signer", m.signer.own_ca.cert != NULL),
            TG_LOG_INT("metrics_port", m.probe ? tg_probe_server_port(m.probe) : -1));
     uv_run(m.loop, UV_RUN_DEFAULT);
-    /* The workers finish the reconcile in hand, whose calls this loop
-     * carries out: keep it turning until the last one has left. */
-    while (__atomic_load_n(&m.workers_alive, __ATOMIC_SEQ_CST) > 0 || tg_api_relay_busy(m.relay))
-        uv_run(m.loop, UV_RUN_ONCE);
-    for (i = 0; i < m.workers_started; i++)
-        pthread_join(m.workers[i], NULL);
-    m.s.csr_cache = m.s.nonce_cache = m.s.slice_cache = NULL;
-    close_handles(&m);
-    tg_leader_stop(m.leader);   /* after the workers: release only once nothing acts */
-    uv_run(m.loop, UV_RUN_NOWAIT);           /* finish the probe connections' closes */
-    if (tg_probe_server_free(m.probe) != 0)
-        return 0;   /* a scraper keeps a connection open: just exit */
-    uv_run(m.loop, UV_RUN_DEFAULT);          /* informers, client and h2o handles close */
-    uv_loop_close(m.loop);
-    tg_wq_free(m.s.q);
-    tg_metrics_free(m.metrics);
-    EVP_PKEY_free(m.s.cluster_key);
-    tg_ca_clear(&m.s.own_ca);
-    free(m.s.api_server);
-    free(m.s.ca_pem);
-    tg_kube_config_free(&m.s.cfg);
-    json_object_put(m.s.rb_known);
-    tg_settled_free(m.s.settled);
-    tg_remote_pool_free(m.s.remote_pool);
-    json_object_put(m.s.node_labels);
+    shut_down(&m);
     return 0;
-bad:
-    fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg);
-    usage(stderr);
-    return 2;
 }

@@ -205,3 +205,67 @@ out:
     json_object_put(csr);
     return ret;
 }
+
+/* ---------- descriptors: the approver, and the own signer (provider_signer.c) ---------- */
+
+/* Said once, when the informer first meets it: the approver still decides
+ * such a CSR, but no Tenant or slice counts it. */
+void tg_note_foreign_csr(tg_signer *s, json_object *o)
+{
+    const char *by = tg_json_path_string(o, "spec", "username", NULL);
+
+    if (!(s->controllers & (TG_CTL_TENANT | TG_CTL_REMOTE_SLICE)) || tg_csr_made_by(o, s->self_user))
+        return;
+    tg_log(TG_LOG_WARN, "csr with the signer's labels made by another user: ignored by the Tenant and "
+                        "ResourceSlice controllers",
+           TG_LOG_STR("csr", tg_json_path_string(o, "metadata", "name", NULL)), TG_LOG_STR("username", by ? by : ""),
+           TG_LOG_STR("expected", s->self_user));
+    if (s->m_foreign_csrs)
+        tg_counter_add(tg_metric_series_get(s->m_foreign_csrs, NULL), 1);
+}
+
+/* An issued CSR leaves the approver nothing to do. A decided one still
+ * comes here: our own decision's event is recognised as settled (no GET),
+ * and with the own signer running, the approver signs what it approved. */
+static void map_approve(const tg_event *ev, tg_key_sink *sink)
+{
+    if (!ev->deleted && !tg_json_path_string(ev->obj, "status", "certificate", NULL))
+        tg_key_emit(sink, "approve", "", tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+static long reconcile_csr_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    (void)ns;
+    return tg_reconcile_csr(s, api, name);
+}
+
+const tg_controller_desc tg_ctl_approver = {
+    .name = "approver", .key_prefix = "approve", .bit = TG_CTL_APPROVER, .side = "provider",
+    .scope = {.where = TG_WHERE_CLUSTER,
+              .acts_on = "CSRs labelled liqo.io/remote-tenant-csr=true (each judged against the Tenant or "
+                         "ResourceSlice it names)",
+              .writes = "the CSR's approval"},
+    .subs = {{TG_INF_CSRS, 1, map_approve}}, .nsubs = 1,
+    .reconcile = reconcile_csr_key,
+};
+
+/* Approved (by anyone) and not yet issued: the own signer's turn, unless the
+ * approver runs here too and signs as it approves (one reconcile, not two
+ * racing PUTs of the same certificate). */
+static void map_sign(const tg_event *ev, tg_key_sink *sink)
+{
+    if (!(ev->s->controllers & TG_CTL_APPROVER) && ev->s->own_ca.cert && !ev->deleted &&
+        !tg_json_path_string(ev->obj, "status", "certificate", NULL) && rc_csr_decided(ev->obj) > 0)
+        tg_key_emit(sink, "sign", "", tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+const tg_controller_desc tg_ctl_own_signer = {
+    .name = "signer", .key_prefix = "sign", .bit = TG_CTL_SIGNER, .side = "provider",
+    .scope = {.where = TG_WHERE_CLUSTER,
+              .acts_on = "approved CSRs labelled liqo.io/remote-tenant-csr=true for signerName "
+                         "tenantgate.io/identity (with --ca-cert)",
+              .writes = "the CSR's status.certificate"},
+    .subs = {{TG_INF_CSRS, 1, map_sign}}, .nsubs = 1,
+    .reconcile = reconcile_csr_key,   /* signs what is approved for the own signer, and nothing else */
+};

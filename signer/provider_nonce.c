@@ -102,3 +102,27 @@ fail:
     json_object_put(sec);
     return TG_RECONCILE_RETRY;
 }
+
+/* ---------- descriptor ---------- */
+
+static void map_nonce(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "nonce", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    return tg_reconcile_nonce(s, api, ns, name);
+}
+
+const tg_controller_desc tg_ctl_nonce = {
+    .name = "nonce", .key_prefix = "nonce", .bit = TG_CTL_NONCE, .side = "provider",
+    .scope = {.where = TG_WHERE_TENANT_NS, .name = TG_NONCE_SECRET, .peer = TG_PEER_LABEL,
+              .acts_on = "Secret liqo-nonce labelled liqo.io/nonce=true and liqo.io/remote-cluster-id=<the "
+                         "namespace's remote cluster id>, in a tenant namespace",
+              .writes = "that Secret's data.nonce"},
+    .subs = {{TG_INF_NONCES, 1, map_nonce}}, .nsubs = 1,
+    .reconcile = reconcile_key,
+};

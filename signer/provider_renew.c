@@ -90,3 +90,36 @@ out:
     json_object_put(renew);
     return ret;
 }
+
+/* ---------- descriptor ---------- */
+
+static void map_renew(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "remoterenew", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+/* A Tenant's new certificate answers its consumer's Renew, named after the
+ * ControlPlane Identity: controlplane-<this cluster>. */
+static void map_tenant_to_renew(const tg_event *ev, tg_key_sink *sink)
+{
+    char name[256];
+
+    snprintf(name, sizeof(name), "controlplane-%s", ev->s->cluster_id);
+    tg_key_emit(sink, "remoterenew", tg_json_path_string(ev->obj, "metadata", "namespace", NULL), name);
+}
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    return tg_reconcile_remote_renew(s, api, ns, name);
+}
+
+const tg_controller_desc tg_ctl_remote_renew = {
+    .name = "remoterenew", .key_prefix = "remoterenew", .bit = TG_CTL_REMOTE_RENEW, .side = "provider",
+    .scope = {.where = TG_WHERE_TENANT_NS,
+              .acts_on = "replicated Renews (liqo.io/replicated=true) in a tenant namespace",
+              .writes = "the Renew's status (the Tenant's certificate)"},
+    .subs = {{TG_INF_REMOTE_RENEWS, 1, map_renew}, {TG_INF_TENANTS, 0, map_tenant_to_renew}}, .nsubs = 2,
+    .reconcile = reconcile_key,
+};

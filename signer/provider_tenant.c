@@ -641,3 +641,46 @@ out:
     json_object_put(tenant);
     return ret;
 }
+
+/* ---------- descriptor ---------- */
+
+static void map_tenant(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "tenant", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+/* A CSR matters to its Tenant once it carries the certificate, is denied
+ * (the Tenant needs a fresh one) or is gone: wake the Tenant then, not on
+ * every approval step. CSRs someone else made wake nothing. */
+static void map_csr_to_tenant(const tg_event *ev, tg_key_sink *sink)
+{
+    json_object *o = ev->obj;
+    int issued = tg_json_path_string(o, "status", "certificate", NULL) != NULL;
+    int denied = !issued && rc_csr_decided(o) < 0;
+    const char *cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+    const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
+    char key[TG_WQ_KEY_MAX];
+
+    if (!tg_csr_made_by(o, ev->s->self_user) || !(issued || denied || ev->deleted) || !cid || !tns)
+        return;
+    if (ev->deleted && tg_key_format(key, "tenant", tns, cid) == 0)
+        tg_settled_forget(ev->s->settled, key);   /* what the Tenant was settled on is gone */
+    tg_key_emit(sink, "tenant", tns, cid);
+}
+
+static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
+{
+    (void)kind;
+    return tg_reconcile_tenant(s, api, ns, name);
+}
+
+const tg_controller_desc tg_ctl_tenant = {
+    .name = "tenant", .key_prefix = "tenant", .bit = TG_CTL_TENANT, .side = "provider",
+    .scope = {.where = TG_WHERE_TENANT_NS, .peer = TG_PEER_SPEC_CLUSTER_ID,
+              .acts_on = "Tenant whose spec.clusterID is the remote cluster id of its tenant namespace",
+              .writes = "the Tenant (status, finalizer), CSRs labelled for it, RoleBinding in its namespace, "
+                        "the consumer's ClusterRoleBinding"},
+    .subs = {{TG_INF_TENANTS, 1, map_tenant}, {TG_INF_CSRS, 0, map_csr_to_tenant}}, .nsubs = 2,
+    .reconcile = reconcile_key,
+};

@@ -1,6 +1,7 @@
 /* reconcile.c - the workers' entry point: a queue key ("tenant/NS/NAME",
- * "csr//NAME", ...) to the controller that owns it (reconcile_common.h). */
-#include "signer/reconcile_common.h"
+ * "approve//NAME", ...) to the controller whose descriptor owns its prefix
+ * (controller.h). */
+#include "signer/controller.h"
 
 #include <string.h>
 
@@ -21,30 +22,9 @@ static int split_key(const char *key, char *kind, char *ns, char *name)
 long tg_signer_reconcile(tg_signer *s, tg_api *api, const char *key)
 {
     char kind[32], ns[256], name[256];
+    const tg_controller_desc *d;
 
-    if (split_key(key, kind, ns, name) != 0)
+    if (split_key(key, kind, ns, name) != 0 || !(d = tg_controller_by_kind(kind)))
         return TG_RECONCILE_OK;
-    if (strcmp(kind, "nonce") == 0)
-        return tg_reconcile_nonce(s, api, ns, name);
-    if (strcmp(kind, "tenant") == 0)
-        return tg_reconcile_tenant(s, api, ns, name);
-    if (strcmp(kind, "csr") == 0)
-        return tg_reconcile_csr(s, api, name);
-    if (strcmp(kind, "keys") == 0)
-        return tg_reconcile_keys(s, api);
-    if (strcmp(kind, "signednonce") == 0)
-        return tg_reconcile_signed_nonce(s, api, ns, name);
-    if (strcmp(kind, "identity") == 0)
-        return tg_reconcile_identity(s, api, ns, name);
-    if (strcmp(kind, "rslice") == 0)
-        return tg_reconcile_resourceslice(s, api, ns, name);
-    if (strcmp(kind, "renew") == 0)
-        return tg_reconcile_renew(s, api, ns, name);
-    if (strcmp(kind, "remoteslice") == 0)
-        return tg_reconcile_remote_slice(s, api, ns, name);
-    if (strcmp(kind, "remoterenew") == 0)
-        return tg_reconcile_remote_renew(s, api, ns, name);
-    if (strncmp(kind, "repl", 4) == 0)
-        return tg_reconcile_replica(s, api, kind, ns, name);
-    return TG_RECONCILE_OK;
+    return d->reconcile(s, api, kind, ns, name);
 }

@@ -1,5 +1,7 @@
 /* reconcile_common.h - the controllers' entry points (one file each) and the
- * few helpers more than one of them needs (reconcile_common.c).
+ * few helpers more than one of them needs, one concept per file: rc_object.c
+ * (JSON objects, bindings), rc_secret.c (Secret data, the nonce), rc_csr.c
+ * (the CSRs we make), rfc3339.c (time).
  *
  * Every reconciler reads the live object, compares it with what it should be
  * and makes the smallest change; running one twice changes nothing, so a
@@ -14,6 +16,8 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
+#include "signer/controller.h"
+#include "signer/rfc3339.h"
 #include "signer/signer.h"
 
 #define TENANTS_API "/apis/authentication.liqo.io/v1beta1"
@@ -42,7 +46,7 @@ long tg_reconcile_replica(tg_signer *s, tg_api *api, const char *code, const cha
  * authentication-keys Secret when missing and create is set; NULL with err. */
 EVP_PKEY *tg_cluster_key(tg_signer *s, tg_api *api, int create, char *err, size_t err_len);
 
-/* ---------- shared helpers (reconcile_common.c) ---------- */
+/* ---------- shared helpers (rc_object.c, rc_secret.c, rc_csr.c) ---------- */
 
 /* A json string ("" for NULL). */
 json_object *rc_jstr(const char *s);
@@ -61,7 +65,6 @@ void rc_free_secret(void *p, size_t len);
  * it fail with 409 when the Secret changed. Returns the HTTP status or -1. */
 long rc_patch_secret_data(tg_api *api, const char *ns, const char *name, const char *key, const void *value,
                           size_t len, const char *rv, char *err, size_t err_len);
-void rc_rfc3339(time_t t, char *buf, size_t len);
 /* GET the namespace ns into *out (caller puts; NULL unless 200). Returns the
  * HTTP status or -1 with err: each caller decides what a 404 means. */
 long rc_get_namespace(tg_api *api, const char *ns, json_object **out, char *err, size_t err_len);
@@ -99,9 +102,6 @@ typedef struct rc_csr_pick {
  * one), then the greatest name. The caller checks that name and ts fit.
  * 1 taken. */
 int rc_csr_pick_newer(rc_csr_pick *p, const char *name, const char *ts, long long ms, int issued, int denied);
-/* An RFC 3339 UTC timestamp as the API server writes it
- * ("2026-11-25T15:04:05Z"), or 0 when ts is NULL or not one. */
-time_t rc_parse_rfc3339(const char *ts);
 /* POST a certificates.k8s.io/v1 CSR for request_b64 (base64 PEM, as the
  * object stores it): generateName liqo-identity-, labels
  * liqo.io/remote-tenant-csr=true, liqo.io/remote-cluster-id=cid, the request

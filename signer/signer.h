@@ -16,7 +16,7 @@
 #include "signer/settled.h"
 #include "signer/workqueue.h"
 
-/* --controllers bits */
+/* --controllers bits: each controller's descriptor (controller.h) names its own */
 #define TG_CTL_KEYS 0x01u
 #define TG_CTL_NONCE 0x02u
 #define TG_CTL_TENANT 0x04u
@@ -77,12 +77,13 @@ typedef struct tg_signer {
     /* The informers' stores, read by the reconcilers through visitors only
      * (cache.h); NULL when that informer does not run. Synced before any
      * worker starts, so a lookup is as good as a list taken at start-up. */
+    tg_cache *ns_cache;              /* Namespaces, labels only: the scope's trust anchor (scope_rule.h) */
     tg_cache *csr_cache;             /* tenant and slice CSRs, indexed by remote cluster id */
     tg_cache *tenant_cache;          /* Tenants (metadata only) */
     tg_cache *nonce_cache;           /* labelled nonce Secrets */
     tg_cache *renew_cache;           /* replicated Renews (provider), metadata only */
-    tg_cache *slice_cache;           /* replicated ResourceSlices (provider), by liqo.io/originID;
-                                      * spec.class, status.resources, conditions' type and status */
+    tg_cache *slice_cache;           /* every ResourceSlice (provider), by namespace; spec.class,
+                                      * spec.consumerClusterID, status.resources, conditions' type and status */
     tg_cache *cp_secret_cache;       /* ControlPlane kubeconfig Secrets (replicator), with data.kubeconfig */
     struct tg_remote_pool *remote_pool; /* the replicator's clients for providers */
     tg_cache *repl_caches[3];        /* the replicator's local objects by kind (replica_plan.h), metadata only */

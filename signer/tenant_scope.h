@@ -17,12 +17,11 @@
  *    that server answers into the status of the namespace's objects: status
  *    the Secret's author may not be allowed to write.
  *
- * The rule is on names, not on the namespace's liqo.io/tenant-namespace
- * label: a name costs no read at every event (the signer has no list or
- * watch on namespaces, manifests/signer/rbac.yaml, only get for the
- * consumer's slice controller), and creating a namespace of a given name
- * needs cluster-wide rights anyway. A tenant namespace under another name is
- * not served. */
+ * The rule is on names: creating a namespace of a given name needs
+ * cluster-wide rights. It is checked again by the reconcilers, after the
+ * generic scope check every event passes first (scope_rule.h: the
+ * Namespace's labels, from the signer's Namespace informer); so a nonce is
+ * filled only in a namespace both named and labelled for its cluster. */
 #ifndef TG_SIGNER_TENANT_SCOPE_H
 #define TG_SIGNER_TENANT_SCOPE_H
 

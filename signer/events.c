@@ -1,0 +1,278 @@
+/* events.c - the one informer handler of every controller (events.h). */
+#include "signer/events.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "kube/json.h"
+
+typedef struct handler_ref {
+    struct tg_events *e;
+    tg_informer_id id;
+} handler_ref;
+
+struct tg_events {
+    tg_signer *s;
+    tg_metric_family *m_out_of_scope;
+    tg_cache *caches[TG_INF_COUNT];
+    handler_ref refs[TG_INF_COUNT];
+    json_object *noted;       /* "controller|ns/name" already logged out of scope (a set) */
+    int replayed;             /* the start-up replay ran: namespace changes replay their objects */
+};
+
+struct tg_key_sink {
+    tg_events *e;
+};
+
+static int enabled(const tg_signer *s, const tg_controller_desc *d)
+{
+    return (s->controllers & d->bit) != 0;
+}
+
+int tg_events_wanted(const tg_signer *s, tg_informer_id id)
+{
+    for (const tg_controller_desc *const *d = tg_controller_descriptors; *d; d++) {
+        if (!enabled(s, *d))
+            continue;
+        /* every controller in a tenant namespace judges by the Namespace's labels */
+        if (id == TG_INF_NAMESPACES && (*d)->scope.where == TG_WHERE_TENANT_NS)
+            return 1;
+        for (int i = 0; i < (*d)->nsubs; i++)
+            if ((*d)->subs[i].informer == id)
+                return 1;
+    }
+    return 0;
+}
+
+typedef struct ns_look {
+    tg_ns_facts f;
+    char *cid;
+    size_t cid_len;
+} ns_look;
+
+static void on_ns_visit(json_object *o, void *data)
+{
+    ns_look *l = data;
+    tg_ns_facts f = tg_ns_facts_of(o);
+
+    l->f = f;
+    if (f.cluster_id && strlen(f.cluster_id) < l->cid_len) {
+        strcpy(l->cid, f.cluster_id);
+        l->f.cluster_id = l->cid;
+    } else {
+        l->f.cluster_id = NULL;   /* too long to be a cluster id */
+    }
+}
+
+tg_ns_facts tg_ns_facts_lookup(tg_signer *s, const char *ns, char *cid, size_t cid_len)
+{
+    ns_look l = {.cid = cid, .cid_len = cid_len};
+
+    if (ns && *ns && s->ns_cache)
+        tg_cache_get(s->ns_cache, NULL, ns, on_ns_visit, &l);
+    return l.f;
+}
+
+int tg_key_material_allowed(tg_signer *s, const char *ns, const char *peer)
+{
+    char cid[256];
+    tg_ns_facts f = tg_ns_facts_lookup(s, ns, cid, sizeof(cid));
+
+    if (f.known && f.tenant && f.cluster_id && peer && strcmp(peer, f.cluster_id) == 0)
+        return 1;
+    tg_log(TG_LOG_WARN, "key material not written: not the tenant namespace of the peer it is for",
+           TG_LOG_STR("namespace", ns ? ns : ""), TG_LOG_STR("peer", peer ? peer : ""),
+           TG_LOG_STR("namespace_peer", f.cluster_id ? f.cluster_id : ""));
+    return 0;
+}
+
+/* Said once per object and controller, not at every event; forgotten when the object goes. */
+static void note_out_of_scope(tg_events *e, const tg_controller_desc *d, const char *ns, const char *name,
+                              tg_scope_verdict v)
+{
+    char mark[TG_WQ_KEY_MAX + 64];
+
+    snprintf(mark, sizeof(mark), "%s|%s/%s", d->name, ns ? ns : "", name ? name : "");
+    if (json_object_object_get_ex(e->noted, mark, NULL))
+        return;
+    json_object_object_add(e->noted, mark, NULL);
+    tg_log(TG_LOG_WARN, "object out of the controller's scope: ignored", TG_LOG_STR("controller", d->name),
+           TG_LOG_STR("namespace", ns ? ns : ""), TG_LOG_STR("name", name ? name : ""),
+           TG_LOG_STR("reason", tg_scope_verdict_name(v)), TG_LOG_STR("expected", d->scope.acts_on));
+    if (e->m_out_of_scope)
+        tg_counter_add(tg_metric_series_get(e->m_out_of_scope, (const char *[]){d->name}), 1);
+}
+
+static void forget_note(tg_events *e, const tg_controller_desc *d, const char *ns, const char *name)
+{
+    char mark[TG_WQ_KEY_MAX + 64];
+
+    snprintf(mark, sizeof(mark), "%s|%s/%s", d->name, ns ? ns : "", name ? name : "");
+    json_object_object_del(e->noted, mark);
+}
+
+void tg_key_emit(tg_key_sink *sink, const char *prefix, const char *ns, const char *name)
+{
+    tg_events *e = sink->e;
+    const tg_controller_desc *d = tg_controller_by_kind(prefix);
+    char key[TG_WQ_KEY_MAX], cid[256];
+    tg_ns_facts f;
+    tg_scope_verdict v;
+
+    if (!d || !enabled(e->s, d) || tg_key_format(key, prefix, ns, name) != 0)
+        return;
+    f = tg_ns_facts_lookup(e->s, ns, cid, sizeof(cid));
+    if ((v = tg_scope_judge_key(&d->scope, e->s->namespace_, ns, name, &f)) != TG_IN_SCOPE) {
+        note_out_of_scope(e, d, ns, name, v);
+        return;
+    }
+    tg_wq_add(e->s->q, key, tg_wq_now_ms());
+}
+
+/* An object's event through each enabled controller that listens to its informer. */
+static void dispatch(tg_events *e, tg_informer_id id, json_object *o, int deleted)
+{
+    const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+    tg_event ev = {.s = e->s, .informer = id, .obj = o, .deleted = deleted};
+    tg_key_sink sink = {.e = e};
+    char cid[256];
+    tg_ns_facts f = tg_ns_facts_lookup(e->s, ns, cid, sizeof(cid));
+
+    for (const tg_controller_desc *const *d = tg_controller_descriptors; *d; d++) {
+        if (!enabled(e->s, *d))
+            continue;
+        for (int i = 0; i < (*d)->nsubs; i++) {
+            const tg_subscription *sub = &(*d)->subs[i];
+            tg_scope_verdict v;
+            if (sub->informer != id)
+                continue;
+            if (sub->own && (v = tg_scope_judge(&(*d)->scope, e->s->namespace_, e->s->cluster_id, o, &f)) != TG_IN_SCOPE) {
+                if (deleted)
+                    forget_note(e, *d, ns, name);
+                else
+                    note_out_of_scope(e, *d, ns, name, v);
+                continue;
+            }
+            sub->map(&ev, &sink);
+        }
+    }
+}
+
+/* Nothing is judged before the Namespace labels are known: the start-up replay queues it. */
+static int can_judge(tg_events *e)
+{
+    return !e->caches[TG_INF_NAMESPACES] || tg_cache_synced(e->caches[TG_INF_NAMESPACES]);
+}
+
+static void on_add(json_object *o, void *data)
+{
+    handler_ref *r = data;
+
+    if (tg_informer_descs[r->id].noticed)
+        tg_informer_descs[r->id].noticed(r->e->s, o);
+    if (r->id != TG_INF_NAMESPACES && can_judge(r->e))
+        dispatch(r->e, r->id, o, 0);
+}
+
+typedef struct replay_ctx {
+    tg_events *e;
+    tg_informer_id id;
+} replay_ctx;
+
+static void on_replay_visit(json_object *o, void *data)
+{
+    replay_ctx *c = data;
+
+    dispatch(c->e, c->id, o, 0);
+}
+
+/* A Namespace whose tenant labels changed: what is in it is judged again. */
+static void replay_namespace(tg_events *e, const char *ns)
+{
+    for (int id = 0; id < TG_INF_COUNT; id++) {
+        replay_ctx c = {.e = e, .id = (tg_informer_id)id};
+        if (id != TG_INF_NAMESPACES && e->caches[id] && (tg_informer_descs[id].index_metadata & TG_CACHE_BY_NAMESPACE))
+            tg_cache_get_by_namespace(e->caches[id], ns, on_replay_visit, &c);
+    }
+}
+
+static int same_facts(const tg_ns_facts *a, const tg_ns_facts *b)
+{
+    return a->tenant == b->tenant && !a->cluster_id == !b->cluster_id &&
+           (!a->cluster_id || strcmp(a->cluster_id, b->cluster_id) == 0);
+}
+
+static void on_update(json_object *old_obj, json_object *o, void *data)
+{
+    handler_ref *r = data;
+
+    if (r->id == TG_INF_NAMESPACES) {
+        tg_ns_facts was = tg_ns_facts_of(old_obj), now = tg_ns_facts_of(o);
+        const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+        if (r->e->replayed && name && !same_facts(&was, &now))
+            replay_namespace(r->e, name);
+        return;
+    }
+    if (can_judge(r->e))
+        dispatch(r->e, r->id, o, 0);
+}
+
+static void on_delete(json_object *o, void *data)
+{
+    handler_ref *r = data;
+
+    if (r->id != TG_INF_NAMESPACES && can_judge(r->e))
+        dispatch(r->e, r->id, o, 1);
+}
+
+tg_events *tg_events_new(tg_signer *s, tg_metric_family *out_of_scope)
+{
+    tg_events *e = calloc(1, sizeof(*e));
+
+    if (!e || !(e->noted = json_object_new_object())) {
+        free(e);
+        return NULL;
+    }
+    e->s = s;
+    e->m_out_of_scope = out_of_scope;
+    for (int id = 0; id < TG_INF_COUNT; id++)
+        e->refs[id] = (handler_ref){.e = e, .id = (tg_informer_id)id};
+    return e;
+}
+
+void tg_events_free(tg_events *e)
+{
+    if (!e)
+        return;
+    json_object_put(e->noted);
+    free(e);
+}
+
+tg_cache_handlers tg_events_handlers(tg_events *e, tg_informer_id id)
+{
+    return (tg_cache_handlers){.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .data = &e->refs[id]};
+}
+
+void tg_events_set_cache(tg_events *e, tg_informer_id id, tg_cache *cache)
+{
+    e->caches[id] = cache;
+}
+
+void tg_events_replay(tg_events *e)
+{
+    tg_key_sink sink = {.e = e};
+
+    for (int id = 0; id < TG_INF_COUNT; id++) {
+        replay_ctx c = {.e = e, .id = (tg_informer_id)id};
+        if (id != TG_INF_NAMESPACES && e->caches[id])
+            tg_cache_foreach(e->caches[id], on_replay_visit, &c);
+    }
+    for (const tg_controller_desc *const *d = tg_controller_descriptors; *d; d++)
+        if ((*d)->wake_at_start && enabled(e->s, *d))
+            tg_key_emit(&sink, (*d)->key_prefix, (*d)->scope.where == TG_WHERE_INSTALL_NS ? e->s->namespace_ : "",
+                        (*d)->scope.name);
+    e->replayed = 1;
+}

@@ -1,0 +1,65 @@
+/* informers.c - the informers the controllers share (controller.h): each is
+ * declared once here and started once, whichever controllers ask for it.
+ *
+ * What the reconcilers read from each cache besides metadata is named in
+ * keep_fields; the rest of each object is dropped on store, which keeps the
+ * signer's memory flat in the number of Tenants. */
+#include "signer/controller.h"
+
+#include "kube/cache.h"
+#include "kube/tenant_json.h"
+#include "signer/approve_decide.h"
+
+#define AUTH_API "/apis/authentication.liqo.io/v1beta1"
+
+static const char *const keep_nothing[] = {NULL};
+static const char *const keep_nonce[] = {"data.nonce", NULL};
+/* the peer a Tenant or an Identity is for: judged against its namespace */
+static const char *const keep_cluster_id[] = {"spec.clusterID", NULL};
+/* The CSRs' annotations: a slice's CSR names its slice there (the handler
+ * wakes the slice, remoteresourceslice finds its CSRs); the signer's CSRs
+ * carry no other annotation. spec.username: who made it (tg_csr_made_by). */
+static const char *const keep_csr[] = {"metadata.annotations", "spec.username", "status.certificate",
+                                       "status.conditions", NULL};
+static const char *const keep_local_slice[] = {"spec.providerClusterID", "spec.consumerClusterID", NULL};
+/* remoteresourceslice sums the consumer's other slices from this cache
+ * (maxPerTenant): class, grant, and whether Resources is Accepted (of the
+ * conditions only type and status: their messages would double the size);
+ * spec.consumerClusterID tells this cluster's own local slices apart. */
+static const char *const keep_tenant_slice[] = {"spec.class", "spec.consumerClusterID", "status.resources",
+                                                "status.conditions.type", "status.conditions.status", NULL};
+
+#define IN_SIGNER(field) offsetof(tg_signer, field)
+
+const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
+    [TG_INF_NAMESPACES] = {.name = "namespace", .path = "/api/v1/namespaces", .keep_fields = keep_nothing,
+                           .cache_offset = IN_SIGNER(ns_cache)},
+    /* Found by label, which anyone who may create a Secret can set: by name
+     * too, so labelled Secrets of other names are never listed. */
+    [TG_INF_NONCES] = {.name = "nonce", .path = "/api/v1/secrets", .label_selector = "liqo.io/nonce=true",
+                       .field_selector = "metadata.name=" TG_NONCE_SECRET, .keep_fields = keep_nonce,
+                       .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(nonce_cache)},
+    [TG_INF_TENANTS] = {.name = "tenant", .path = AUTH_API "/tenants", .keep_fields = keep_cluster_id,
+                        .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(tenant_cache)},
+    [TG_INF_CSRS] = {.name = "csr", .path = "/apis/certificates.k8s.io/v1/certificatesigningrequests",
+                     .label_selector = TG_LABEL_TENANT_CSR "=true", .index_label = TG_LABEL_REMOTE_CLUSTER_ID,
+                     .keep_fields = keep_csr, .cache_offset = IN_SIGNER(csr_cache), .noticed = tg_note_foreign_csr},
+    [TG_INF_SIGNED_NONCES] = {.name = "signednonce", .path = "/api/v1/secrets",
+                              .label_selector = "liqo.io/signed-nonce=true",
+                              .field_selector = "metadata.name=" TG_SIGNED_NONCE_SECRET, .keep_fields = keep_nothing,
+                              .index_metadata = TG_CACHE_BY_NAMESPACE},
+    [TG_INF_IDENTITIES] = {.name = "identity", .path = AUTH_API "/identities", .keep_fields = keep_cluster_id,
+                           .index_metadata = TG_CACHE_BY_NAMESPACE},
+    [TG_INF_LOCAL_SLICES] = {.name = "rslice", .path = AUTH_API "/resourceslices",
+                             .label_selector = "liqo.io/replication=true,liqo.io/remoteID",
+                             .keep_fields = keep_local_slice, .index_metadata = TG_CACHE_BY_NAMESPACE},
+    [TG_INF_TENANT_SLICES] = {.name = "remoteslice", .path = AUTH_API "/resourceslices",
+                              .keep_fields = keep_tenant_slice, .index_metadata = TG_CACHE_BY_NAMESPACE,
+                              .cache_offset = IN_SIGNER(slice_cache)},
+    [TG_INF_LOCAL_RENEWS] = {.name = "renew", .path = AUTH_API "/renews", .label_selector = "liqo.io/replication=true",
+                             .keep_fields = keep_nothing, .index_metadata = TG_CACHE_BY_NAMESPACE},
+    [TG_INF_REMOTE_RENEWS] = {.name = "remoterenew", .path = AUTH_API "/renews",
+                              .label_selector = "liqo.io/replicated=true,liqo.io/originID",
+                              .keep_fields = keep_nothing, .index_metadata = TG_CACHE_BY_NAMESPACE,
+                              .cache_offset = IN_SIGNER(renew_cache)},
+};

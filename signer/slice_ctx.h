@@ -1,0 +1,54 @@
+/* slice_ctx.h - what the provider's ResourceSlice controller's files share
+ * (provider_resourceslice.c and the slice_*.c files, one concept each): the
+ * reconcile's context, the certificate outcome and Liqo's wording. Internal
+ * to the signer. */
+#ifndef TG_SIGNER_SLICE_CTX_H
+#define TG_SIGNER_SLICE_CTX_H
+
+#include <json-c/json.h>
+
+#include "pki/slice.h"
+#include "signer/reconcile_common.h"
+
+#define SECRET_PREFIX "liqo-remote-certificate-"
+#define BINDING_PREFIX "tenantgate-rslice-"
+/* Liqo's condition reasons and messages (RRS), kept word for word. */
+#define AUTH_ACCEPTED "ResourceSliceAuthenticationAccepted"
+#define AUTH_DENIED "ResourceSliceAuthenticationDenied"
+#define RES_ACCEPTED "ResourceSliceResourcesAccepted"
+#define RES_DENIED "ResourceSliceResourcesDenied"
+/* Liqo's NotMatchingCSRError text. */
+#define CSR_MISMATCH "the stored and the provided CSR do not match"
+
+/* A CSR made, not decided: the CSR informer wakes the slice when it is;
+ * this is the safety net. (Stale and denied CSRs: slice_plan.h.) */
+#define WAIT_MS 10000
+/* The CSR informer may lag our own POST: no second CSR for this long unless
+ * the cache shows the first; meanwhile the slice is looked at every second. */
+#define CSR_PENDING_MS 60000
+#define CACHE_LAG_MS 1000
+/* How long this process remembers a Resources verdict it wrote (grant_put):
+ * far longer than the slice informer takes to show the write. */
+#define GRANT_RECORD_MS 600000
+/* Resources=Denied: looked at again this often, so a policy edit applies. */
+#define RES_DENIED_RECHECK_MS 60000
+
+typedef struct slice_ctx {
+    tg_signer *s;
+    tg_api *api;
+    json_object *slice, *tenant;
+    const char *ns, *name, *uid, *consumer, *csr_b64;
+    char user[TG_SLICE_USER_MAX];
+    char err[512];
+} slice_ctx;
+
+/* The certificate outcome. */
+typedef struct cert_result {
+    char *signed_b64;            /* the certificate to publish (base64 PEM), malloc'd, or NULL */
+    int denied;                  /* Authentication=Denied with reason/message */
+    char reason[48];
+    char message[512];
+    long requeue_ms;             /* > 0: look again then */
+} cert_result;
+
+#endif

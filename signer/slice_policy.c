@@ -1,0 +1,41 @@
+/* slice_policy.c - the class policy of a slice, read from the policy ConfigMap (slice_policy.h). */
+#include "signer/slice_policy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kube/json.h"
+
+/* The policy of the slice's class from the policy ConfigMap (data[<class>],
+ * JSON); NULL when there is none. -1 with c->err on a failed read;
+ * *bad set (and why) when the ConfigMap's entry is not JSON. */
+int rs_class_policy(slice_ctx *c, const char *class_, json_object **policy, char *why, size_t why_len, int *bad)
+{
+    char path[1024];
+    json_object *cm = NULL;
+    const char *text;
+    long r;
+
+    *policy = NULL;
+    *bad = 0;
+    if (!c->s->slice_policy_ns || !c->s->slice_policy_name)
+        return 0;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", c->s->slice_policy_ns, c->s->slice_policy_name);
+    if ((r = tg_api_get(c->api, path, &cm, c->err, sizeof(c->err))) == 404)
+        return 0;
+    if (r != 200)
+        return -1;
+    text = tg_json_path_string(cm, "data", class_ && *class_ ? class_ : "default", NULL);
+    if (text && !(*policy = tg_json_parse(text, strlen(text), NULL, 0))) {
+        *bad = 1;
+        snprintf(why, why_len, "the policy ConfigMap %s/%s: data.%.64s is not JSON", c->s->slice_policy_ns,
+                 c->s->slice_policy_name, class_ && *class_ ? class_ : "default");
+    }
+    json_object_put(cm);
+    return 0;
+}
+
+int rs_is_default_class(const char *class_)
+{
+    return !class_ || !*class_ || strcmp(class_, "default") == 0;
+}
