@@ -65,8 +65,10 @@ static const row rows[] = {
     {"slice gone", S_ABSENT, T_ACTIVE, C_NONE, X_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, NULL},
     {"slice GET answers 500", S_REPLICATED, T_ACTIVE, C_NONE, X_NONE, "GET", SLICE, 500, "", TG_RECONCILE_RETRY,
      NULL},
-    {"not replicated: not ours", S_NOT_REPLICATED, T_ACTIVE, C_NONE, X_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK,
-     NULL},
+    /* Every slice of a tenant namespace is the consumer's (issue 36, finding 3): one
+     * without Liqo's replication labels is denied, not left alone. */
+    {"not replicated: denied LabelMismatch", S_NOT_REPLICATED, T_ACTIVE, C_NONE, X_NONE, NULL, NULL, 0,
+     "EVENT " NS "/" NAME " LabelMismatch\n" STATUS, TG_RECONCILE_OK, "Denied"},
     {"hostile consumerClusterID: an event only", S_BAD_CONSUMER, T_ACTIVE, C_NONE, X_NONE, NULL, NULL, 0,
      "EVENT " NS "/" NAME " RemoteCertificateFailed\n", TG_RECONCILE_OK, NULL},
     {"Tenant GET transport error", S_REPLICATED, T_ACTIVE, C_NONE, X_NONE, "GET", TENANT, -1, "",
