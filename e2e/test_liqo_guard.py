@@ -129,11 +129,16 @@ class Flow:
     """What happened in the guard flow: per step (rc, output, seconds), tenantgate's denials
     of the flow's requests, and the admissions it made."""
 
-    def __init__(self):
+    def __init__(self, sides=()):
+        self.sides = sides
         self.steps = {}
         self.denials = {}          # (path, reason) -> count, between authenticate and the end
         self.denial_lines = []     # tenantgate's log lines of those denials
         self.allowed = {}          # path -> count
+
+    def liqo_logs(self, lines=15):
+        return "\n".join(f"--- {side.cluster.name} {name}:\n{proc.process.log_tail(lines)}"
+                         for side in self.sides for name, proc in side.processes.items())
 
     def ok(self, step):
         rc, out, _ = self.steps.get(step, (None, "(not run)", 0))
@@ -163,7 +168,7 @@ def flow(guard, webhook):
     cid, pid = cons.cluster_id, prov.cluster_id
     both = ("--kubeconfig", cons.cluster.kubeconfig,
             "--remote-kubeconfig", prov.cluster.kubeconfig, "--timeout", "120s")
-    f = Flow()
+    f = Flow((prov, cons))
     before = denied_counts(webhook)
     allowed_before = {p: allowed_count(webhook, p) for p in (PATH_TENANTS, PATH_SLICES)}
     log_start = webhook.process.log_path.stat().st_size
@@ -215,7 +220,7 @@ def _kubectl_step(cluster, *args):
 
 def _step_passes(flow, step):
     ok, out = flow.ok(step)
-    assert ok, f"{step} failed:\n{out}"
+    assert ok, f"{step} failed:\n{out}\n{flow.liqo_logs()}"
 
 
 def test_liqoctl_authenticate(flow, guard):
@@ -440,6 +445,38 @@ def test_forged_slices_refused_at_admission(forger):
                                     dry_run=False)
     assert not admitted and reason == "CSRPublicKeyMismatch", err
     assert not forger.cluster.exists(f"resourceslices.{GROUP}", name, "-n", forger.ns)
+
+
+@pytest.fixture
+def tenantgate_unregistered(provider):
+    """tenantgate's validating configuration removed for the test, then put back as it was
+    (same caBundle and URLs) and waited for: the session's webhook keeps running."""
+    live = provider.get_json("validatingwebhookconfiguration", "tenantgate")
+    keep = {k: live["metadata"][k] for k in ("name", "labels", "annotations")
+            if k in live["metadata"]}
+    saved = {"apiVersion": live["apiVersion"], "kind": live["kind"], "metadata": keep,
+             "webhooks": live["webhooks"]}
+    provider.kubectl("delete", "validatingwebhookconfiguration", "tenantgate")
+    try:
+        yield
+    finally:
+        provider.create(saved)
+
+
+def test_without_tenantgate_liqo_admits_the_forgeries(forger, provider, webhook,
+                                                      tenantgate_unregistered):
+    """The control: with tenantgate's validating webhooks gone, Liqo's own admission lets the
+    forged Tenant and the forged slice through (so the refusals above are tenantgate's)."""
+    forged_tenant = forger.tenant(key=forger.key2)
+    forged_tenant["spec"]["signature"] = forger.tenant()["spec"]["signature"]
+    forged_slice = forger.slice("forged", csr=forger.csr("forged", key=forger.key2))
+
+    def admitted_by_liqo():
+        return verdict(forger.cluster, forged_tenant)[0] and \
+            verdict(forger.cluster, forged_slice, slices=True)[0]
+    # the API server drops the configuration from its view within a moment
+    wait_for(admitted_by_liqo, timeout=30, interval=0.5,
+             what="forged Tenant and slice admitted with Liqo's webhooks alone")
 
 
 def test_denials_name_a_documented_reason(flow, source_dir):
