@@ -162,6 +162,10 @@ class LiqoOnCluster:
             self.cluster.create_namespace(LIQO_NS)
             self.namespace_created = True
         crds = [d for d in self.docs if d["kind"] == "CustomResourceDefinition"]
+        # a CRD an earlier module deleted without waiting must be gone before it comes back
+        names = {d["metadata"]["name"] for d in crds}
+        wait_for(lambda: not self._terminating_crds() & names, timeout=60, interval=0.5,
+                 what="Liqo's CRDs not terminating")
         # Liqo's authentication CRDs replace the bed's own copies (tenantgate's manifests/crds,
         # server-side applied by conftest): the guard runs on Liqo's.
         self._apply(crds, "--server-side", "--force-conflicts")
@@ -169,6 +173,10 @@ class LiqoOnCluster:
         rest = [d for d in self.docs if d["kind"] in APPLIED_KINDS and d not in crds
                 and "WebhookConfiguration" not in d["kind"]]
         self._apply(rest)
+
+    def _terminating_crds(self):
+        return {c["metadata"]["name"] for c in self.cluster.get_json("crd")["items"]
+                if c["metadata"].get("deletionTimestamp")}
 
     def _apply(self, docs, *extra):
         # -n: Helm leaves metadata.namespace to the release; namespaced objects go to liqo.
