@@ -34,7 +34,7 @@ import yaml
 
 from liqo_modules import module_dir
 from tenantgate_services import http_get
-from testbed import HostProcess, free_port, mint_serving_cert, wait_for
+from testbed import HostProcess, _socket_inodes, free_port, mint_serving_cert, wait_for
 
 LIQO_NS = "liqo"
 
@@ -88,6 +88,30 @@ def to_url(webhook_config, url_base, ca_pem):
         hook["clientConfig"]["url"] = url_base + svc.get("path", "/")
         hook["clientConfig"]["caBundle"] = base64.b64encode(ca_pem).decode()
     return cfg
+
+
+def _hex_addr(text):
+    """'0100007F:1F90' (/proc/net/tcp) -> ('127.0.0.1', 8080); IPv6 -> ('::...', port)."""
+    addr, port = text.split(":")
+    raw = bytes.fromhex(addr)
+    if len(raw) == 4:
+        ip = ".".join(str(b) for b in raw[::-1])
+    else:       # four little-endian 32-bit words
+        words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+        ip = ":".join(words[i:i + 2].hex() for i in range(0, 16, 2))
+    return ip, int(port, 16)
+
+
+def listeners(pid):
+    """{(address, port)} of the TCP sockets process pid listens on."""
+    inodes = _socket_inodes(pid)
+    out = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:        # 0A: LISTEN
+                out.add(_hex_addr(f[1]))
+    return out
 
 
 class LiqoProcess:

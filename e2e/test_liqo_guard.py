@@ -32,7 +32,7 @@ import uuid
 import pytest
 
 from liqo_modules import liqo_bin, pinned_versions
-from liqo_processes import LiqoOnCluster, chart_dir
+from liqo_processes import LiqoOnCluster, chart_dir, listeners
 from tenantgate_services import denial, webhook, webhook_install  # noqa: F401
 from test_liqo import Liqo, tamper
 from testbed import openssl, wait_for
@@ -96,6 +96,15 @@ def test_liqos_components_run_with_their_webhooks(guard):
         paths = {p for ps in live_webhook_paths(side.cluster, "mutatingwebhookconfigurations")
                  .values() for p in ps}
         assert {"mutate/tenants", "mutate/virtualnodes"} <= paths, paths
+    # every listener on loopback, but the webhook servers Liqo gives no address flag
+    for side in (prov, cons):
+        for name, proc in side.processes.items():
+            ports = listeners(proc.process.pid)
+            wide = {(ip, port) for ip, port in ports if ip != "127.0.0.1"}
+            assert {port for _, port in wide} <= {proc.ports.get("webhook")}, (name, ports)
+            assert {proc.ports[k] for k in ("metrics", "probe") if k in proc.ports} <= \
+                {port for ip, port in ports if ip == "127.0.0.1"}, (name, ports, proc.ports)
+            print(f"{side.cluster.name} {name} listens on {sorted(ports)}")
     # tenantgate's sit beside Liqo's on the provider
     hooks = live_webhook_paths(prov.cluster, "validatingwebhookconfigurations")
     assert "tenants.validate.tenantgate.io" in hooks and "tenant.validate.liqo.io" in hooks
