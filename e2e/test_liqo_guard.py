@@ -11,7 +11,9 @@ The flow (module fixture `flow`, each step timed): `liqoctl authenticate`, `liqo
 resourceslice`, `liqoctl cordon/uncordon resourceslice`, delete the slice, `liqoctl
 unauthenticate`, authenticate again.  Every request in it comes from Liqo (liqoctl and Liqo's
 components); tenantgate's denials in that window are read from its metrics
-(tenantgate_webhook_requests_total by path, verdict, reason) and log.
+(tenantgate_webhook_requests_total by path, verdict, reason) and log.  The metrics carry no
+user label, so the window is what attributes them: the forgeries run after it, and the
+control test puts tenantgate's configuration back as it was.
 
 One known break is a C fix for later, in its own strict xfail so it flips when fixed:
 break 3, the crd-replicator's first copy of a new slice is denied MalformedResourceSlice
