@@ -103,8 +103,9 @@ fuzz: build-fuzz
 k8s-bin: deps
 	@e2e/k8s-bin >/dev/null
 
-# liqoctl and liqocheck from the pinned Liqo releases (e2e/liqo/go*.mod), built once the same
-# way into ${TG_CACHE_DIR:-~/.cache/tenantgate}; warm: a no-op.
+# liqoctl and liqocheck from the pinned Liqo releases (e2e/liqo/go*.mod), and Liqo's own
+# controller-manager, crd-replicator, webhook and virtual-kubelet from the newest, built once
+# the same way into ${TG_CACHE_DIR:-~/.cache/tenantgate}; warm: a no-op.
 liqo-bin:
 	@e2e/liqo-bin >/dev/null
 
