@@ -88,10 +88,10 @@ static void usage(FILE *out)
             "                             (default all)\n"
             "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
             "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
-            "  --csr-expiration-seconds N expirationSeconds of CSRs (default 31536000; 0: none; min 600)\n"
+            "  --csr-expiration-seconds N expirationSeconds of CSRs (default 604800; 0: none; min 600)\n"
             "  --signer-name NAME         kubernetes.io/kube-apiserver-client (default) | tenantgate.io/identity\n"
             "  --ca-cert FILE --ca-key FILE  own-signer CA (with --signer-name tenantgate.io/identity)\n"
-            "  --max-cert-lifetime SECONDS   own-signer clamp (default 31536000; min 90)\n"
+            "  --max-cert-lifetime SECONDS   own-signer clamp (default 604800; min 90)\n"
 "  --leader-elect             act only while holding the Lease (15 s lease, 10 s renew deadline,\n"
             "                             2 s retry); a leader that loses it exits (status 3)\n"
             "  --leader-elect-lease-name NAME  (default tenantgate-signer)\n"
@@ -612,7 +612,7 @@ int main(int argc, char **argv)
     const char *api_server = NULL, *lease_name = "tenantgate-signer", *lease_ns = NULL, *slice_policy = NULL;
     char slice_policy_ns[64], label_err[256];
     const char *cluster_labels = NULL;
-    long max_life = 31536000;
+    long max_life = 604800;          /* 7 days: issue 36 #9 */
     char metrics_host[256] = "0.0.0.0";
     int metrics_port = 8080;
     char err[512], sel[64], discovered[TG_CLUSTERID_MAX + 1];
@@ -624,7 +624,7 @@ int main(int argc, char **argv)
     m.s.namespace_ = "liqo";
     m.s.controllers = TG_CTL_ALL;
     m.s.signer_name = TG_SIGNER_NAME_KUBE;
-    m.s.csr_expiration_s = 31536000;
+    m.s.csr_expiration_s = 604800;   /* 7 days, renewed at 2/3 (issue 36 #9) */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_KUBECONFIG: kubeconfig = optarg; break;
