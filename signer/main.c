@@ -204,6 +204,14 @@ static void enqueue(informer_ref *r, json_object *o, int deleted)
 
     if (!name)
         return;
+    /* A kubeconfig-<identity> Secret deleted: its Identity writes it again (consumer_identity.c). */
+    if (strcmp(r->kind, "idsecret") == 0) {
+        if (deleted && ns && strncmp(name, "kubeconfig-", 11) == 0 && name[11]) {
+            snprintf(key, sizeof(key), "identity/%s/%s", ns, name + 11);
+            tg_wq_add(r->m->s.q, key, tg_wq_now_ms());
+        }
+        return;
+    }
     snprintf(key, sizeof(key), "%s/%s/%s", r->kind, ns ? ns : "", name);
     /* An issued CSR leaves the approver and the own signer nothing to do. */
     if (!issued && !(is_csr && deleted) && !(is_identity && !(r->m->s.controllers & TG_CTL_IDENTITY)) &&
@@ -786,6 +794,8 @@ int main(int argc, char **argv)
          add_informer(&m, "signednonce", "/api/v1/secrets", "liqo.io/signed-nonce=true", NULL, err, sizeof(err)) != 0) ||
         ((m.s.controllers & (TG_CTL_IDENTITY | TG_CTL_RENEW)) &&
          add_informer(&m, "identity", "/apis/authentication.liqo.io/v1beta1/identities", NULL, NULL, err, sizeof(err)) != 0) ||
+        ((m.s.controllers & TG_CTL_IDENTITY) &&
+         add_informer(&m, "idsecret", "/api/v1/secrets", TG_LABEL_IDENTITY_TYPE, NULL, err, sizeof(err)) != 0) ||
         ((m.s.controllers & TG_CTL_RESOURCESLICE) &&
          add_informer(&m, "rslice", "/apis/authentication.liqo.io/v1beta1/resourceslices",
                       "liqo.io/replication=true,liqo.io/remoteID", NULL, err, sizeof(err)) != 0) ||
