@@ -361,8 +361,8 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
                         "--subresource=status", "--type=merge",
                         "-p", json.dumps({"status": {"resources": {"cpu": "100"}}}))
     assert forged.returncode != 0 and "forbidden" in forged.stderr.lower(), forged.stderr
-    assert ((provider.get_json("resourceslice", "rs1", "-n", pns).get("status") or {})
-            .get("resources") or {}).get("cpu") != "100"
+    rs1 = provider.get_json("resourceslices.authentication.liqo.io", "rs1", "-n", pns)
+    assert ((rs1.get("status") or {}).get("resources") or {}).get("cpu") != "100"
     for res in ("resourceslices.authentication.liqo.io", "renews.authentication.liqo.io",
                 "namespacemaps.offloading.liqo.io"):
         for verb in ("update", "patch"):
