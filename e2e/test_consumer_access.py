@@ -137,6 +137,8 @@ def test_consumer_keeps_access_across_renewals(provider, consumer, provider_sign
             if client_cert(kc) != seen[-1]:
                 seen.append(client_cert(kc))
             time.sleep(2)
+        print(f"{len(seen) - 1} renewals reached the consumer; the first certificate expired "
+              f"{time.time() - first_end:.0f} s ago")
         assert len(seen) > RENEWALS, f"{len(seen) - 1} renewals reached the consumer"
         assert time.time() > first_end, "the first certificate has not expired yet"
         assert working_kubeconfig(provider, consumer, path)

@@ -308,6 +308,8 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
     assert len(csrs) == 1
     assert csr_condition(csrs[0]) == ("Approved", "TenantValidated")
     assert csrs[0]["spec"]["request"] == tenant["spec"]["csr"]
+    # issue 36 #9: 7 days by default (renewed at two thirds), not a year
+    assert csrs[0]["spec"]["expirationSeconds"] == 7 * 86400
     cert = unb64(st["authParams"]["signedCRT"])
     subj = openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253", input=cert).decode()
     assert f"CN={cid}" in subj and "O=liqo.io" in subj
