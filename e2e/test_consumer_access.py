@@ -52,8 +52,27 @@ def auth(cli, provider, consumer, webhook, consumer_webhook, provider_signer, co
         assert rc == 0, out + err
     yield authenticate, unauthenticate
     cli("unauthenticate", *both, "--wait", "--timeout", "60s")
-    for c, ns in ((provider, PNS), (consumer, CNS)):
-        c.kubectl("delete", "namespace", ns, "--wait=true", "--timeout=120s", check=False, timeout=150)
+    provider.kubectl("delete", "namespace", PNS, "--wait=true", "--timeout=120s", check=False, timeout=150)
+    consumer.kubectl("delete", "namespace", CNS, "--wait=false", check=False)
+    # The Tenant is gone, so the replicator's DELETE of the Renew's copy is refused (403) and
+    # its finalizers stay (PROTOCOL.md 7): take them off as an admin would, or the namespace
+    # never goes and the next authentication finds it terminating.
+    wait_for(lambda: _strip_replicator_finalizers(consumer, CNS), timeout=120, interval=1,
+             what=f"namespace {CNS} gone on the consumer")
+
+
+def _strip_replicator_finalizers(cluster, ns):
+    """One pass: drop the crdreplicator.liqo.io finalizers in ns. True once ns is gone."""
+    if not cluster.exists("namespace", ns):
+        return True
+    for kind in ("renews.authentication.liqo.io", "resourceslices.authentication.liqo.io", "secrets"):
+        items = cluster.kubectl("get", kind, "-n", ns, "-o", "json", check=False)
+        for o in (json.loads(items.stdout)["items"] if items.returncode == 0 else []):
+            fins = o["metadata"].get("finalizers") or []
+            if any(f.startswith("crdreplicator.liqo.io/") for f in fins):
+                cluster.kubectl("patch", kind, o["metadata"]["name"], "-n", ns, "--type=merge",
+                                "-p", json.dumps({"metadata": {"finalizers": None}}), check=False)
+    return False
 
 
 def client_cert(kubeconfig_bytes):
@@ -121,6 +140,9 @@ def test_consumer_keeps_access_across_renewals(provider, consumer, provider_sign
     takes every renewed certificate (through the Tenant, the replicated Renew and the Identity)
     and works at every look, also after the first certificate has expired."""
     authenticate, _ = auth
+    # Issued CSRs of an earlier authentication (kept an hour) carry the same request: the
+    # Tenant controller would take their year- or week-long certificate.
+    provider.kubectl("delete", "csr", "-l", f"liqo.io/remote-cluster-id={CONSUMER_ID}", check=False)
     _restart_with_the_cluster_ca(provider_signer, provider, "90")
     try:
         authenticate()
