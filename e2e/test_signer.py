@@ -309,6 +309,8 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
     assert len(csrs) == 1
     assert csr_condition(csrs[0]) == ("Approved", "TenantValidated")
     assert csrs[0]["spec"]["request"] == tenant["spec"]["csr"]
+    # issue 36 #9: 7 days by default (renewed at two thirds), not a year
+    assert csrs[0]["spec"]["expirationSeconds"] == 7 * 86400
     cert = unb64(st["authParams"]["signedCRT"])
     subj = openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253", input=cert).decode()
     assert f"CN={cid}" in subj and "O=liqo.io" in subj
@@ -358,6 +360,21 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
     other = kubectl_as(provider, kc, "get", "resourceslices.authentication.liqo.io", "-n", "default")
     assert other.returncode != 0 and "forbidden" in other.stderr.lower()
     assert kubectl_as(provider, kc, "get", "namespacemaps.offloading.liqo.io", "-n", pns).returncode == 0
+    # Issue 36 #6: the status of these objects is the provider's verdict; the consumer may
+    # not write it (a status.resources.cpu=100 it wrote used to stay).
+    forged = kubectl_as(provider, kc, "patch", "resourceslices.authentication.liqo.io", "rs1", "-n", pns,
+                        "--subresource=status", "--type=merge",
+                        "-p", json.dumps({"status": {"resources": {"cpu": "100"}}}))
+    assert forged.returncode != 0 and "forbidden" in forged.stderr.lower(), forged.stderr
+    rs1 = provider.get_json("resourceslices.authentication.liqo.io", "rs1", "-n", pns)
+    assert ((rs1.get("status") or {}).get("resources") or {}).get("cpu") != "100"
+    for res in ("resourceslices.authentication.liqo.io", "renews.authentication.liqo.io",
+                "namespacemaps.offloading.liqo.io"):
+        for verb in ("update", "patch"):
+            can = kubectl_as(provider, kc, "auth", "can-i", verb, res, "--subresource=status", "-n", pns)
+            assert can.stdout.strip() == "no", (verb, res, can.stdout, can.stderr)
+        # the object itself stays writable (the replicators send spec that way)
+        assert kubectl_as(provider, kc, "auth", "can-i", "update", res, "-n", pns).stdout.strip() == "yes"
 
 
 def test_mismatching_labelled_csr_is_denied(provider, consumer, provider_signer, consumer_signer,

@@ -343,6 +343,67 @@ int tg_approve_decide_slice(json_object *csr, json_object *slice, json_object *t
     return out->approve;
 }
 
+int tg_slice_user_slice_name(const char *user, char *name, size_t len)
+{
+    size_t n = user ? strlen(user) : 0, i;
+
+    if (n < 1 + 1 + 12 || user[n - 13] != '-' || n - 13 >= len)
+        return -1;
+    for (i = n - 12; i < n; i++)
+        if (!((user[i] >= '0' && user[i] <= '9') || (user[i] >= 'a' && user[i] <= 'f')))
+            return -1;
+    memcpy(name, user, n - 13);
+    name[n - 13] = '\0';
+    return 0;
+}
+
+static size_t array_len(json_object *a)
+{
+    return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+int tg_approve_slice_user_free(json_object *slice, json_object *tenants, tg_approve_decision *out)
+{
+    const char *name = tg_json_path_string(slice, "metadata", "name", NULL);
+    const char *consumer = tg_json_path_string(slice, "spec", "consumerClusterID", NULL);
+    char user[TG_SLICE_USER_MAX];
+    size_t i;
+
+    if (!out->approve || tg_slice_user_name(name, consumer, user, sizeof(user)) != 0)
+        return out->approve;
+    for (i = 0; i < array_len(tenants); i++) {
+        json_object *t = json_object_array_get_idx(tenants, i);
+        const char *tname = tg_json_path_string(t, "metadata", "name", NULL);
+        const char *tcid = tg_json_path_string(t, "spec", "clusterID", NULL);
+        const char *tns = tg_json_path_string(t, "metadata", "namespace", NULL);
+
+        if ((tname && strcmp(tname, user) == 0) || (tcid && strcmp(tcid, user) == 0))
+            return deny(out, TG_DENY_USER_TAKEN, "expected slice user %s to be nobody else's, found it the cluster id "
+                        "of Tenant %.64s/%.64s (its ControlPlane user)", user, tns ? tns : "?", tname ? tname : "?"), 0;
+    }
+    return out->approve;
+}
+
+int tg_approve_cluster_id_free(const char *cid, json_object *slices, tg_approve_decision *out)
+{
+    char user[TG_SLICE_USER_MAX];
+    size_t i;
+
+    if (!out->approve || !cid)
+        return out->approve;
+    for (i = 0; i < array_len(slices); i++) {
+        json_object *sl = json_object_array_get_idx(slices, i);
+        const char *name = tg_json_path_string(sl, "metadata", "name", NULL);
+        const char *consumer = tg_json_path_string(sl, "spec", "consumerClusterID", NULL);
+        const char *ns = tg_json_path_string(sl, "metadata", "namespace", NULL);
+
+        if (tg_slice_user_name(name, consumer, user, sizeof(user)) == 0 && strcmp(user, cid) == 0)
+            return deny(out, TG_DENY_USER_TAKEN, "expected cluster id %.64s to be nobody else's, found it the user of "
+                        "ResourceSlice %.64s/%.253s of %.64s", cid, ns ? ns : "?", name, consumer), 0;
+    }
+    return out->approve;
+}
+
 int tg_csr_made_by(json_object *csr, const char *user)
 {
     const char *by;

@@ -72,6 +72,32 @@ int tg_slice_auth_decide(json_object *slice, json_object *tenant, const tg_appro
 int tg_approve_decide_slice(json_object *csr, json_object *slice, json_object *tenant,
                             const tg_approve_policy *policy, tg_approve_decision *out);
 
+/* ---------- one user name, two kinds of identity (issue 36 #7) ---------- */
+
+/* A slice's user is <slice>-<12 hex of sha256(consumer)>, a ControlPlane
+ * user is the consumer's cluster id, and both are users of the same API
+ * server: a cluster id of that shape ("web-0123456789ab") could be
+ * impersonated by another consumer's slice of the right name, or could
+ * impersonate that slice. The approver refuses a certificate whose user
+ * name the other kind already holds (PROTOCOL.md 6). */
+#define TG_DENY_USER_TAKEN "UserNameTaken"
+
+/* The slice name a user name would come from: "<name>-<12 lowercase hex>"
+ * with a non-empty name -> 0 with name (NUL-terminated, len >= 254), else -1. */
+int tg_slice_user_slice_name(const char *user, char *name, size_t len);
+
+/* After an approval of a slice's CSR: tenants (a JSON array of Tenants, NULL
+ * when none) holding the slice's user name as their cluster id
+ * (metadata.name or spec.clusterID) turn it into a denial UserNameTaken.
+ * Leaves a denial alone. Returns out->approve. */
+int tg_approve_slice_user_free(json_object *slice, json_object *tenants, tg_approve_decision *out);
+
+/* After an approval of a Tenant's CSR for cluster id cid: a slice in slices
+ * (a JSON array of ResourceSlices, NULL when none) whose user name
+ * (tg_slice_user_name of its name and spec.consumerClusterID) is cid turns it
+ * into a denial UserNameTaken. Leaves a denial alone. Returns out->approve. */
+int tg_approve_cluster_id_free(const char *cid, json_object *slices, tg_approve_decision *out);
+
 /* ---------- who made a CSR ---------- */
 
 /* 1 when user made the CSR: its spec.username, which the API server writes

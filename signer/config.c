@@ -34,10 +34,10 @@ static void usage(FILE *out)
             "                             (default all)\n"
             "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
             "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
-            "  --csr-expiration-seconds N expirationSeconds of CSRs (default 31536000; 0: none; min 600)\n"
+            "  --csr-expiration-seconds N expirationSeconds of CSRs (default 604800; 0: none; min 600)\n"
             "  --signer-name NAME         kubernetes.io/kube-apiserver-client (default) | tenantgate.io/identity\n"
             "  --ca-cert FILE --ca-key FILE  own-signer CA (with --signer-name tenantgate.io/identity)\n"
-            "  --max-cert-lifetime SECONDS   own-signer clamp (default 31536000; min 90)\n"
+            "  --max-cert-lifetime SECONDS   own-signer clamp (default 604800; min 90)\n"
 "  --leader-elect             act only while holding the Lease (15 s lease, 10 s renew deadline,\n"
             "                             2 s retry); a leader that loses it exits (status 3)\n"
             "  --leader-elect-lease-name NAME  (default tenantgate-signer)\n"
@@ -186,13 +186,13 @@ int tg_signer_flags_parse(int argc, char **argv, tg_signer *s, tg_signer_flags *
 
     f->workers = TG_SIGNER_DEFAULT_WORKERS;
     f->lease_name = "tenantgate-signer";
-    f->max_cert_lifetime_s = 31536000;
+    f->max_cert_lifetime_s = 604800;           /* 7 days (issue 36 #9) */
     snprintf(f->metrics_host, sizeof(f->metrics_host), "0.0.0.0");
     f->metrics_port = 8080;
     s->namespace_ = "liqo";
     s->controllers = TG_CTL_ALL;
     s->signer_name = TG_SIGNER_NAME_KUBE;
-    s->csr_expiration_s = 31536000;
+    s->csr_expiration_s = 604800;   /* 7 days, renewed at 2/3 (issue 36 #9) */
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);

@@ -1,6 +1,13 @@
 /* consumer_identity.c - the consumer's Identity controller: renders the
  * kubeconfig of an Identity (its certificate with the cluster key) into the
- * kubeconfig-<identity> Secret and points status.kubeconfigSecretRef at it. */
+ * kubeconfig-<identity> Secret and points status.kubeconfigSecretRef at it.
+ *
+ * A Secret being deleted is never written (issue 36 #8): after an
+ * unauthenticate the old Identity's Secret lingers, held by the replicator's
+ * finalizer, and a new Identity of the same name written into it would lose
+ * its kubeconfig when it goes. The controller waits until it is gone, then
+ * creates it; the Secret informer (main.c, "idsecret") wakes the Identity
+ * whenever its Secret is deleted, so a missing one is written again. */
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
@@ -79,10 +86,31 @@ static json_object *kubeconfig_secret(json_object *id, const char *sname, const 
     return sec;
 }
 
+#define SECRET_GOING_MS 1000   /* a Secret being deleted: look again (its delete event usually comes first) */
+
+/* 1 when the Secret ns/sname exists with a deletionTimestamp, 0 when it does
+ * not or is live, -1 when it cannot be read (err). */
+static int secret_being_deleted(tg_api *api, const char *ns, const char *sname, char *err, size_t err_len)
+{
+    char path[1024];
+    json_object *sec = NULL;
+    long st;
+    int going;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ns, sname);
+    if ((st = tg_api_get(api, path, &sec, err, err_len)) == 404)
+        return 0;
+    if (st != 200)
+        return -1;
+    going = tg_json_path_string(sec, "metadata", "deletionTimestamp", NULL) != NULL;
+    json_object_put(sec);
+    return going;
+}
+
 long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     char path[1024], err[512], sname[320];
-    json_object *id = NULL, *sec = NULL, *patch, *stj, *ref;
+    json_object *id = NULL, *sec = NULL, *applied = NULL, *patch, *stj, *ref;
     const char *pid, *type, *server, *ca_b64, *crt_b64, *proxy, *idns, *uid;
     unsigned char *ca = NULL, *crt = NULL;
     size_t ca_len = 0, crt_len = 0, kc_len = 0, key_len = 0;
@@ -90,6 +118,7 @@ long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char
     EVP_PKEY *k;
     tg_kubeconfig_in in;
     long st, ret = TG_RECONCILE_RETRY;
+    int going;
 
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/identities/%s", ns, name);
     if ((st = tg_api_get(api, path, &id, err, sizeof(err))) == 404)
@@ -125,13 +154,27 @@ long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char
         !(kc_b64 = tg_base64_encode((unsigned char *)kc, kc_len, NULL)))
         goto fail;
     snprintf(sname, sizeof(sname), "kubeconfig-%s", name);
+    if ((going = secret_being_deleted(api, ns, sname, err, sizeof(err))) < 0)
+        goto fail;
+    if (going) {
+        tg_log(TG_LOG_INFO, "identity kubeconfig secret still being deleted: waiting to create it again",
+               TG_LOG_STR("namespace", ns), TG_LOG_STR("identity", name), TG_LOG_STR("secret", sname));
+        ret = SECRET_GOING_MS;
+        goto out;
+    }
     sec = kubeconfig_secret(id, sname, ns, kc_b64);
     /* Server-side apply: create or update in one idempotent call. */
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s?fieldManager=tenantgate-signer&force=true", ns,
              sname);
-    st = tg_api_call(api, "PATCH", path, TG_KUBE_CT_APPLY, sec, NULL, err, sizeof(err));
+    st = tg_api_call(api, "PATCH", path, TG_KUBE_CT_APPLY, sec, &applied, err, sizeof(err));
     if (st != 200 && st != 201)
         goto fail;
+    /* Its deletion began between the look and the write: the kubeconfig goes
+     * with it, so write it again once it is gone. */
+    if (tg_json_path_string(applied, "metadata", "deletionTimestamp", NULL)) {
+        ret = SECRET_GOING_MS;
+        goto out;
+    }
     if (!tg_json_path_string(id, "status", "kubeconfigSecretRef", "name", NULL) ||
         strcmp(tg_json_path_string(id, "status", "kubeconfigSecretRef", "name", NULL), sname) != 0) {
         patch = json_object_new_object();
@@ -160,6 +203,7 @@ out:
     rc_free_secret(key_pem, key_len);
     free(ca);
     free(crt);
+    json_object_put(applied);
     json_object_put(sec);
     json_object_put(id);
     return ret;
@@ -171,6 +215,17 @@ static void map_identity(const tg_event *ev, tg_key_sink *sink)
 {
     tg_key_emit(sink, "identity", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
                 tg_json_path_string(ev->obj, "metadata", "name", NULL));
+}
+
+/* A kubeconfig-<identity> Secret deleted: its Identity writes it again. */
+static void map_kubeconfig_secret(const tg_event *ev, tg_key_sink *sink)
+{
+    const char *name = tg_json_path_string(ev->obj, "metadata", "name", NULL);
+    static const char prefix[] = "kubeconfig-";
+
+    if (ev->deleted && name && strncmp(name, prefix, sizeof(prefix) - 1) == 0 && name[sizeof(prefix) - 1])
+        tg_key_emit(sink, "identity", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                    name + sizeof(prefix) - 1);
 }
 
 static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
@@ -185,6 +240,6 @@ const tg_controller_desc tg_ctl_identity = {
               .acts_on = "Identity whose spec.clusterID is the remote cluster id of its tenant namespace",
               .writes = "Secret kubeconfig-<identity> (the cluster private key) and the Identity's status, "
                         "in that namespace"},
-    .subs = {{TG_INF_IDENTITIES, 1, map_identity}}, .nsubs = 1,
+    .subs = {{TG_INF_IDENTITIES, 1, map_identity}, {TG_INF_IDENTITY_SECRETS, 0, map_kubeconfig_secret}}, .nsubs = 2,
     .reconcile = reconcile_key,
 };

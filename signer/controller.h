@@ -28,6 +28,7 @@ typedef enum tg_informer_id {
     TG_INF_TENANT_SLICES,     /* every ResourceSlice (the provider's: scoped by namespace, not labels) */
     TG_INF_LOCAL_RENEWS,      /* the consumer's Renews (liqo.io/replication=true) */
     TG_INF_REMOTE_RENEWS,     /* replicated Renews on the provider */
+    TG_INF_IDENTITY_SECRETS,  /* kubeconfig Secrets labelled liqo.io/identity-type, metadata only */
     TG_INF_COUNT
 } tg_informer_id;
 

@@ -104,6 +104,9 @@ static void decide_resources(json_object *doc)
             if (!json_object_is_type(val, json_type_int) && (!json_object_is_type(val, json_type_string) ||
                                                              tg_quantity_milli(json_object_get_string(val), &milli) != 0))
                 abort();
+            /* nothing granted is zero or negative (issue 36 #2) */
+            if (tg_quantity_milli(json_object_get_string(val), &milli) == 0 && milli <= 0)
+                abort();
         }
         json_object_put(granted);
     } else if (memchr(why, '\0', sizeof(why)) == NULL) {
@@ -112,6 +115,12 @@ static void decide_resources(json_object *doc)
     if (request && json_object_is_type(request, json_type_object) && (sum = json_object_new_object()) != NULL) {
         (void)tg_slice_resources_add(sum, request);
         (void)tg_slice_resources_add(sum, request);
+        /* a sum never goes below 0, whatever was added */
+        json_object_object_foreach(sum, skey, sval) {
+            (void)skey;
+            if (tg_quantity_milli(json_object_get_string(sval), &milli) == 0 && milli < 0)
+                abort();
+        }
         json_object_put(sum);
     }
 }

@@ -62,4 +62,8 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
                               .label_selector = "liqo.io/replicated=true,liqo.io/originID",
                               .keep_fields = keep_nothing, .index_metadata = TG_CACHE_BY_NAMESPACE,
                               .cache_offset = IN_SIGNER(renew_cache)},
+    /* Their deletion wakes the Identity that writes them (issue 36 #8). */
+    [TG_INF_IDENTITY_SECRETS] = {.name = "idsecret", .path = "/api/v1/secrets",
+                                 .label_selector = TG_LABEL_IDENTITY_TYPE, .keep_fields = keep_nothing,
+                                 .index_metadata = TG_CACHE_BY_NAMESPACE},
 };

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/slice.h"
 #include "signer/approve_decide.h"
 
 typedef struct rv_look {
@@ -117,6 +118,45 @@ static int slice_decide(tg_api *api, json_object *csr, const tg_approve_policy *
     return 0;
 }
 
+/* A LIST across namespaces of one name (a field selector: at most a few
+ * objects). 0 with *list, or -1 with err. */
+static int list_named(tg_api *api, const char *plural, const char *name, json_object **list, char *err,
+                      size_t err_len)
+{
+    char path[1024];
+
+    snprintf(path, sizeof(path), TENANTS_API "/%s?fieldSelector=metadata.name%%3D%s", plural, name);
+    return tg_api_get(api, path, list, err, err_len) == 200 ? 0 : -1;
+}
+
+/* An approved decision stays one only when its user name is nobody else's
+ * (approve_decide.h, issue 36 #7): a slice's user no Tenant's cluster id, a
+ * Tenant's cluster id no slice's user. Read live, so that two approvals in
+ * a row see each other. 0, or -1 with err. */
+static int check_user_free(tg_api *api, json_object *csr, json_object *slice, tg_approve_decision *d, char *err,
+                           size_t err_len)
+{
+    const char *cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+    char user[TG_SLICE_USER_MAX], sname[TG_SLICE_USER_MAX];
+    json_object *list = NULL;
+    int rc = 0;
+
+    if (!d->approve)
+        return 0;
+    if (slice) {
+        if (tg_slice_user_name(tg_json_path_string(slice, "metadata", "name", NULL),
+                               tg_json_path_string(slice, "spec", "consumerClusterID", NULL), user, sizeof(user)) != 0)
+            return 0;   /* the decision checked both; nothing to look for */
+        if ((rc = list_named(api, "tenants", user, &list, err, err_len)) == 0)
+            tg_approve_slice_user_free(slice, tg_json_path(list, "items", NULL), d);
+    } else if (cid && tg_slice_user_slice_name(cid, sname, sizeof(sname)) == 0) {
+        if ((rc = list_named(api, "resourceslices", sname, &list, err, err_len)) == 0)
+            tg_approve_cluster_id_free(cid, tg_json_path(list, "items", NULL), d);
+    }
+    json_object_put(list);
+    return rc;
+}
+
 long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
 {
     char path[1024], err[512], now[32];
@@ -159,6 +199,8 @@ long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
             goto fail;
         tg_approve_decide(csr, tenant, nonce, &pol, &d);
     }
+    if (check_user_free(api, csr, slice, &d, err, sizeof(err)) != 0)
+        goto fail;
     cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
     rc_rfc3339(time(NULL), now, sizeof(now));
     if (!(st = tg_json_path(csr, "status", NULL))) {

@@ -158,6 +158,8 @@ static int check_limit(const char *name, __int128 want, json_object *policy, jso
         member_milli(others, name, &other, &other_present) != 0)
         return snprintf(why, why_len, "the class policy's maxPerTenant.%.64s or an accepted slice's %.64s is "
                         "not a quantity", name, name), -1;
+    if (other < 0)
+        other = 0;   /* a negative sum never makes room (hostile status, or a slice from before the check) */
     if (present && other + want > max) {
         tg_quantity_text(want, a, sizeof(a));
         tg_quantity_text(other, b, sizeof(b));
@@ -178,6 +180,10 @@ int tg_slice_resources_decide(json_object *request, json_object *policy, json_ob
     int present;
 
     *granted = NULL;
+    if (tg_slice_request_nonpositive(request, why, why_len)) {
+        json_object_put(g);
+        return -1;
+    }
     for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
         json_object_object_add(g, defaults[i].name, json_object_new_string(defaults[i].value));
     if (request && json_object_is_type(request, json_type_object)) {
@@ -201,6 +207,24 @@ fail:
     return -1;
 }
 
+int tg_slice_request_nonpositive(json_object *request, char *why, size_t why_len)
+{
+    __int128 m;
+    int present;
+
+    if (!request || !json_object_is_type(request, json_type_object))
+        return 0;
+    json_object_object_foreach(request, name, value) {
+        /* below a thousandth ("1n") rounds to 0: too small to grant, refused too */
+        if (member_milli(request, name, &m, &present) == 0 && m <= 0) {
+            snprintf(why, why_len, "spec.resources.%.64s: %.64s asked, expected a quantity greater than 0", name,
+                     json_object_get_string(value));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int tg_slice_resources_add(json_object *others, json_object *add)
 {
     char text[64];
@@ -215,6 +239,8 @@ int tg_slice_resources_add(json_object *others, json_object *add)
             rc = -1;
             continue;
         }
+        if (a < 0)
+            a = 0;   /* never lowers the total */
         tg_quantity_text(a + b, text, sizeof(text));
         json_object_object_add(others, name, json_object_new_string(text));
     }
@@ -238,6 +264,10 @@ int tg_slice_resources_verdict(const char *class_, tg_slice_tenant_state tenant,
             return 0;   /* decided before the cordon: it stays (Liqo) */
         snprintf(reason, reason_len, "%s", TG_RES_DENY_CORDONED);
         snprintf(why, why_len, "the consumer's Tenant is Cordoned: no new slices");
+        return -1;
+    }
+    if (tg_slice_request_nonpositive(request, why, why_len)) {
+        snprintf(reason, reason_len, "%s", TG_RES_DENY_QUANTITY);
         return -1;
     }
     if (tg_slice_resources_decide(request, policy, others, granted, why, why_len) != 0) {

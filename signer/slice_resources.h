@@ -28,11 +28,20 @@ void tg_quantity_text(__int128 milli, char *buf, size_t len);
  * of the consumer's other accepted slices of the class (may be NULL).
  * 0 with *granted (a new object: defaults overlaid by the request), or -1
  * with why ("cpu: 10 asked, at most 8 per slice (2 over)"). A malformed
- * quantity or policy is -1 too. */
+ * quantity or policy is -1 too, and so is a requested quantity <= 0
+ * (tg_slice_request_nonpositive). A negative sum in others counts as 0. */
 int tg_slice_resources_decide(json_object *request, json_object *policy, json_object *others,
                               json_object **granted, char *why, size_t why_len);
 
+/* 1 when a quantity of request (spec.resources, may be NULL) is zero or
+ * negative, with why naming the first; else 0. A "-8" asked would lower
+ * the consumer's total under maxPerTenant, and "0" grants nothing: both are
+ * refused (PROTOCOL.md 5a, NonPositiveQuantity). Malformed ones are not
+ * this function's business (decide refuses them). */
+int tg_slice_request_nonpositive(json_object *request, char *why, size_t why_len);
+
 /* others += add, quantity by quantity (others an object; add may be NULL).
+ * A negative quantity of add counts as 0: no slice lowers the total.
  * 0, or -1 when a quantity of add is malformed (others unchanged then in that key). */
 int tg_slice_resources_add(json_object *others, json_object *add);
 
@@ -47,13 +56,14 @@ typedef enum tg_slice_tenant_state {
 #define TG_RES_DENY_DRAINED "TenantDrained"
 #define TG_RES_DENY_CORDONED "TenantCordoned"
 #define TG_RES_DENY_POLICY "PolicyExceeded"
+#define TG_RES_DENY_QUANTITY "NonPositiveQuantity"
 
 /* The Resources condition of a slice (Liqo's rules, then the policy):
  * class (NULL or "" counts as "default") other than "default" -> 0, leave it
  * alone; Drained -> -1 TenantDrained; Cordoned -> 0 when the condition
  * already has a status (cur_status non-empty), else -1 TenantCordoned;
- * Active -> tg_slice_resources_decide: 1 with *granted, or -1
- * PolicyExceeded. On -1, reason (>= 32 bytes) and why are filled. */
+ * Active -> a quantity <= 0 asked: -1 NonPositiveQuantity; else
+ * tg_slice_resources_decide: 1 with *granted, or -1 PolicyExceeded. On -1, reason (>= 32 bytes) and why are filled. */
 int tg_slice_resources_verdict(const char *class_, tg_slice_tenant_state tenant, const char *cur_status,
                                json_object *request, json_object *policy, json_object *others,
                                json_object **granted, char *reason, size_t reason_len, char *why, size_t why_len);

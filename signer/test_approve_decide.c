@@ -214,12 +214,100 @@ static void test_csr_made_by(void **state)
     }
 }
 
+
+/* Issue 36 #7: slice user web-<h(c-alpha)> = web-03942366fce4 against the
+ * Tenants' cluster ids, and a cluster id of that shape against the slices. */
+#define WEB_ALPHA "web-03942366fce4"
+#define SLICE(name, consumer) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"liqo-tenant-" consumer "\"}," \
+                              "\"spec\":{\"consumerClusterID\":\"" consumer "\"}}"
+#define TENANT(name, cid) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"liqo-tenant-" name "\"}," \
+                          "\"spec\":{\"clusterID\":\"" cid "\"}}"
+
+static void test_user_name_taken(void **state)
+{
+    static const struct {
+        const char *desc;
+        const char *slice;     /* a slice CSR for this slice, or NULL: a Tenant CSR for cid */
+        const char *cid;
+        const char *others;    /* the Tenants (slice CSR) or slices (Tenant CSR), a JSON array or NULL */
+        int approved;          /* what the decision said before */
+        int want;
+        const char *reason;    /* wanted reason when denied */
+    } rows[] = {
+        {"slice, no Tenants", SLICE("web", "c-alpha"), NULL, NULL, 1, 1, NULL},
+        {"slice, other Tenants", SLICE("web", "c-alpha"), NULL, "[" TENANT("c-beta", "c-beta") "]", 1, 1, NULL},
+        {"slice user is a Tenant's name", SLICE("web", "c-alpha"), NULL,
+         "[" TENANT("c-beta", "c-beta") "," TENANT(WEB_ALPHA, WEB_ALPHA) "]", 1, 0, TG_DENY_USER_TAKEN},
+        {"slice user is a Tenant's clusterID", SLICE("web", "c-alpha"), NULL, "[" TENANT("x", WEB_ALPHA) "]", 1, 0,
+         TG_DENY_USER_TAKEN},
+        {"one hex digit off", SLICE("web", "c-alpha"), NULL, "[" TENANT("web-03942366fce5", "web-03942366fce5") "]",
+         1, 1, NULL},
+        {"slice of another consumer, same name", SLICE("web", "c-beta"), NULL, "[" TENANT(WEB_ALPHA, WEB_ALPHA) "]",
+         1, 1, NULL},
+        {"a denial stays the denial it was", SLICE("web", "c-alpha"), NULL, "[" TENANT(WEB_ALPHA, WEB_ALPHA) "]", 0,
+         0, "Earlier"},
+        {"hostile: items not an array", SLICE("web", "c-alpha"), NULL, "{\"items\":1}", 1, 1, NULL},
+        {"cluster id is a slice's user", NULL, WEB_ALPHA, "[" SLICE("web", "c-alpha") "]", 1, 0, TG_DENY_USER_TAKEN},
+        {"same slice name, other consumer", NULL, WEB_ALPHA, "[" SLICE("web", "c-beta") "]", 1, 1, NULL},
+        {"other slice name, same consumer", NULL, WEB_ALPHA, "[" SLICE("web2", "c-alpha") "]", 1, 1, NULL},
+        {"cluster id, no slices", NULL, WEB_ALPHA, NULL, 1, 1, NULL},
+        {"ordinary cluster id", NULL, "c-alpha", "[" SLICE("web", "c-alpha") "]", 1, 1, NULL},
+        {"hostile: slice without consumer", NULL, WEB_ALPHA, "[{\"metadata\":{\"name\":\"web\"}}]", 1, 1, NULL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        json_object *subject = rows[i].slice ? tg_json_parse(rows[i].slice, strlen(rows[i].slice), NULL, 0) : NULL;
+        json_object *others = rows[i].others ? tg_json_parse(rows[i].others, strlen(rows[i].others), NULL, 0) : NULL;
+        tg_approve_decision d = {.approve = rows[i].approved};
+        int got;
+
+        snprintf(d.reason, sizeof(d.reason), "%s", rows[i].approved ? TG_APPROVE_REASON : "Earlier");
+        got = rows[i].slice ? tg_approve_slice_user_free(subject, others, &d)
+                            : tg_approve_cluster_id_free(rows[i].cid, others, &d);
+        print_message("%-40s -> %d %s %s\n", rows[i].desc, got, d.reason, d.message);
+        if (got != rows[i].want || d.approve != rows[i].want)
+            fail_msg("%s: approve %d, wanted %d", rows[i].desc, got, rows[i].want);
+        if (rows[i].reason)
+            assert_string_equal(d.reason, rows[i].reason);
+        if (!got && rows[i].approved)
+            assert_non_null(strstr(d.message, WEB_ALPHA));
+        json_object_put(subject);
+        json_object_put(others);
+    }
+}
+
+static void test_slice_user_slice_name(void **state)
+{
+    static const struct {
+        const char *user, *want;   /* want NULL: not a slice user's shape */
+    } rows[] = {
+        {WEB_ALPHA, "web"},          {"a.b-000000000000", "a.b"}, {"x-y-0123456789ab", "x-y"},
+        {"-03942366fce4", NULL},     {"web03942366fce4", NULL},   {"web-03942366FCE4", NULL},
+        {"web-0394", NULL},          {"web-03942366fce4x", NULL}, {"", NULL},
+        {NULL, NULL},
+    };
+    char name[254];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int rc = tg_slice_user_slice_name(rows[i].user, name, sizeof(name));
+        if (!rows[i].want) {
+            assert_int_equal(rc, -1);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_string_equal(name, rows[i].want);
+    }
+    assert_int_equal(tg_slice_user_slice_name(WEB_ALPHA, name, 3), -1);   /* "web" + NUL does not fit */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_own_signer_policy),
         cmocka_unit_test(test_csr_made_by),
+        cmocka_unit_test(test_user_name_taken),
+        cmocka_unit_test(test_slice_user_slice_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,6 +86,15 @@ static void test_decisions(void **state)
          "cpu: 4 asked with 7500m already granted to this consumer, at most 10 per consumer (1500m over)"},
         {"bad request quantity", "{\"cpu\":\"lots\"}", NULL, NULL, NULL, "spec.resources.cpu: expected a quantity"},
         {"bad policy", NULL, "{\"maxPerSlice\":{\"cpu\":\"x\"}}", NULL, NULL, "maxPerSlice.cpu is not a quantity"},
+        {"negative request", "{\"cpu\":\"-8\"}", NULL, NULL, NULL,
+         "spec.resources.cpu: -8 asked, expected a quantity greater than 0"},
+        {"zero request", "{\"memory\":\"0\"}", NULL, NULL, NULL,
+         "spec.resources.memory: 0 asked, expected a quantity greater than 0"},
+        {"negative integer request", "{\"pods\":-1}", NULL, NULL, NULL, "spec.resources.pods: -1 asked"},
+        {"below a thousandth", "{\"cpu\":\"1n\"}", NULL, NULL, NULL, "spec.resources.cpu: 1n asked"},
+        {"negative exponent form", "{\"cpu\":\"-1e3\"}", NULL, NULL, NULL, "spec.resources.cpu: -1e3 asked"},
+        {"a negative sum makes no room", "{\"cpu\":\"4\"}", "{\"maxPerTenant\":{\"cpu\":\"3\"}}",
+         "{\"cpu\":\"-4\"}", NULL, "cpu: 4 asked with 0 already granted to this consumer, at most 3 per consumer"},
         {"unnamed resources unlimited", "{\"pods\":\"1000\"}", "{\"maxPerSlice\":{\"cpu\":\"8\"}}", NULL,
          "{ \"cpu\": \"4\", \"memory\": \"8Gi\", \"pods\": \"1000\", \"ephemeral-storage\": \"20Gi\" }", NULL},
     };
@@ -131,6 +140,10 @@ static void test_verdicts(void **state)
         {"Cordoned, accepted stays", "default", TG_SLICE_T_CORDONED, "Accepted", NULL, NULL, NULL, 0, NULL},
         {"over the policy", "default", TG_SLICE_T_ACTIVE, NULL, "{\"cpu\":\"9\"}",
          "{\"maxPerSlice\":{\"cpu\":\"8\"}}", NULL, -1, "PolicyExceeded"},
+        {"negative quantity", "default", TG_SLICE_T_ACTIVE, NULL, "{\"cpu\":\"-8\"}", NULL, NULL, -1,
+         "NonPositiveQuantity"},
+        {"zero quantity, accepted before", "default", TG_SLICE_T_ACTIVE, "Accepted", "{\"pods\":\"0\"}",
+         "{\"maxPerTenant\":{\"pods\":\"200\"}}", NULL, -1, "NonPositiveQuantity"},
         {"accepted, then over the tenant total", "default", TG_SLICE_T_ACTIVE, "Accepted", NULL,
          "{\"maxPerTenant\":{\"pods\":\"200\"}}", "{\"pods\":\"110\"}", -1, "PolicyExceeded"},
     };
@@ -156,6 +169,7 @@ static void test_sum(void **state)
 {
     json_object *sum = json_object_new_object(), *a = j("{\"cpu\":\"1500m\",\"memory\":\"4Gi\"}");
     json_object *b = j("{\"cpu\":\"2\",\"pods\":110}"), *bad = j("{\"cpu\":\"x\"}");
+    json_object *neg = j("{\"cpu\":\"-8\",\"pods\":-110}");
 
     assert_int_equal(tg_slice_resources_add(sum, a), 0);
     assert_int_equal(tg_slice_resources_add(sum, b), 0);
@@ -163,6 +177,11 @@ static void test_sum(void **state)
     assert_int_equal(tg_slice_resources_add(sum, bad), -1);
     assert_string_equal(json_object_to_json_string_ext(sum, JSON_C_TO_STRING_PLAIN),
                         "{\"cpu\":\"3500m\",\"memory\":\"4Gi\",\"pods\":\"110\"}");
+    /* a negative grant (an old or forged status) counts as 0: never lowers the total */
+    assert_int_equal(tg_slice_resources_add(sum, neg), 0);
+    assert_string_equal(json_object_to_json_string_ext(sum, JSON_C_TO_STRING_PLAIN),
+                        "{\"cpu\":\"3500m\",\"memory\":\"4Gi\",\"pods\":\"110\"}");
+    json_object_put(neg);
     json_object_put(sum);
     json_object_put(a);
     json_object_put(b);
