@@ -34,7 +34,7 @@ import yaml
 
 from liqo_modules import module_dir
 from tenantgate_services import http_get
-from testbed import HostProcess, _socket_inodes, free_port, mint_serving_cert, wait_for
+from bed import HostProcess, _socket_inodes, free_port, mint_serving_cert, wait_for
 
 LIQO_NS = "liqo"
 

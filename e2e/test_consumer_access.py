@@ -26,7 +26,7 @@ from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import CONSUMER_ID, PROVIDER_ID, installed  # noqa: F401
 from test_slice_flow import (CNS, PNS, consumer_signer, consumer_webhook,  # noqa: F401
                              provider_signer)
-from testbed import openssl, wait_for
+from bed import openssl, wait_for
 
 IDENTITY = f"controlplane-{PROVIDER_ID}"
 SECRET = f"kubeconfig-{IDENTITY}"
