@@ -12,7 +12,7 @@ chart gives it, no more.  What differs from a pod, and why:
 - listeners: --metrics-address and --health-probe-address on 127.0.0.1 at free ports,
   --webhook-port a free port.  Liqo has no flag for the webhook server's address, so that
   one port listens on every interface (controller-runtime's default host "").
-- the webhook's serving certificate: minted here (testbed.mint_serving_cert, SAN 127.0.0.1)
+- the webhook's serving certificate: minted here (bed.mint_serving_cert, SAN 127.0.0.1)
   and put where controller-runtime reads it ($TMPDIR/k8s-webhook-server/serving-certs, TMPDIR
   per process).  The chart's --secret-name is dropped: with it Liqo writes the certificate to
   a fixed /tmp path shared by every Liqo webhook on the host.
@@ -34,7 +34,7 @@ import yaml
 
 from liqo_modules import module_dir
 from tenantgate_services import http_get
-from testbed import HostProcess, _socket_inodes, free_port, mint_serving_cert, wait_for
+from bed import HostProcess, _socket_inodes, free_port, mint_serving_cert, wait_for
 
 LIQO_NS = "liqo"
 

@@ -37,7 +37,7 @@ from liqo_modules import liqo_bin, pinned_versions
 from liqo_processes import LiqoOnCluster, chart_dir, listeners
 from tenantgate_services import denial, webhook, webhook_install  # noqa: F401
 from test_liqo import Liqo, tamper
-from testbed import openssl, wait_for
+from bed import openssl, wait_for
 
 pytestmark = pytest.mark.usefixtures("webhook")
 

@@ -25,7 +25,7 @@ import pytest
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import (PROVIDER_ID, consumer_signer, installed, out_of_scope,  # noqa: F401
                          provider_signer)
-from testbed import openssl, wait_for
+from bed import openssl, wait_for
 
 GROUP = "authentication.liqo.io"
 # Long enough for a reconcile that would act to have acted: the signer fills a slice's CSR and
