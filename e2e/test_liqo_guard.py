@@ -15,9 +15,9 @@ components); tenantgate's denials in that window are read from its metrics
 user label, so the window is what attributes them: the forgeries run after it, and the
 control test puts tenantgate's configuration back as it was.
 
-One known break is a C fix for later, in its own strict xfail so it flips when fixed:
-break 3, the crd-replicator's first copy of a new slice is denied MalformedResourceSlice
-(spec.consumerClusterID is not filled yet); it is admitted on Liqo's retry.  Break 1
+Break 3 is fixed: the crd-replicator's first copy of a new slice (spec.consumerClusterID and
+spec.csr not filled yet) is admitted when the consumer's ControlPlane user writes it
+(PROTOCOL.md 5a, "A first copy"); its own test says so.  Break 1
 (re-authenticating fails with "nonce secret already exists with a different nonce") does not
 occur here: Liqo's own controllers make the nonces in guard mode; it belongs to the replace
 mode, where tenantgate's signer does.
@@ -265,17 +265,13 @@ def test_tenantgate_reviewed_liqos_tenant_and_slice(flow):
 
 
 def test_no_denial_of_liqos_own_requests(flow):
-    """Every request of the flow is Liqo's (liqoctl, controllers, replicator): none refused,
-    break 3's replicator copy aside (its own test below)."""
-    others = {k: v for k, v in flow.denials.items() if k != REPLICATOR_FIRST_COPY}
-    assert not others, f"tenantgate denied Liqo's requests: {others}\n" + \
+    """Every request of the flow is Liqo's (liqoctl, controllers, replicator): none refused."""
+    assert not flow.denials, f"tenantgate denied Liqo's requests: {flow.denials}\n" + \
         "\n".join(flow.denial_lines)
 
 
-@pytest.mark.xfail(strict=True, reason="break 3: the crd-replicator's first copy of a new slice "
-                   "has no spec.consumerClusterID yet and is denied MalformedResourceSlice "
-                   "(admitted on retry); a C fix for later")
 def test_replicators_first_copy_of_a_slice_is_admitted(flow):
+    """Break 3: the replicator's copy without consumer fields is admitted on its first try."""
     _step_passes(flow, "slice accepted")
     assert REPLICATOR_FIRST_COPY not in flow.denials, \
         f"{flow.denials}\n" + "\n".join(flow.denial_lines)

@@ -47,6 +47,10 @@ static void usage(FILE *out)
             "                             <namespace>/" DEFAULT_SLICE_POLICY "; \"off\": none)\n"
             "  --cluster-labels K=V,...   labels offered to consumers' virtual nodes (a slice's\n"
             "                             status.nodeLabels, as Liqo's flag of that name)\n"
+            "  --nonce-rotation MODE      keep (default, as Liqo: a tenant namespace keeps its nonce,\n"
+            "                             so liqoctl can authenticate again) or on-unpeer (deleting\n"
+            "                             a Tenant replaces it; consumers must re-sign, as\n"
+            "                             kubectl tenantgate does and liqoctl does not)\n"
 "  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
             "  --workers N                reconcile threads, 1-32 (default 8)\n"
             "  --log-level LEVEL          debug, info, warn, error (default info)\n"
@@ -57,7 +61,7 @@ enum {
     OPT_KUBECONFIG = 256, OPT_CONTEXT, OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_CONTROLLERS, OPT_API_SERVER, OPT_CA_FILE,
     OPT_CSR_EXPIRATION, OPT_SIGNER_NAME, OPT_OWN_CA_CERT, OPT_OWN_CA_KEY, OPT_MAX_CERT_LIFETIME,
     OPT_ALLOW_NO_HANDSHAKE, OPT_LOG_LEVEL, OPT_LEADER_ELECT, OPT_LEASE_NAME, OPT_LEASE_NAMESPACE,
-    OPT_METRICS_LISTEN, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS,
+    OPT_METRICS_LISTEN, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS, OPT_NONCE_ROTATION,
 };
 
 static const struct option options[] = {
@@ -82,6 +86,7 @@ static const struct option options[] = {
     {"workers", required_argument, NULL, OPT_WORKERS},
     {"slice-policy-configmap", required_argument, NULL, OPT_SLICE_POLICY},
     {"cluster-labels", required_argument, NULL, OPT_CLUSTER_LABELS},
+    {"nonce-rotation", required_argument, NULL, OPT_NONCE_ROTATION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -139,6 +144,13 @@ static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, c
         return slice_policy_ok(arg, f) ? 0 : -1;
     case OPT_LEASE_NAMESPACE: f->lease_ns = arg; return 0;
     case OPT_CLUSTER_LABELS: *cluster_labels = arg; return 0;
+    case OPT_NONCE_ROTATION:
+        if (strcmp(arg, "keep") != 0 && strcmp(arg, "on-unpeer") != 0) {
+            fprintf(stderr, "tenantgate-signer: --nonce-rotation: expected keep or on-unpeer, found \"%.64s\"\n", arg);
+            return -1;
+        }
+        s->rotate_nonce_on_unpeer = strcmp(arg, "on-unpeer") == 0;
+        return 0;
     case OPT_LOG_LEVEL: return tg_log_set_level_named(arg);
     }
     return -1;

@@ -28,12 +28,31 @@ typedef struct csr_look {
     const char *self_user; /* only CSRs made by it count (tg_csr_made_by) */
     const char *ns;        /* the Tenant's namespace label to match */
     const char *hash;      /* the current request's hash, or NULL */
+    const char *tenant_uid;   /* the Tenant's metadata.uid, or NULL */
+    time_t tenant_created;    /* its creationTimestamp, 0 if unknown */
     rc_csr_pick any;          /* the newest of (ns, cid): the settled fingerprint */
     rc_csr_pick cur;          /* the newest made from the current request */
     int cur_denied;        /* how many of those are denied */
     char *certificate;     /* cur's status.certificate (base64), malloc'd, or NULL */
     int oom;
 } csr_look;
+
+/* A CSR counts for the Tenant only if made for this peering: labelled with
+ * its uid, or (made before that label) created since the Tenant was. A Tenant
+ * deleted and made again (a re-peering, the same key and so the same request)
+ * thus never takes the old peering's CSR and certificate. */
+static int of_this_peering(json_object *c, const csr_look *l, const char *ts, long long ms)
+{
+    const char *uid = tg_json_path_string(c, "metadata", "labels", TG_LABEL_CSR_TENANT_UID, NULL);
+
+    if (uid)
+        return l->tenant_uid && strcmp(uid, l->tenant_uid) == 0;
+    if (!l->tenant_created)
+        return 1;
+    if (ms > 0)
+        return ms >= (long long)l->tenant_created * 1000;
+    return rc_parse_rfc3339(ts) >= l->tenant_created;
+}
 
 static void on_csr_visit(json_object *c, void *data)
 {
@@ -48,7 +67,7 @@ static void on_csr_visit(json_object *c, void *data)
     int issued = crt && *crt, denied;
 
     if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->any.ts) ||
-        strlen(name) >= sizeof(l->any.name) || !tg_csr_made_by(c, l->self_user))
+        strlen(name) >= sizeof(l->any.name) || !tg_csr_made_by(c, l->self_user) || !of_this_peering(c, l, ts, ms))
         return;
     denied = rc_csr_decided(c) < 0;   /* the CSR cache keeps the conditions */
     rc_csr_pick_newer(&l->any, name, ts, ms, issued, denied);
@@ -74,12 +93,15 @@ typedef struct csr_view {
 } csr_view;
 
 /* The tenant CSRs of (ns, cid) in the CSR informer's cache; hash (or NULL)
- * the Tenant's current request hash. 0, or -1 out of memory. The fingerprint
+ * the Tenant's current request hash; tenant_uid and tenant_created say which
+ * peering (of_this_peering). 0, or -1 out of memory. The fingerprint
  * is all a settled record depends on: any CSR of the Tenant's made, issued
  * or denied changes it. */
-static int cached_csrs(tg_signer *s, const char *ns, const char *cid, const char *hash, csr_view *v)
+static int cached_csrs(tg_signer *s, const char *ns, const char *cid, const char *hash, const char *tenant_uid,
+                       time_t tenant_created, csr_view *v)
 {
-    csr_look l = {.self_user = s->self_user, .ns = ns, .hash = hash};
+    csr_look l = {.self_user = s->self_user, .ns = ns, .hash = hash, .tenant_uid = tenant_uid,
+                  .tenant_created = tenant_created};
 
     memset(v, 0, sizeof(*v));
     strcpy(v->fp, "-");
@@ -104,6 +126,8 @@ static int cached_csrs(tg_signer *s, const char *ns, const char *cid, const char
 typedef struct tenant_look {
     char rv[64];
     char cid[128];      /* metadata.labels["liqo.io/remote-cluster-id"] */
+    char uid[128];      /* metadata.uid, or "" */
+    time_t created;     /* metadata.creationTimestamp, 0 if none */
     int found;
 } tenant_look;
 
@@ -112,6 +136,8 @@ static void on_tenant_visit(json_object *t, void *data)
     tenant_look *l = data;
     const char *rv = tg_json_path_string(t, "metadata", "resourceVersion", NULL);
     const char *cid = tg_json_path_string(t, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+    const char *uid = tg_json_path_string(t, "metadata", "uid", NULL);
+    const char *ts = tg_json_path_string(t, "metadata", "creationTimestamp", NULL);
 
     if (!rv || strlen(rv) >= sizeof(l->rv))
         return;
@@ -119,6 +145,9 @@ static void on_tenant_visit(json_object *t, void *data)
     l->found = 1;
     if (cid && strlen(cid) < sizeof(l->cid))
         strcpy(l->cid, cid);
+    if (uid && strlen(uid) < sizeof(l->uid))
+        strcpy(l->uid, uid);
+    l->created = ts ? rc_parse_rfc3339(ts) : 0;
 }
 
 /* A CSR made, its certificate not issued yet: the CSR informer wakes the
@@ -147,7 +176,7 @@ static long tenant_settled_left(tg_signer *s, const char *ns, const char *name, 
         !tg_cache_get(s->tenant_cache, ns, name, on_tenant_visit, &tl) || !tl.found)
         return 0;
     strcpy(rv, tl.rv);
-    if (!s->settled || !tl.cid[0] || cached_csrs(s, ns, tl.cid, NULL, &cv) < 0)
+    if (!s->settled || !tl.cid[0] || cached_csrs(s, ns, tl.cid, NULL, tl.uid[0] ? tl.uid : NULL, tl.created, &cv) < 0)
         return 0;
     settled_key(key, sizeof(key), ns, name);
     return (long)tg_settled_check(s->settled, key, tl.rv, cv.fp, tg_wq_now_ms());
@@ -299,19 +328,29 @@ static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const 
     return ensure_binding(s, api, NULL, name, cid, "Group", TG_CLUSTERWIDE_CLUSTERROLE, present, err, err_len);
 }
 
+static time_t tenant_created(json_object *tenant)
+{
+    const char *ts = tg_json_path_string(tenant, "metadata", "creationTimestamp", NULL);
+    return ts ? rc_parse_rfc3339(ts) : 0;
+}
+
 /* POST a CSR for the Tenant; on 201 *created (if not NULL) is its generated
  * name (caller's buffer of created_len bytes). */
 static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *cid,
                        const char *hash, char *created, size_t created_len, char *err, size_t err_len)
 {
     json_object *labels = json_object_new_object();
+    const char *uid = tg_json_path_string(tenant, "metadata", "uid", NULL);
 
     json_object_object_add(labels, TG_LABEL_TENANT_NS, rc_jstr(ns));
+    if (uid && strlen(uid) <= 63)   /* a label value; API server uids are 36 */
+        json_object_object_add(labels, TG_LABEL_CSR_TENANT_UID, rc_jstr(uid));
     return rc_create_csr(s, api, tg_json_path_string(tenant, "spec", "csr", NULL), cid, hash, labels, NULL, created,
                          created_len, err, err_len);
 }
 
-/* Deletion: bindings away, nonce rotated (an old Tenant no longer verifies), finalizer off. */
+/* Deletion: bindings away, nonce rotated with --nonce-rotation on-unpeer (an
+ * old Tenant no longer verifies), finalizer off. */
 static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *name,
                             const char *cid, char *err, size_t err_len)
 {
@@ -323,7 +362,11 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
         return 200;
     if ((r = ensure_rolebinding(s, api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
         return r;
-    old = rc_read_nonce(api, ns, &sec);
+    /* Liqo's consumer keeps its signed nonce across peerings and refuses
+     * another nonce later (liqoctl: "nonce secret already exists with a
+     * different nonce"): rotate only when asked to. */
+    if (s->rotate_nonce_on_unpeer)
+        old = rc_read_nonce(api, ns, &sec);
     if (sec) {
         if (tg_nonce_generate(nonce) != 0) {
             rc_free_secret(old, old ? strlen(old) : 0);
@@ -486,7 +529,8 @@ static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, c
         return TG_RECONCILE_RETRY;
     }
     rc_request_hash(tg_json_path_string(tenant, "spec", "csr", NULL), hash);
-    if (cached_csrs(s, ns, cid, hash, &cv) < 0) {
+    if (cached_csrs(s, ns, cid, hash, tg_json_path_string(tenant, "metadata", "uid", NULL), tenant_created(tenant),
+                    &cv) < 0) {
         snprintf(err, err_len, "out of memory");
         return TG_RECONCILE_RETRY;
     }

@@ -85,6 +85,9 @@ int rc_csr_decided(json_object *csr);
 #define TG_LABEL_CSR_REQUEST "tenantgate.io/request-sha256"
 /* When we made the CSR (wall clock, ms): orders CSRs of the same second. */
 #define TG_LABEL_CSR_CREATED_MS "tenantgate.io/created-ms"
+/* The uid of the Tenant a CSR was made for: a re-peering (a new Tenant of
+ * the same consumer) never takes the old peering's CSR. */
+#define TG_LABEL_CSR_TENANT_UID "tenantgate.io/tenant-uid"
 #define TG_REQUEST_HASH_LEN 32
 void rc_request_hash(const char *csr_b64, char out[TG_REQUEST_HASH_LEN + 1]);
 /* The newest of the CSRs a visitor has met so far. */

@@ -29,9 +29,16 @@
 #define WAIT_MS 30000          /* provider_tenant.c TENANT_WAIT_MS */
 #define POSITIVE_MS 1000000    /* want: any delay of at least this (a renewal far ahead) */
 
-typedef enum { T_ABSENT, T_NEW, T_FINALIZED, T_DELETING, T_BAD_CLUSTER_ID, T_DRAINED } tenant_kind;
+/* T_REPEERED: a finalized Tenant made again after the old one went (uid
+ * TENANT_UID_NEW, created at REPEERED_AT, an hour after the seed CSR). */
+typedef enum { T_ABSENT, T_NEW, T_FINALIZED, T_DELETING, T_BAD_CLUSTER_ID, T_DRAINED, T_REPEERED } tenant_kind;
 typedef enum { N_SEED, N_ROTATED, N_ABSENT } nonce_kind;
-typedef enum { C_NONE, C_PENDING, C_ISSUED, C_DENIED } csr_kind;
+/* C_ISSUED_OLD / C_ISSUED_OURS: issued, labelled with the uid of the old
+ * peering's Tenant / of T_REPEERED's. */
+typedef enum { C_NONE, C_PENDING, C_ISSUED, C_DENIED, C_ISSUED_OLD, C_ISSUED_OURS } csr_kind;
+#define TENANT_UID_OLD "0b1d0000-0000-4000-8000-000000000001"
+#define TENANT_UID_NEW "0e2e0000-0000-4000-8000-000000000002"
+#define REPEERED_AT "2026-11-28T01:00:00Z"
 
 typedef struct row {
     const char *what;
@@ -39,6 +46,7 @@ typedef struct row {
     nonce_kind nonce;
     csr_kind csr;               /* in the CSR informer's cache */
     int rb_exists;              /* the namespaced RoleBinding is there already */
+    int rotate;                 /* --nonce-rotation on-unpeer */
     const char *fail_method, *fail_path;
     long fail_status;
     const char *writes;         /* rt_writes after the reconcile */
@@ -47,39 +55,50 @@ typedef struct row {
 } row;
 
 static const row rows[] = {
-    {"new Tenant: finalizer, bindings, CSR", T_NEW, N_SEED, C_NONE, 0, NULL, NULL, 0,
+    {"new Tenant: finalizer, bindings, CSR", T_NEW, N_SEED, C_NONE, 0, 0, NULL, NULL, 0,
      "PATCH " TENANT " 200\nPOST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
-    {"Tenant gone", T_ABSENT, N_SEED, C_NONE, 0, NULL, NULL, 0, "", TG_RECONCILE_OK, 0},
-    {"GET answers 500", T_NEW, N_SEED, C_NONE, 0, "GET", TENANT, 500, "", TG_RECONCILE_RETRY, 1},
-    {"GET transport error", T_NEW, N_SEED, C_NONE, 0, "GET", TENANT, -1, "", TG_RECONCILE_RETRY, 1},
-    {"hostile clusterID: left alone", T_BAD_CLUSTER_ID, N_SEED, C_NONE, 0, NULL, NULL, 0, "", TG_RECONCILE_OK, 1},
-    {"nonce rotated: refused with an event", T_NEW, N_ROTATED, C_NONE, 0, NULL, NULL, 0,
+    {"Tenant gone", T_ABSENT, N_SEED, C_NONE, 0, 0, NULL, NULL, 0, "", TG_RECONCILE_OK, 0},
+    {"GET answers 500", T_NEW, N_SEED, C_NONE, 0, 0, "GET", TENANT, 500, "", TG_RECONCILE_RETRY, 1},
+    {"GET transport error", T_NEW, N_SEED, C_NONE, 0, 0, "GET", TENANT, -1, "", TG_RECONCILE_RETRY, 1},
+    {"hostile clusterID: left alone", T_BAD_CLUSTER_ID, N_SEED, C_NONE, 0, 0, NULL, NULL, 0, "", TG_RECONCILE_OK, 1},
+    {"nonce rotated: refused with an event", T_NEW, N_ROTATED, C_NONE, 0, 0, NULL, NULL, 0,
      "EVENT " NS "/cl01 SignatureVerificationFailed\n", TG_RECONCILE_OK, 1},
-    {"no nonce: refused with an event", T_NEW, N_ABSENT, C_NONE, 0, NULL, NULL, 0,
+    {"no nonce: refused with an event", T_NEW, N_ABSENT, C_NONE, 0, 0, NULL, NULL, 0,
      "EVENT " NS "/cl01 NonceNotFound\n", TG_RECONCILE_OK, 1},
-    {"finalizer PATCH conflicts", T_NEW, N_SEED, C_NONE, 0, "PATCH", TENANT, 409,
+    {"finalizer PATCH conflicts", T_NEW, N_SEED, C_NONE, 0, 0, "PATCH", TENANT, 409,
      "PATCH " TENANT " 409\n", TG_RECONCILE_RETRY, 1},
-    {"RoleBinding exists: 409 is fine", T_NEW, N_SEED, C_NONE, 1, NULL, NULL, 0,
+    {"RoleBinding exists: 409 is fine", T_NEW, N_SEED, C_NONE, 1, 0, NULL, NULL, 0,
      "PATCH " TENANT " 200\nPOST " RBS " 409\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
-    {"RoleBinding POST fails", T_FINALIZED, N_SEED, C_NONE, 0, "POST", RBS, 500,
+    {"RoleBinding POST fails", T_FINALIZED, N_SEED, C_NONE, 0, 0, "POST", RBS, 500,
      "POST " RBS " 500\n", TG_RECONCILE_RETRY, 1},
-    {"CSR POST transport error", T_FINALIZED, N_SEED, C_NONE, 0, "POST", CSR_API, -1,
+    {"CSR POST transport error", T_FINALIZED, N_SEED, C_NONE, 0, 0, "POST", CSR_API, -1,
      "POST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " -1\n", TG_RECONCILE_RETRY, 1},
-    {"CSR pending: wait", T_FINALIZED, N_SEED, C_PENDING, 0, NULL, NULL, 0,
+    {"CSR pending: wait", T_FINALIZED, N_SEED, C_PENDING, 0, 0, NULL, NULL, 0,
      "POST " RBS " 201\nPOST " CRBS " 201\n", WAIT_MS, 1},
-    {"CSR denied once: a new one at once", T_FINALIZED, N_SEED, C_DENIED, 0, NULL, NULL, 0,
+    {"CSR denied once: a new one at once", T_FINALIZED, N_SEED, C_DENIED, 0, 0, NULL, NULL, 0,
      "POST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
-    {"CSR issued: published", T_FINALIZED, N_SEED, C_ISSUED, 0, NULL, NULL, 0,
+    {"CSR issued: published", T_FINALIZED, N_SEED, C_ISSUED, 0, 0, NULL, NULL, 0,
      "POST " RBS " 201\nPOST " CRBS " 201\nPATCH " TENANT "/status 200\nEVENT " NS "/cl01 IdentityIssued\n",
      POSITIVE_MS, 1},
-    {"status PATCH finds the Tenant gone", T_FINALIZED, N_SEED, C_ISSUED, 0, "PATCH", TENANT "/status", 404,
+    {"status PATCH finds the Tenant gone", T_FINALIZED, N_SEED, C_ISSUED, 0, 0, "PATCH", TENANT "/status", 404,
      "POST " RBS " 201\nPOST " CRBS " 201\nPATCH " TENANT "/status 404\n", TG_RECONCILE_RETRY, 1},
-    {"Drained: the consumer's bindings go", T_DRAINED, N_SEED, C_PENDING, 1, NULL, NULL, 0,
+    {"Drained: the consumer's bindings go", T_DRAINED, N_SEED, C_PENDING, 1, 0, NULL, NULL, 0,
      "DELETE " RB " 200\nDELETE " CRB " 404\n", WAIT_MS, 1},
-    {"deleted: bindings off, nonce rotated, finalizer off", T_DELETING, N_SEED, C_NONE, 1, NULL, NULL, 0,
-     "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " NONCE " 200\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
-    {"deleted: nonce rotation conflicts, finalizer stays", T_DELETING, N_SEED, C_NONE, 0, "PATCH", NONCE, 409,
-     "DELETE " RB " 404\nDELETE " CRB " 404\nPATCH " NONCE " 409\n", TG_RECONCILE_RETRY, 1},
+    {"deleted: bindings off, nonce kept (Liqo's way), finalizer off", T_DELETING, N_SEED, C_NONE, 1, 0, NULL,
+     NULL, 0, "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
+    {"deleted, on-unpeer: bindings off, nonce rotated, finalizer off", T_DELETING, N_SEED, C_NONE, 1, 1, NULL, NULL,
+     0, "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " NONCE " 200\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
+    {"deleted, on-unpeer: nonce rotation conflicts, finalizer stays", T_DELETING, N_SEED, C_NONE, 0, 1, "PATCH",
+     NONCE, 409, "DELETE " RB " 404\nDELETE " CRB " 404\nPATCH " NONCE " 409\n", TG_RECONCILE_RETRY, 1},
+    /* Issue 38, break 5: a re-peering with the same key (the same request)
+     * gets a new CSR, never the old peering's certificate */
+    {"re-peered: the old peering's unlabelled CSR is ignored", T_REPEERED, N_SEED, C_ISSUED, 0, 0, NULL, NULL, 0,
+     "POST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
+    {"re-peered: the old Tenant's labelled CSR is ignored", T_REPEERED, N_SEED, C_ISSUED_OLD, 0, 0, NULL, NULL, 0,
+     "POST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
+    {"re-peered: its own CSR is published", T_REPEERED, N_SEED, C_ISSUED_OURS, 0, 0, NULL, NULL, 0,
+     "POST " RBS " 201\nPOST " CRBS " 201\nPATCH " TENANT "/status 200\nEVENT " NS "/cl01 IdentityIssued\n",
+     POSITIVE_MS, 1},
 };
 
 /* The seed Tenant as stored for kind. */
@@ -90,7 +109,7 @@ static void store_tenant(tg_api *api, tenant_kind kind)
     json_object *fin = json_object_new_array();
 
     json_object_array_add(fin, json_object_new_string(TG_TENANT_FINALIZER));
-    if (kind == T_FINALIZED || kind == T_DELETING || kind == T_DRAINED)
+    if (kind == T_FINALIZED || kind == T_DELETING || kind == T_DRAINED || kind == T_REPEERED)
         json_object_object_add(meta, "finalizers", fin);
     else
         json_object_put(fin);
@@ -98,6 +117,10 @@ static void store_tenant(tg_api *api, tenant_kind kind)
         json_object_object_add(meta, "deletionTimestamp", json_object_new_string("2026-11-28T00:00:00Z"));
     if (kind == T_DRAINED)
         json_object_object_add(tg_json_path(t, "spec", NULL), "tenantCondition", json_object_new_string("Drained"));
+    if (kind == T_REPEERED) {
+        json_object_object_add(meta, "uid", json_object_new_string(TENANT_UID_NEW));
+        json_object_object_add(meta, "creationTimestamp", json_object_new_string(REPEERED_AT));
+    }
     if (kind == T_BAD_CLUSTER_ID)
         json_object_object_add(tg_json_path(t, "spec", NULL), "clusterID", json_object_new_string("../cl01"));
     fake_api_put_obj(api, TENANT, t);
@@ -123,6 +146,8 @@ static void store_nonce(tg_api *api, nonce_kind kind)
 static tg_cache *csr_cache(csr_kind kind)
 {
     char *text = rt_vector("seed-cl01-pemkey.json"), hash[TG_REQUEST_HASH_LEN + 1], csr[8192], status[4096] = "";
+    const char *uid = kind == C_ISSUED_OLD ? TENANT_UID_OLD : kind == C_ISSUED_OURS ? TENANT_UID_NEW : NULL;
+    char uid_label[128] = "";
     json_object *t = tg_json_parse(text, strlen(text), NULL, 0);
     const char *items[] = {csr, NULL};
     EVP_PKEY *key;
@@ -130,7 +155,9 @@ static tg_cache *csr_cache(csr_kind kind)
     tg_cache *c;
 
     rc_request_hash(tg_json_path_string(t, "spec", "csr", NULL), hash);
-    if (kind == C_ISSUED) {
+    if (uid)
+        snprintf(uid_label, sizeof(uid_label), ",\"" TG_LABEL_CSR_TENANT_UID "\":\"%s\"", uid);
+    if (kind == C_ISSUED || uid) {
         key = rt_public_key(tg_json_path_string(t, "spec", "publicKey", NULL));
         crt = rt_cert_b64(key, 86400);
         snprintf(status, sizeof(status), "\"certificate\":\"%s\",\"conditions\":[{\"type\":\"Approved\","
@@ -143,8 +170,8 @@ static tg_cache *csr_cache(csr_kind kind)
     snprintf(csr, sizeof(csr),
              "{\"metadata\":{\"name\":\"liqo-identity-old\",\"resourceVersion\":\"5\",\"creationTimestamp\":"
              "\"2026-11-28T00:00:00Z\",\"labels\":{\"" TG_LABEL_TENANT_NS "\":\"" NS "\",\"" TG_LABEL_REMOTE_CLUSTER_ID
-             "\":\"cl01\",\"" TG_LABEL_CSR_REQUEST "\":\"%s\"}},\"spec\":{\"request\":\"eA==\"},\"status\":{%s}}",
-             hash, status);
+             "\":\"cl01\",\"" TG_LABEL_CSR_REQUEST "\":\"%s\"%s}},\"spec\":{\"request\":\"eA==\"},\"status\":{%s}}",
+             hash, uid_label, status);
     c = rt_cache(TG_LABEL_REMOTE_CLUSTER_ID, kind == C_NONE ? NULL : items);
     json_object_put(t);
     free(text);
@@ -158,6 +185,7 @@ static void run_row(const row *r)
     long ret;
 
     rt_signer_init(&s);
+    s.rotate_nonce_on_unpeer = r->rotate;
     s.csr_cache = csr_cache(r->csr);
     if (r->tenant != T_ABSENT)
         store_tenant(api, r->tenant);
@@ -184,22 +212,69 @@ static void test_tenant_rows(void **state)
         run_row(&rows[i]);
 }
 
-/* Deletion rotates the nonce: an old Tenant no longer verifies. */
-static void test_deletion_rotates_the_nonce(void **state)
+/* The stored nonce after a deletion with rotate (--nonce-rotation): equal
+ * to the one before (1) or not (0). */
+static int nonce_kept_by_deletion(int rotate)
 {
     tg_api *api = fake_api_new();
     tg_signer s;
     char *before;
+    int kept;
 
-    (void)state;
     rt_signer_init(&s);
+    s.rotate_nonce_on_unpeer = rotate;
     s.csr_cache = csr_cache(C_NONE);
     store_tenant(api, T_DELETING);
     store_nonce(api, N_SEED);
     before = strdup(tg_json_path_string(fake_api_object(api, NONCE), "data", "nonce", NULL));
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_RECONCILE_OK);
-    assert_string_not_equal(tg_json_path_string(fake_api_object(api, NONCE), "data", "nonce", NULL), before);
+    kept = strcmp(tg_json_path_string(fake_api_object(api, NONCE), "data", "nonce", NULL), before) == 0;
     free(before);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    return kept;
+}
+
+/* on-unpeer: deletion rotates the nonce, an old Tenant no longer verifies. */
+static void test_deletion_rotates_the_nonce_on_unpeer(void **state)
+{
+    (void)state;
+    assert_false(nonce_kept_by_deletion(1));
+}
+
+/* Issue 38, break 1: by default the nonce stays, as Liqo keeps it: Liqo's
+ * consumer keeps its liqo-signed-nonce and liqoctl refuses another nonce. */
+static void test_deletion_keeps_the_nonce_by_default(void **state)
+{
+    (void)state;
+    assert_true(nonce_kept_by_deletion(0));
+}
+
+/* Break 5: the CSR made for a Tenant carries its uid, which is what later
+ * tells this peering's CSRs from an older one's. */
+static void test_csr_carries_the_tenant_uid(void **state)
+{
+    tg_api *api = fake_api_new();
+    json_object *writes, *body = NULL;
+    tg_signer s;
+
+    (void)state;
+    rt_signer_init(&s);
+    s.csr_cache = csr_cache(C_ISSUED_OLD);
+    store_tenant(api, T_REPEERED);
+    store_nonce(api, N_SEED);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    writes = fake_api_writes(api);
+    for (size_t i = 0; i < json_object_array_length(writes); i++) {
+        json_object *w = json_object_array_get_idx(writes, i);
+        const char *text = tg_json_string(w, "body");
+        if (strcmp(tg_json_string(w, "path"), CSR_API) == 0 && text)
+            body = tg_json_parse(text, strlen(text), NULL, 0);
+    }
+    assert_non_null(body);
+    assert_string_equal(tg_json_path_string(body, "metadata", "labels", TG_LABEL_CSR_TENANT_UID, NULL),
+                        TENANT_UID_NEW);
+    json_object_put(body);
     rt_signer_clear(&s);
     fake_api_free(api);
 }
@@ -228,7 +303,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tenant_rows),
-        cmocka_unit_test(test_deletion_rotates_the_nonce),
+        cmocka_unit_test(test_deletion_rotates_the_nonce_on_unpeer),
+        cmocka_unit_test(test_deletion_keeps_the_nonce_by_default),
+        cmocka_unit_test(test_csr_carries_the_tenant_uid),
         cmocka_unit_test(test_second_run_is_quiet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

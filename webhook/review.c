@@ -63,12 +63,12 @@ int tg_review_parse(const char *body, size_t len, tg_review_request *req, char *
 {
     char perr[160];
     const char *api_version, *kind, *uid;
-    json_object *request, *resource, *kind_obj, *dry;
+    json_object *request, *resource, *kind_obj, *dry, *user_info;
 
     memset(req, 0, sizeof(*req));
     req->version = TG_REVIEW_V1;
     req->uid = req->resource_group = req->resource = req->sub_resource = "";
-    req->kind = req->name = req->namespace_ = req->operation = "";
+    req->kind = req->name = req->namespace_ = req->operation = req->user_name = "";
 
     req->root = tg_json_parse(body, len, perr, sizeof(perr));
     if (req->root == NULL) {
@@ -126,6 +126,9 @@ int tg_review_parse(const char *body, size_t len, tg_review_request *req, char *
     req->user_groups = tg_json_path(request, "userInfo", "groups", NULL);
     if (req->user_groups && !json_object_is_type(req->user_groups, json_type_array))
         return fail(err, err_len, "request.userInfo.groups: expected an array");
+    user_info = tg_json_path(request, "userInfo", NULL);
+    if (user_info && json_object_is_type(user_info, json_type_object))
+        req->user_name = str_or_empty(user_info, "username");
     return 0;
 }
 

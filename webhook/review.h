@@ -37,6 +37,7 @@ typedef struct tg_review_request {
     json_object *object;           /* request.object or NULL */
     json_object *old_object;       /* request.oldObject or NULL */
     json_object *user_groups;      /* request.userInfo.groups (an array) or NULL */
+    const char *user_name;         /* request.userInfo.username */
 } tg_review_request;
 
 /* 1 when request.userInfo.groups holds group. */

@@ -94,19 +94,20 @@ static int check_local_name(const tg_review_request *req, const tg_lookup *lk, c
     return 0;
 }
 
-/* Step 3: the replicator's labels name the consumer the spec names. */
-static int check_labels(json_object *obj, const char *consumer, tg_verdict *v)
+/* Step 2: the replicator's labels name the consumer (source: where its id
+ * came from). */
+static int check_labels(json_object *obj, const char *consumer, const char *source, tg_verdict *v)
 {
     const char *origin = meta_value(obj, "labels", TG_LABEL_ORIGIN_ID);
     const char *remote = meta_value(obj, "labels", TG_LABEL_REMOTE_CLUSTER_ID);
 
     if (!origin || strcmp(origin, consumer) != 0)
-        return tg_verdict_deny(v, TG_LABEL_MISMATCH, "expected label %s=%.*s (spec.consumerClusterID), found %s%.*s%s",
-                               TG_LABEL_ORIGIN_ID, TG_SHOWN, consumer, origin ? "\"" : "", TG_SHOWN,
+        return tg_verdict_deny(v, TG_LABEL_MISMATCH, "expected label %s=%.*s (%s), found %s%.*s%s",
+                               TG_LABEL_ORIGIN_ID, TG_SHOWN, consumer, source, origin ? "\"" : "", TG_SHOWN,
                                origin ? origin : "no such label", origin ? "\"" : "");
     if (remote && strcmp(remote, consumer) != 0)
-        return tg_verdict_deny(v, TG_LABEL_MISMATCH, "expected label %s=%.*s (spec.consumerClusterID), found \"%.*s\"",
-                               TG_LABEL_REMOTE_CLUSTER_ID, TG_SHOWN, consumer, TG_SHOWN, remote);
+        return tg_verdict_deny(v, TG_LABEL_MISMATCH, "expected label %s=%.*s (%s), found \"%.*s\"",
+                               TG_LABEL_REMOTE_CLUSTER_ID, TG_SHOWN, consumer, source, TG_SHOWN, remote);
     return 0;
 }
 
@@ -127,7 +128,7 @@ static int decode_csr(json_object *obj, tg_bytes *out, tg_verdict *v)
     return 0;
 }
 
-/* Step 4b: the slice's user must not be a consumer's ControlPlane user (a
+/* Step 6: the slice's user must not be a consumer's ControlPlane user (a
  * cluster id): its certificate would act as that consumer. */
 static int check_user_name(const tg_lookup *lk, const char *name, const char *consumer, tg_verdict *v)
 {
@@ -141,24 +142,35 @@ static int check_user_name(const tg_lookup *lk, const char *name, const char *co
                            TG_SHOWN * 2, user, TG_SHOWN, user);
 }
 
-/* Steps 5-7 against the consumer's Tenant. */
-static int check_against_tenant(const tg_lookup *lk, const char *ns, const char *name, const char *consumer,
-                                const tg_bytes *csr, tg_verdict *v)
+/* Step 4: the consumer has a Tenant in the namespace, and it is not Drained.
+ * On 0, t is filled and the caller clears it. */
+static int find_live_tenant(const tg_lookup *lk, const char *ns, const char *consumer, tg_lookup_tenant *t,
+                            tg_verdict *v)
 {
-    tg_lookup_tenant t = {0};
-    tg_bytes key;
-    int rc;
-
-    if (lk->ops->tenant_for_cluster(lk, ns, consumer, &t) != TG_LOOKUP_FOUND)
+    memset(t, 0, sizeof(*t));
+    if (lk->ops->tenant_for_cluster(lk, ns, consumer, t) != TG_LOOKUP_FOUND)
         return tg_verdict_deny(v, TG_SLICE_TENANT_NOT_FOUND,
                                "expected a Tenant of %.*s (spec.consumerClusterID) in namespace %.*s, found none",
                                TG_SHOWN, consumer, TG_SHOWN, ns);
-    if (t.drained) {
-        tg_lookup_tenant_clear(&t);
+    if (t->drained) {
+        tg_lookup_tenant_clear(t);
         return tg_verdict_deny(v, TG_SLICE_TENANT_DRAINED,
                                "expected the Tenant of %.*s to be Active or Cordoned, found Drained", TG_SHOWN,
                                consumer);
     }
+    return 0;
+}
+
+/* Steps 4 and 5 against the consumer's Tenant. */
+static int check_against_tenant(const tg_lookup *lk, const char *ns, const char *name, const char *consumer,
+                                const tg_bytes *csr, tg_verdict *v)
+{
+    tg_lookup_tenant t;
+    tg_bytes key;
+    int rc;
+
+    if (find_live_tenant(lk, ns, consumer, &t, v) != 0)
+        return -1;
     key = (tg_bytes){.data = t.public_key, .len = t.public_key_len};
     if (!t.no_handshake && !t.public_key) {
         tg_lookup_tenant_clear(&t);
@@ -171,6 +183,57 @@ static int check_against_tenant(const tg_lookup *lk, const char *ns, const char 
     return rc;
 }
 
+/* spec.<field> absent, null or "": not filled yet. Any other value counts as
+ * filled, and is judged. */
+static int spec_field_unfilled(json_object *obj, const char *field)
+{
+    json_object *spec = obj ? tg_json_path(obj, "spec", NULL) : NULL, *f = NULL;
+
+    if (!spec || !json_object_object_get_ex(spec, field, &f) || !f)
+        return 1;
+    return json_object_is_type(f, json_type_string) && json_object_get_string_len(f) == 0;
+}
+
+static int spec_unfilled(json_object *obj)
+{
+    return spec_field_unfilled(obj, "consumerClusterID") && spec_field_unfilled(obj, "csr");
+}
+
+/* Liqo's crd-replicator writes its first copy of a slice before the consumer
+ * has filled spec.consumerClusterID and spec.csr. A copy with neither (and, on
+ * UPDATE, whose stored object had neither: filled fields never go back) is a
+ * first copy. It asks for no certificate yet. */
+static int is_first_copy(const tg_review_request *req)
+{
+    return spec_unfilled(req->object) && (req->op != TG_OP_UPDATE || spec_unfilled(req->old_object));
+}
+
+/* A first copy is admitted from the consumer itself: its ControlPlane user
+ * (name = its cluster id, group liqo.io) is what says whose copy it is, in
+ * place of spec.consumerClusterID, and every other rule holds for that id. The
+ * CSR is judged when it arrives. */
+static int check_first_copy(const tg_review_request *req, const tg_lookup *lk, const char *ns, const char *name,
+                            tg_verdict *v)
+{
+    const char *user = req->user_name;
+    tg_lookup_tenant t;
+
+    if (!tg_review_user_in_group(req, TG_GROUP_CONTROL_PLANE) || !tg_cluster_id_valid(user))
+        return tg_verdict_deny(v, TG_MALFORMED_RESOURCE_SLICE,
+                               "expected spec.consumerClusterID and spec.csr (only a consumer's control plane user, "
+                               "group %s, may write a copy before they are filled), found neither, written by "
+                               "user \"%.*s\"",
+                               TG_GROUP_CONTROL_PLANE, TG_SHOWN, user);
+    if (tg_slice_quantities_check(tg_json_path(req->object, "spec", "resources", NULL), v) != 0 ||
+        check_labels(req->object, user, "the requesting user", v) != 0 ||
+        tg_placement_tenant_namespace(lk, ns, v) != 0 ||
+        tg_placement_owner(lk, ns, user, "the requesting user", v) != 0 ||
+        find_live_tenant(lk, ns, user, &t, v) != 0)
+        return -1;
+    tg_lookup_tenant_clear(&t);
+    return check_user_name(lk, name, user, v);
+}
+
 /* The beyond-Liqo check of a replicated slice. */
 static int check_replicated(const tg_review_request *req, const tg_lookup *lk, const char *ns, const char *name,
                             tg_verdict *v)
@@ -179,6 +242,8 @@ static int check_replicated(const tg_review_request *req, const tg_lookup *lk, c
     tg_bytes csr = {0};
     int rc = -1;
 
+    if (is_first_copy(req))
+        return check_first_copy(req, lk, ns, name, v);
     if (!consumer || !consumer[0])
         return tg_verdict_deny(v, TG_MALFORMED_RESOURCE_SLICE,
                                "expected spec.consumerClusterID (filled by the consumer before replication), found none");
@@ -189,7 +254,7 @@ static int check_replicated(const tg_review_request *req, const tg_lookup *lk, c
                                TG_SHOWN, consumer);
     if (decode_csr(req->object, &csr, v) != 0 ||
         tg_slice_quantities_check(tg_json_path(req->object, "spec", "resources", NULL), v) != 0 ||
-        check_labels(req->object, consumer, v) != 0)
+        check_labels(req->object, consumer, "spec.consumerClusterID", v) != 0)
         goto out;
     if (tg_placement_tenant_namespace(lk, ns, v) != 0 ||
         tg_placement_owner(lk, ns, consumer, "spec.consumerClusterID", v) != 0)

@@ -30,6 +30,12 @@
  *    CSRPublicKeyMismatch    the CSR (pki/slice.h), key = the Tenant's
  *  8 Duplicate (403)         the slice's user <name>-<h> is the cluster id of
  *                            a Tenant (a consumer's ControlPlane user)
+ * A first copy (Liqo's crd-replicator writes it before the consumer fills
+ * spec.consumerClusterID and spec.csr: neither is set, nor was on UPDATE) is
+ * judged with the requester's user name as the consumer id in place of
+ * consumerClusterID: the user must be in group liqo.io with a valid cluster
+ * id (else MalformedResourceSlice), then steps 2-4, 6 and the quantities;
+ * the CSR is judged once it arrives.
  * An UPDATE of an object being deleted is allowed (finalizers must go). */
 #ifndef TG_WEBHOOK_SLICE_DECIDE_H
 #define TG_WEBHOOK_SLICE_DECIDE_H

@@ -149,7 +149,7 @@ static json_object *local_slice(void)
     return tg_json_parse(text, sizeof(text) - 1, NULL, 0);
 }
 
-static json_object *review(const char *op, json_object *obj, json_object *old, const char *group)
+static json_object *review(const char *op, json_object *obj, json_object *old, const char *group, const char *user)
 {
     json_object *root = json_object_new_object(), *req = json_object_new_object();
     json_object *res = json_object_new_object(), *ui = json_object_new_object(), *groups = json_object_new_array();
@@ -169,6 +169,8 @@ static json_object *review(const char *op, json_object *obj, json_object *old, c
     if (group)
         json_object_array_add(groups, json_object_new_string(group));
     json_object_object_add(ui, "groups", groups);
+    if (user)
+        json_object_object_add(ui, "username", json_object_new_string(user));
     json_object_object_add(req, "userInfo", ui);
     json_object_object_add(req, "object", obj);
     if (old)
@@ -208,6 +210,9 @@ typedef struct slice_case {
     const char *cpu;                     /* spec.resources.cpu, a string */
     int cpu_int, cpu_is_int;             /* spec.resources.cpu, an integer */
     const char *old_label, *old_label_value;   /* metadata.labels tweak of oldObject (UPDATE) */
+    const char *user;                    /* requester's user name */
+    int first_copy;                      /* no consumerClusterID nor csr (1: absent, 2: "") */
+    int old_filled;                      /* UPDATE of a first copy whose stored object was filled */
     const char *reason;
     int code;
     const char *found;
@@ -327,7 +332,57 @@ static const slice_case cases[] = {
      .cluster_ids = {SLICE "-c34af51dd912"}}, .op = "UPDATE", .reason = "Duplicate", .code = 403},
     {"another cluster id", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}, .cluster_ids = {SLICE "-c34af51dd913"}},
      .reason = "Accepted"},
+    /* Issue 38, break 3: Liqo's crd-replicator's first copy, before the consumer filled the spec */
+    {"first copy from its consumer", OK_CLUSTER, .group = "liqo.io", .user = CONSUMER, .first_copy = 1,
+     .reason = "Accepted"},
+    {"first copy, empty strings", OK_CLUSTER, .group = "liqo.io", .user = CONSUMER, .first_copy = 2,
+     .reason = "Accepted"},
+    {"first copy updated by its consumer", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .user = CONSUMER,
+     .first_copy = 1, .reason = "Accepted"},
+    {"first copy, fields taken back", OK_CLUSTER, .op = "UPDATE", .group = "liqo.io", .user = CONSUMER,
+     .first_copy = 1, .old_filled = 1, .reason = "MalformedResourceSlice", .code = 400,
+     .found = "expected spec.consumerClusterID (filled"},
+    {"first copy from an admin", OK_CLUSTER, .group = "system:masters", .user = "admin", .first_copy = 1,
+     .reason = "MalformedResourceSlice", .code = 400,
+     .found = "only a consumer's control plane user, group liqo.io, may write a copy before they are filled), "
+              "found neither, written by user \"admin\""},
+    {"first copy, no user name", OK_CLUSTER, .group = "liqo.io", .first_copy = 1,
+     .reason = "MalformedResourceSlice", .code = 400, .found = "written by user \"\""},
+    {"first copy, user not a cluster id", OK_CLUSTER, .group = "liqo.io", .user = "system:serviceaccount:x:y",
+     .first_copy = 1, .reason = "MalformedResourceSlice", .code = 400, .found = "system:serviceaccount:x:y"},
+    {"first copy from another consumer", OK_CLUSTER, .group = "liqo.io", .user = "other", .first_copy = 1,
+     .reason = "LabelMismatch", .code = 400,
+     .found = "expected label liqo.io/originID=other (the requesting user), found \"" CONSUMER "\""},
+    {"first copy, labels of another consumer", OK_CLUSTER, .group = "liqo.io", .user = "other", .first_copy = 1,
+     .label = "liqo.io/originID", .label_value = "other", .reason = "LabelMismatch", .code = 400,
+     .found = "liqo.io/remote-cluster-id=other"},
+    {"first copy in another's namespace", {.owner_label = "other", .tenants = {{.ns = NS, .cluster_id = CONSUMER}}},
+     .group = "liqo.io", .user = CONSUMER, .first_copy = 1, .reason = "LabelMismatch", .code = 403,
+     .found = "\"other\""},
+    {"first copy, no Tenant", {.tenants = {{.ns = NS, .cluster_id = "other"}}}, .group = "liqo.io", .user = CONSUMER,
+     .first_copy = 1, .reason = "SliceTenantNotFound", .code = 400},
+    {"first copy, Tenant Drained", {.tenants = {{.ns = NS, .cluster_id = CONSUMER, .drained = 1}}},
+     .group = "liqo.io", .user = CONSUMER, .first_copy = 1, .reason = "SliceTenantDrained", .code = 403},
+    {"first copy, cpu -8", OK_CLUSTER, .group = "liqo.io", .user = CONSUMER, .first_copy = 1, .cpu = "-8",
+     .reason = "MalformedResourceSlice", .code = 400, .found = "negative"},
+    {"first copy, user is a Tenant's cluster id",
+     {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}, .cluster_ids = {SLICE "-c34af51dd912"}}, .group = "liqo.io",
+     .user = CONSUMER, .first_copy = 1, .reason = "Duplicate", .code = 403},
+    {"consumer id only, no csr", OK_CLUSTER, .group = "liqo.io", .user = CONSUMER, .spec_field = "csr",
+     .delete_spec_field = 1, .reason = "MalformedResourceSlice", .code = 400, .found = "spec.csr"},
 };
+
+static void unfill(json_object *obj, int how)
+{
+    json_object *spec = tg_json_path(obj, "spec", NULL);
+    if (how == 2) {
+        json_object_object_add(spec, "consumerClusterID", json_object_new_string(""));
+        json_object_object_add(spec, "csr", json_object_new_string(""));
+        return;
+    }
+    json_object_object_del(spec, "consumerClusterID");
+    json_object_object_del(spec, "csr");
+}
 
 static json_object *build_object(const slice_case *c)
 {
@@ -342,6 +397,8 @@ static json_object *build_object(const slice_case *c)
         set_path(obj, "metadata", "labels", c->label, c->label_value);
     if (c->spec_field && c->delete_spec_field)
         json_object_object_del(tg_json_path(obj, "spec", NULL), c->spec_field);
+    if (c->first_copy)
+        unfill(obj, c->first_copy);
     if (c->spec_field && c->spec_value && strcmp(c->spec_value, "TENANT_CSR") == 0) {
         char *pem = tg_csr_build(consumer_key, CONSUMER, NULL), *enc = b64(pem);
         set_path(obj, "spec", NULL, "csr", enc);
@@ -378,8 +435,10 @@ static void run_case(const slice_case *c)
             set_path(old, "metadata", "annotations", "liqo.io/cordon", c->old_annotation);
         if (c->old_label)
             set_path(old, "metadata", "labels", c->old_label, c->old_label_value);
+        if (c->first_copy && !c->old_filled)
+            unfill(old, c->first_copy);
     }
-    root = review(op, obj, old, c->group);
+    root = review(op, obj, old, c->group, c->user);
     text = strdup(json_object_to_json_string(root));
     json_object_put(root);
     assert_int_equal(tg_review_parse(text, strlen(text), &req, err, sizeof(err)), 0);

@@ -1,0 +1,328 @@
+"""Replace mode: tenantgate stands in for Liqo's authentication module on the provider (issue 38).
+
+The provider runs Liqo's own components from the pinned module (e2e/liqo_processes.py) with
+its Helm value `authentication.enabled: false` (`--authentication-enabled=false`: no nonce,
+tenant, identity or resourceslice controller of Liqo's), plus tenantgate-webhook (the
+session's `webhook` fixture) and tenantgate-signer with the provider controllers.  The
+consumer runs Liqo fully on.  Every request of the flow comes from Liqo: liqoctl, Liqo's
+consumer controllers and its crd-replicator.
+
+The flow (module fixture `flow`, each step timed, observations taken between steps):
+`liqoctl authenticate`, `liqoctl create resourceslice` (Accepted, both Identities and
+kubeconfig Secrets on the consumer, the slice's kubeconfig is user `<slice>-<12 hex>` on the
+provider), cordon/uncordon, delete the slice, `liqoctl unauthenticate` (nothing of the
+peering left), authenticate again (break 1: the nonce stays, as Liqo keeps it) with a new
+ControlPlane certificate (break 5: the old peering's CSR is not reused).
+
+Out of scope here: the virtual kubelet and a Ready node, Liqo's Quota per slice user,
+and comparing the consumer's rights with Liqo's.
+"""
+
+import base64
+import hashlib
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bed import openssl, wait_for
+from liqo_modules import liqo_bin, pinned_versions
+from liqo_processes import LIQO_NS, LiqoOnCluster, chart_dir
+from tenantgate_services import http_get, webhook, webhook_install  # noqa: F401
+from test_liqo import Liqo
+
+pytestmark = pytest.mark.usefixtures("webhook")
+
+NEWEST = pinned_versions()[0]
+GROUP = "authentication.liqo.io"
+OUR_CRDS = tuple(f"{p}.{GROUP}" for p in ("tenants", "identities", "resourceslices", "renews"))
+SLICE = "mypool"
+SIGNER_SA = "tenantgate-signer"
+SIGNER_MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "remote-consumer-clusterrole.yaml")
+PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer,remoterenew,remoteresourceslice"
+
+
+class LiqoWithoutAuthentication(LiqoOnCluster):
+    """The provider's Liqo as docs/LIQO.md "Replace mode" installs it."""
+
+    def values(self):
+        v = super().values()
+        v["authentication"] = {"enabled": False}
+        return v
+
+
+class SignerProcess:
+    """tenantgate-signer with the provider controllers, on its ServiceAccount's token."""
+
+    def __init__(self, binary, cluster, cluster_id, work):
+        from bed import HostProcess, free_port
+        kc = cluster.serviceaccount_kubeconfig(LIQO_NS, SIGNER_SA, duration="6h")
+        self.metrics_port = free_port()
+        self.log_path = Path(work) / "signer.log"
+        self.process = HostProcess(
+            [binary, "--kubeconfig", kc, "--log-level", "debug", "--metrics-listen",
+             f"127.0.0.1:{self.metrics_port}", "--cluster-id", cluster_id,
+             "--controllers", PROVIDER_CONTROLLERS], self.log_path)
+        self.process.name = "tenantgate-signer"
+
+    def ready(self):
+        if not self.process.alive():
+            raise RuntimeError(f"signer exited:\n{self.process.log_tail(30)}")
+        return http_get(self.metrics_port, "/readyz")[0] == 200
+
+
+def _signer_manifests(source_dir):
+    return [source_dir / "manifests" / "signer" / f for f in SIGNER_MANIFESTS]
+
+
+@pytest.fixture(scope="module")
+def replace(provider, consumer, crds, webhook, source_dir, signer_bin, tmp_path_factory):
+    """Liqo on both clusters, authentication off on the provider, tenantgate's signer there;
+    yields (Liqo handle, provider's Liqo, consumer's Liqo, signer)."""
+    from conftest import install_crds     # conftest's own module, as pytest loaded it
+    try:
+        root = liqo_bin()
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    tag = uuid.uuid4().hex[:6]
+    chart = chart_dir(NEWEST)
+    work = tmp_path_factory.mktemp("liqo-replace")
+    prov = LiqoWithoutAuthentication(provider, f"rp-{tag}", NEWEST, root / NEWEST, chart,
+                                     work / "provider")
+    cons = LiqoOnCluster(consumer, f"rc-{tag}", NEWEST, root / NEWEST, chart, work / "consumer")
+    signer = None
+    try:
+        for side in (prov, cons):
+            side.install()
+        for f in _signer_manifests(source_dir):
+            provider.kubectl("apply", "-f", f)
+        for side in (prov, cons):
+            side.start()
+        signer = SignerProcess(signer_bin, provider, prov.cluster_id, work)
+        wait_for(signer.ready, timeout=60, interval=0.5, what="tenantgate-signer ready")
+        yield Liqo(root, NEWEST), prov, cons, signer
+    finally:
+        if signer:
+            print(f"signer exit status {signer.process.stop()}")
+        for side in (prov, cons):
+            statuses = side.stop()
+            print(f"{side.cluster.name}: Liqo exit statuses {statuses}")
+        for f in reversed(_signer_manifests(source_dir)):
+            provider.kubectl("delete", "-f", f, "--ignore-not-found", check=False)
+        for side in (prov, cons):
+            side.uninstall(keep_crds=OUR_CRDS)
+            install_crds(side.cluster, source_dir)
+
+
+def test_liqo_runs_without_its_authentication(replace):
+    _, prov, cons, signer = replace
+    args = prov.processes["liqo-controller-manager"].args
+    assert "--authentication-enabled=false" in args, args
+    assert "--authentication-enabled=true" in cons.processes["liqo-controller-manager"].args
+    for side in (prov, cons):
+        for name, proc in side.processes.items():
+            assert proc.ready(), f"{side.cluster.name}: {name} not ready"
+    assert signer.ready()
+
+
+# --- the flow ---------------------------------------------------------------------------------
+
+class Flow:
+    """Per step (rc, output, seconds) and what was seen between steps."""
+
+    def __init__(self, sides, signer):
+        self.sides, self.signer = sides, signer
+        self.steps = {}
+        self.seen = {}
+
+    def logs(self, lines=15):
+        out = [f"--- {s.cluster.name} {n}:\n{p.process.log_tail(lines)}"
+               for s in self.sides for n, p in s.processes.items()]
+        return "\n".join(out + [f"--- tenantgate-signer:\n{self.signer.process.log_tail(lines)}"])
+
+
+def _run(flow, step, fn):
+    t0 = time.monotonic()
+    try:
+        rc, out, err = fn()
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = -1, str(e.stdout or ""), f"timed out after {e.timeout}s"
+    except Exception as e:      # an observation that could not be made fails its step
+        rc, out, err = 1, "", f"{type(e).__name__}: {e}"
+    flow.steps[step] = (rc, out + err, time.monotonic() - t0)
+    print(f"{step}: rc {rc} in {flow.steps[step][2]:.1f}s\n{out}{err}")
+    return rc == 0
+
+
+def _wait(predicate, timeout, what):
+    try:
+        wait_for(predicate, timeout=timeout, interval=0.5, what=what)
+        return 0, "", ""
+    except Exception as e:
+        return 1, "", str(e)
+
+
+def _slice_accepted(cons, pid):
+    rs = cons.cluster.get_json(f"resourceslices.{GROUP}", SLICE, "-n", f"liqo-tenant-{pid}")
+    conds = (rs.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Authentication" and c.get("status") == "Accepted" for c in conds)
+
+
+def _kubeconfig_secret(cons, pid, identity):
+    """The kubeconfig text of Secret kubeconfig-<identity> on the consumer, or None."""
+    ns = f"liqo-tenant-{pid}"
+    if not cons.cluster.exists("secret", f"kubeconfig-{identity}", "-n", ns):
+        return None
+    data = cons.cluster.get_json("secret", f"kubeconfig-{identity}", "-n", ns).get("data") or {}
+    return base64.b64decode(data["kubeconfig"]).decode() if data.get("kubeconfig") else None
+
+
+def _client_cert_serial(kubeconfig_text):
+    import yaml
+    kc = yaml.safe_load(kubeconfig_text)
+    pem = base64.b64decode(kc["users"][0]["user"]["client-certificate-data"])
+    return openssl("x509", "-noout", "-serial", input=pem).decode().strip()
+
+
+def _whoami(provider, kubeconfig_text, path):
+    import json
+    path.write_text(kubeconfig_text)
+    info = json.loads(provider.kubectl("auth", "whoami", "-o", "json", kubeconfig=path).stdout)
+    return info["status"]["userInfo"]
+
+
+def _peering_left(prov, cid, slice_user):
+    """What of the consumer's peering is still on the provider: {kind: [names]}."""
+    c = prov.cluster
+    ns = f"liqo-tenant-{cid}"
+    left = {}
+    if c.exists("namespace", ns):
+        left["tenants"] = [t["metadata"]["name"]
+                           for t in c.get_json(f"tenants.{GROUP}", "-n", ns)["items"]]
+        left["resourceslices"] = [r["metadata"]["name"]
+                                  for r in c.get_json(f"resourceslices.{GROUP}", "-n", ns)["items"]]
+        left["secrets"] = [s["metadata"]["name"] for s in c.get_json("secrets", "-n", ns)["items"]
+                           if s["metadata"]["name"] != "liqo-nonce"]
+        left["rolebindings"] = [b["metadata"]["name"]
+                                for b in c.get_json("rolebindings", "-n", ns)["items"]]
+    left["clusterrolebindings"] = [
+        b["metadata"]["name"] for b in c.get_json("clusterrolebindings")["items"]
+        if any(s.get("name") in (cid, slice_user) for s in b.get("subjects") or [])]
+    left["pending csrs"] = [
+        r["metadata"]["name"] for r in c.get_json("csr", "-l", f"liqo.io/remote-cluster-id={cid}")["items"]
+        if not (r.get("status") or {}).get("conditions")]
+    return {k: v for k, v in left.items() if v}
+
+
+@pytest.fixture(scope="module")
+def flow(replace, tmp_path_factory):
+    liqo, prov, cons, signer = replace
+    cid, pid = cons.cluster_id, prov.cluster_id
+    slice_user = f"{SLICE}-{hashlib.sha256(cid.encode()).hexdigest()[:12]}"
+    work = tmp_path_factory.mktemp("replace-flow")
+    both = ("--kubeconfig", cons.cluster.kubeconfig,
+            "--remote-kubeconfig", prov.cluster.kubeconfig, "--timeout", "120s")
+    f = Flow((prov, cons), signer)
+    f.seen["slice user"] = slice_user
+
+    def observe(key, fn):
+        f.seen[key] = fn()
+        return 0, f"{key}: {f.seen[key]}\n", ""
+
+    def slice_kubeconfig_ready():
+        return _kubeconfig_secret(cons, pid, f"resourceslice-{SLICE}") is not None
+
+    steps = [
+        ("authenticate", lambda: liqo.ctl("authenticate", *both)),
+        ("first certificate", lambda: observe("serial 1", lambda: _client_cert_serial(
+            _kubeconfig_secret(cons, pid, f"controlplane-{pid}")))),
+        ("create resourceslice", lambda: liqo.ctl(
+            "create", "resourceslice", SLICE, "--remote-cluster-id", pid, "--cpu", "2",
+            "--memory", "4Gi", "--pods", "10", "--kubeconfig", cons.cluster.kubeconfig)),
+        ("slice accepted", lambda: _wait(lambda: _slice_accepted(cons, pid), 90, "slice Accepted")),
+        ("slice kubeconfig", lambda: _wait(slice_kubeconfig_ready, 90, "slice kubeconfig Secret")),
+        ("identities", lambda: observe("identities", lambda: sorted(
+            i["metadata"]["name"] for i in cons.cluster.get_json(
+                f"identities.{GROUP}", "-n", f"liqo-tenant-{pid}")["items"]))),
+        ("slice whoami", lambda: observe("slice user info", lambda: _whoami(
+            prov.cluster, _kubeconfig_secret(cons, pid, f"resourceslice-{SLICE}"),
+            work / "slice.kubeconfig"))),
+        ("cordon resourceslice", lambda: liqo.ctl(
+            "cordon", "resourceslice", SLICE, "--remote-cluster-id", cid, "--skip-confirm",
+            "--kubeconfig", prov.cluster.kubeconfig)),
+        ("uncordon resourceslice", lambda: liqo.ctl(
+            "uncordon", "resourceslice", SLICE, "--remote-cluster-id", cid, "--skip-confirm",
+            "--kubeconfig", prov.cluster.kubeconfig)),
+        ("delete resourceslice", lambda: _kubectl(
+            cons.cluster, "delete", f"resourceslices.{GROUP}", SLICE, "-n",
+            f"liqo-tenant-{pid}", "--timeout=120s")),
+        ("unauthenticate", lambda: liqo.ctl("unauthenticate", *both)),
+        ("left behind", lambda: _wait(lambda: not _peering_left(prov, cid, slice_user), 60,
+                                      "the peering gone from the provider")),
+        ("authenticate again", lambda: liqo.ctl("authenticate", *both)),
+        ("second certificate", lambda: observe("serial 2", lambda: _client_cert_serial(
+            _kubeconfig_secret(cons, pid, f"controlplane-{pid}")))),
+    ]
+    for step, fn in steps:
+        if not _run(f, step, fn) and step not in ("left behind", "slice whoami", "identities"):
+            break
+    f.seen["left"] = _peering_left(prov, cid, slice_user)
+    yield f
+    liqo.ctl("unauthenticate", *both)
+
+
+def _kubectl(cluster, *args):
+    p = cluster.kubectl(*args, check=False, timeout=150)
+    return p.returncode, p.stdout, p.stderr
+
+
+def _step_passes(flow, step):
+    rc, out, _ = flow.steps.get(step, (None, "(not run)", 0))
+    assert rc == 0, f"{step} failed:\n{out}\n{flow.logs()}"
+
+
+def test_liqoctl_authenticate(flow, replace):
+    _step_passes(flow, "authenticate")
+    _step_passes(flow, "first certificate")
+
+
+def test_liqoctl_create_resourceslice_is_accepted(flow, replace):
+    _step_passes(flow, "create resourceslice")
+    _step_passes(flow, "slice accepted")
+    _step_passes(flow, "slice kubeconfig")
+    _step_passes(flow, "identities")
+    _, prov, _, _ = replace
+    assert flow.seen["identities"] == sorted([f"controlplane-{prov.cluster_id}",
+                                              f"resourceslice-{SLICE}"]), flow.seen
+
+
+def test_slice_kubeconfig_is_the_slice_user_on_the_provider(flow, replace):
+    _step_passes(flow, "slice whoami")
+    _, _, cons, _ = replace
+    info = flow.seen["slice user info"]
+    assert info["username"] == flow.seen["slice user"], info
+    assert cons.cluster_id in info.get("groups", []), info
+
+
+def test_liqoctl_cordon_and_uncordon(flow):
+    _step_passes(flow, "cordon resourceslice")
+    _step_passes(flow, "uncordon resourceslice")
+
+
+def test_delete_slice_and_unauthenticate_leave_nothing(flow):
+    _step_passes(flow, "delete resourceslice")
+    _step_passes(flow, "unauthenticate")
+    _step_passes(flow, "left behind")
+
+
+def test_authenticate_again_after_unauthenticate(flow):
+    """Break 1: the provider keeps the nonce Liqo's consumer signed; liqoctl works again."""
+    _step_passes(flow, "authenticate again")
+
+
+def test_authenticate_again_gets_a_new_certificate(flow):
+    """Break 5: the re-peering (same key, same request) does not reuse the old CSR."""
+    _step_passes(flow, "second certificate")
+    assert flow.seen["serial 1"] != flow.seen["serial 2"], flow.seen
