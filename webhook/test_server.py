@@ -877,7 +877,8 @@ def test_at_the_limit_idle_connections_are_evicted_for_newcomers(tmp_path):
             flood.append(socket.create_connection(("127.0.0.1", w.port),
                                                   source_address=(f"127.0.1.{i % 10 + 1}", 0)))
         # The whole flood taken in first (105 accepted, 20 kept): a flood connection still in
-        # a worker's accept queue would evict the newcomer's handshake, the newest idle one.
+        # a worker's accept queue could evict the newcomer while it is in its handshake, once
+        # it is that worker's oldest connection without a request.
         assert wait_for(lambda: closed_reason(w, "evicted") >= 85)
         newcomer = served_from(w, "127.0.0.1")
         for s in served:
