@@ -56,7 +56,7 @@ class LiqoWithoutAuthentication(LiqoOnCluster):
 class SignerProcess:
     """tenantgate-signer with the provider controllers, on its ServiceAccount's token."""
 
-    def __init__(self, binary, cluster, cluster_id, work):
+    def __init__(self, binary, cluster, cluster_id, work, extra_args=()):
         from bed import HostProcess, free_port
         kc = cluster.serviceaccount_kubeconfig(LIQO_NS, SIGNER_SA, duration="6h")
         self.metrics_port = free_port()
@@ -64,7 +64,7 @@ class SignerProcess:
         self.process = HostProcess(
             [binary, "--kubeconfig", kc, "--log-level", "debug", "--metrics-listen",
              f"127.0.0.1:{self.metrics_port}", "--cluster-id", cluster_id,
-             "--controllers", PROVIDER_CONTROLLERS], self.log_path)
+             "--controllers", PROVIDER_CONTROLLERS, *extra_args], self.log_path)
         self.process.name = "tenantgate-signer"
 
     def ready(self):
