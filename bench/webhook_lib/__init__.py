@@ -1,0 +1,1 @@
+"""bench/webhook's parts (bench/webhook is the entry; see its header for what it measures)."""
