@@ -64,7 +64,8 @@ class SignerProcess:
         self.process = HostProcess(
             [binary, "--kubeconfig", kc, "--log-level", "debug", "--metrics-listen",
              f"127.0.0.1:{self.metrics_port}", "--cluster-id", cluster_id,
-             "--controllers", PROVIDER_CONTROLLERS, *extra_args], self.log_path)
+             "--controllers", PROVIDER_CONTROLLERS, "--nonce-rotation", "keep", *extra_args],
+            self.log_path)
         self.process.name = "tenantgate-signer"
 
     def ready(self):

@@ -361,7 +361,11 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
     assert other.returncode != 0 and "forbidden" in other.stderr.lower()
     assert kubectl_as(provider, kc, "get", "namespacemaps.offloading.liqo.io", "-n", pns).returncode == 0
     # Issue 36 #6: the status of these objects is the provider's verdict; the consumer may
-    # not write it (a status.resources.cpu=100 it wrote used to stay).
+    # not write it (a status.resources.cpu=100 it wrote used to stay). The slice is the
+    # provider admin's: the consumer's own would have to be a replicated copy.
+    provider.kubectl("apply", "-f", "-", input={
+        "apiVersion": "authentication.liqo.io/v1beta1", "kind": "ResourceSlice",
+        "metadata": {"name": "rs1", "namespace": pns}, "spec": {"class": "default"}})
     forged = kubectl_as(provider, kc, "patch", "resourceslices.authentication.liqo.io", "rs1", "-n", pns,
                         "--subresource=status", "--type=merge",
                         "-p", json.dumps({"status": {"resources": {"cpu": "100"}}}))

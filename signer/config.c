@@ -47,10 +47,11 @@ static void usage(FILE *out)
             "                             <namespace>/" DEFAULT_SLICE_POLICY "; \"off\": none)\n"
             "  --cluster-labels K=V,...   labels offered to consumers' virtual nodes (a slice's\n"
             "                             status.nodeLabels, as Liqo's flag of that name)\n"
-            "  --nonce-rotation MODE      keep (default, as Liqo: a tenant namespace keeps its nonce,\n"
-            "                             so liqoctl can authenticate again) or on-unpeer (deleting\n"
-            "                             a Tenant replaces it; consumers must re-sign, as\n"
-            "                             kubectl tenantgate does and liqoctl does not)\n"
+            "  --nonce-rotation MODE      on-unpeer (default: deleting a Tenant replaces the nonce, so\n"
+            "                             the old Tenant cannot be replayed; consumers re-sign, as\n"
+            "                             kubectl tenantgate does) or keep (as Liqo: the tenant\n"
+            "                             namespace keeps its nonce, so a Liqo consumer and liqoctl\n"
+            "                             can authenticate again; replace mode sets it)\n"
 "  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
             "  --workers N                reconcile threads, 1-32 (default 8)\n"
             "  --log-level LEVEL          debug, info, warn, error (default info)\n"
@@ -205,6 +206,7 @@ int tg_signer_flags_parse(int argc, char **argv, tg_signer *s, tg_signer_flags *
     s->controllers = TG_CTL_ALL;
     s->signer_name = TG_SIGNER_NAME_KUBE;
     s->csr_expiration_s = 604800;   /* 7 days, renewed at 2/3 (issue 36 #9) */
+    s->rotate_nonce_on_unpeer = 1;  /* a deleted Tenant cannot be replayed; keep: Liqo consumers */
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);

@@ -59,7 +59,7 @@ typedef struct tg_signer {
     size_t ca_len;
     long csr_expiration_s;           /* 0: none requested */
     int allow_no_handshake;
-    int rotate_nonce_on_unpeer;      /* --nonce-rotation on-unpeer; 0: keep (Liqo's way) */
+    int rotate_nonce_on_unpeer;      /* --nonce-rotation on-unpeer (default); 0: keep (Liqo's way) */
     const char *slice_policy_ns;     /* the slice policy ConfigMap; NULL: no policy */
     const char *slice_policy_name;
     json_object *node_labels;        /* --cluster-labels: a slice's status.nodeLabels; NULL: none */

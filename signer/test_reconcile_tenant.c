@@ -242,9 +242,9 @@ static void test_deletion_rotates_the_nonce_on_unpeer(void **state)
     assert_false(nonce_kept_by_deletion(1));
 }
 
-/* Issue 38, break 1: by default the nonce stays, as Liqo keeps it: Liqo's
+/* Issue 38, break 1: with keep the nonce stays, as Liqo keeps it: Liqo's
  * consumer keeps its liqo-signed-nonce and liqoctl refuses another nonce. */
-static void test_deletion_keeps_the_nonce_by_default(void **state)
+static void test_deletion_keeps_the_nonce_with_keep(void **state)
 {
     (void)state;
     assert_true(nonce_kept_by_deletion(0));
@@ -304,7 +304,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tenant_rows),
         cmocka_unit_test(test_deletion_rotates_the_nonce_on_unpeer),
-        cmocka_unit_test(test_deletion_keeps_the_nonce_by_default),
+        cmocka_unit_test(test_deletion_keeps_the_nonce_with_keep),
         cmocka_unit_test(test_csr_carries_the_tenant_uid),
         cmocka_unit_test(test_second_run_is_quiet),
     };
