@@ -198,6 +198,25 @@ class LiqoOnCluster:
                 and "WebhookConfiguration" not in d["kind"]]
         self._apply(rest)
 
+    def _release_finalizers(self, keep_crds):
+        """Liqo's controllers are stopped by now, so finalizers they put on their objects (a
+        ForeignCluster's, for one) would never go, and the CRD would stay terminating into the
+        next module's install: take them off, as Liqo's own uninstall would have unpeered."""
+        for d in self.docs:
+            name = d["metadata"]["name"]
+            if d["kind"] != "CustomResourceDefinition" or name in keep_crds:
+                continue
+            got = self.cluster.kubectl("get", name, "-A", "-o", "json", check=False)
+            if got.returncode != 0:
+                continue
+            for obj in json.loads(got.stdout).get("items", []):
+                meta = obj["metadata"]
+                if not meta.get("finalizers"):
+                    continue
+                where = ["-n", meta["namespace"]] if meta.get("namespace") else []
+                self.cluster.kubectl("patch", name, meta["name"], *where, "--type=merge",
+                                     "-p", '{"metadata":{"finalizers":null}}', check=False)
+
     def _terminating_crds(self):
         return {c["metadata"]["name"] for c in self.cluster.get_json("crd")["items"]
                 if c["metadata"].get("deletionTimestamp")}
@@ -285,6 +304,7 @@ class LiqoOnCluster:
     def uninstall(self, keep_crds=()):
         """Remove the chart's cluster-scoped objects (CRDs but keep_crds with --wait=false)."""
         k = self.cluster.kubectl
+        self._release_finalizers(keep_crds)
         for d in self.docs:
             kind, name = d["kind"], d["metadata"]["name"]
             if kind in ("ClusterRole", "ClusterRoleBinding"):
