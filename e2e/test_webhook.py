@@ -310,8 +310,10 @@ def test_a_flood_of_reviews_without_a_nonce_costs_a_few_live_reads(provider, vec
           f"{served:.0f} namespaced Secret lists")
     # What the API server saw (it also counts the lists of namespaces other tests are
     # deleting, hence <=), then our count.
-    assert 1 <= served <= min(bound, n // 4), served
-    assert 1 <= delta["reads"] <= served, (delta, served)
+    # The webhook's own count is held to the bound; the API server's may be a few over it
+    # (7 against a bound of 6 once, with 4 reads of ours), never near one list per review.
+    assert 1 <= delta["reads"] <= min(bound, served), (delta, served, bound)
+    assert served <= n // 4, served
     assert delta["started"] + delta["queued"] == n and delta["refused"] == 0, delta
     assert delta["queued"] >= n - served, delta
     # Each worker reads one namespace at a time here: only its first read ever can need a full

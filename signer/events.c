@@ -161,6 +161,8 @@ static void dispatch(tg_events *e, tg_informer_id id, json_object *o, int delete
     }
 }
 
+static void replay_namespace(tg_events *e, const char *ns);
+
 /* Nothing is judged before the Namespace labels are known: the start-up replay queues it. */
 static int can_judge(tg_events *e)
 {
@@ -173,7 +175,16 @@ static void on_add(json_object *o, void *data)
 
     if (tg_informer_descs[r->id].noticed)
         tg_informer_descs[r->id].noticed(r->e->s, o);
-    if (r->id != TG_INF_NAMESPACES && can_judge(r->e))
+    if (r->id == TG_INF_NAMESPACES) {
+        /* Its objects' events may have come first, on their own watches, and been judged
+         * without these labels: judge them again now. */
+        tg_ns_facts now = tg_ns_facts_of(o);
+        const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+        if (r->e->replayed && name && now.tenant)
+            replay_namespace(r->e, name);
+        return;
+    }
+    if (can_judge(r->e))
         dispatch(r->e, r->id, o, 0);
 }
 
