@@ -31,6 +31,7 @@ typedef struct conn {
     int handshaken;
     int served;                    /* a request reached the handler */
     int shut;                      /* shutdown(2) done: h2o closes it */
+    int evictable;                 /* counted in tg_conns.evictable */
     int dead_ticks;
     int pending;                   /* asynchronous answers in progress */
     /* HTTP/2 only */
@@ -56,6 +57,10 @@ conn *tg_conn_of_req(h2o_req_t *req);
  * the connection through its own path, with no state pulled from under it.
  * Counted in why (may be NULL) when done now. */
 void tg_conn_shutdown(conn *c, int how, tg_metric_series *why);
+
+/* The connection had a request, was shut or is closing: no longer one
+ * another worker may count on evicting. */
+void tg_conn_settle(conn *c);
 
 /* conn_proto.c: h2o_socket_ssl_handshake's callback; hands the socket to
  * HTTP/1.1 or HTTP/2 (conns.h). */

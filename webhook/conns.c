@@ -17,8 +17,9 @@
 /* Evicted connections still count until h2o has closed them, on the next
  * loop turn: libuv accepts the whole backlog (up to 1,024) in one turn, each
  * newcomer evicting one. Past max_open by max(max_open, this), newcomers are
- * refused even when more could be evicted: at most twice the limit, briefly. */
-#define EVICT_SLACK_MIN 64
+ * refused even when more could be evicted: briefly, the limit plus the
+ * larger of it and 256. */
+#define EVICT_SLACK_MIN 256
 
 void tg_conn_count(tg_metric_series *s)
 {
@@ -50,7 +51,16 @@ void tg_conn_shutdown(conn *c, int how, tg_metric_series *why)
         return;
     if (shutdown(fd, how) == 0) {
         c->shut = 1;
+        tg_conn_settle(c);
         tg_conn_count(why);
+    }
+}
+
+void tg_conn_settle(conn *c)
+{
+    if (c->evictable) {
+        c->evictable = 0;
+        atomic_fetch_sub(&c->owner->evictable, 1);
     }
 }
 
@@ -61,6 +71,7 @@ static void on_tcp_closed(uv_handle_t *h)
     conn *c = (conn *)h;
     tg_conns *cs = c->owner;
 
+    tg_conn_settle(c);
     h2o_linklist_unlink(&c->link);
     tg_peers_remove(cs->cfg.peers, &c->peer);
     if (c->h2)
@@ -73,7 +84,10 @@ static void on_tcp_closed(uv_handle_t *h)
 /* h2o disposed of the socket; the TCP handle closes next. */
 static void on_sock_disposed(void *data)
 {
-    ((conn *)data)->sock = NULL;
+    conn *c = data;
+
+    tg_conn_settle(c);
+    c->sock = NULL;
 }
 
 /* At the limit: close the oldest connection that has not had a request yet
@@ -106,7 +120,12 @@ static int take_slot(tg_conns *cs, const tg_peer_key *key)
     }
     slack = cs->cfg.max_open > EVICT_SLACK_MIN ? cs->cfg.max_open : EVICT_SLACK_MIN;
     open = atomic_fetch_add(cs->cfg.open_total, 1);
-    if (open < cs->cfg.max_open || (open < cs->cfg.max_open + slack && evict_one(cs)))
+    if (open < cs->cfg.max_open)
+        return 0;
+    /* Workers share the limit but each evicts only its own connections: one
+     * holding none idle asks another, whose connection closes a turn later. */
+    if (open < cs->cfg.max_open + slack &&
+        (evict_one(cs) || (cs->cfg.evict_elsewhere && cs->cfg.evict_elsewhere(cs->cfg.evict_data))))
         return 0;
     atomic_fetch_sub(cs->cfg.open_total, 1);
     tg_peers_remove(cs->cfg.peers, key);
@@ -142,6 +161,8 @@ void tg_conns_on_accept(uv_stream_t *listener, int status)
     atomic_fetch_add(&cs->open, 1);
     uv_tcp_nodelay(&c->tcp, 1);
     c->owner = cs;
+    c->evictable = 1;
+    atomic_fetch_add(&cs->evictable, 1);
     c->accepted_ms = uv_now(cs->loop);
     c->connected_at = *h2o_get_timestamp(cs->cfg.accept_ctx->ctx, NULL, NULL);
     h2o_linklist_insert(&cs->list, &c->link);
@@ -187,16 +208,38 @@ void tg_conns_stop(tg_conns *cs)
 void tg_conns_request_seen(h2o_req_t *req)
 {
     conn *c = tg_conn_of_req(req);
-    if (c)
+    if (c) {
         c->served = 1;
+        tg_conn_settle(c);
+    }
 }
 
 void *tg_conns_request_pending(h2o_req_t *req)
 {
     conn *c = tg_conn_of_req(req);
-    if (c)
+    if (c) {
         c->pending++;
+        tg_conn_settle(c);
+    }
     return c;
+}
+
+int tg_conns_promise_eviction(tg_conns *cs)
+{
+    long owed = atomic_load(&cs->evictions_owed);
+
+    while (atomic_load(&cs->evictable) > owed)
+        if (atomic_compare_exchange_weak(&cs->evictions_owed, &owed, owed + 1))
+            return 1;
+    return 0;
+}
+
+void tg_conns_pay_evictions(tg_conns *cs)
+{
+    long owed = atomic_exchange(&cs->evictions_owed, 0);
+
+    while (owed-- > 0 && evict_one(cs))
+        ;
 }
 
 void tg_conns_request_done(void *handle)

@@ -68,6 +68,10 @@ typedef struct tg_conns_config {
     tg_metric_series *closed_stalled, *closed_slow, *closed_resets, *closed_dead;
     tg_metric_series *closed_no_request, *closed_evicted, *closed_h2_refused;
     tg_metric_series *resets;      /* RST_STREAM frames received */
+    /* At the limit with nothing of its own to evict: have another worker
+     * evict one of its own (workers.c). 1 when one was promised. */
+    int (*evict_elsewhere)(void *data);
+    void *evict_data;
 } tg_conns_config;
 
 typedef struct tg_conns {
@@ -82,7 +86,18 @@ typedef struct tg_conns {
     uint64_t logged_ms;            /* last "connections limited" line */
     long limited[5];               /* refusals and closes since that line (conns.c) */
     atomic_long open;              /* this worker's open connections */
+    atomic_long evictable;         /* of them, not yet had a request nor shut */
+    atomic_long evictions_owed;    /* promised to other workers, paid on wake */
 } tg_conns;
+
+/* From any thread: promise one eviction from this worker's connections, if
+ * it has more evictable than already promised. 1 when promised; the caller
+ * then wakes the worker, which pays with tg_conns_pay_evictions(). */
+int tg_conns_promise_eviction(tg_conns *cs);
+
+/* On the worker's loop: evict what was promised (fewer if those connections
+ * had a request meanwhile; the total is then over the limit until one closes). */
+void tg_conns_pay_evictions(tg_conns *cs);
 
 /* On the worker's loop, before it runs. */
 void tg_conns_init(tg_conns *cs, uv_loop_t *loop, const tg_conns_config *cfg);

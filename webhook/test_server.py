@@ -551,6 +551,12 @@ def closed_reason(w, *reasons):
     return sum(w.metric(f'tenantgate_webhook_connections_closed_total{{reason="{r}"}}') for r in reasons)
 
 
+def connection_series(w):
+    """The connection series of /metrics, for a failure message."""
+    return [l for l in w.metrics_get("/metrics")[1].splitlines()
+            if "connections" in l and not l.startswith("#")]
+
+
 def read_h1_answer(s):
     """One whole HTTP/1.1 answer (head and Content-Length body) from s."""
     data = b""
@@ -879,7 +885,9 @@ def test_at_the_limit_idle_connections_are_evicted_for_newcomers(tmp_path):
         # The whole flood taken in first (105 accepted, 20 kept): a flood connection still in
         # a worker's accept queue could evict the newcomer while it is in its handshake, once
         # it is that worker's oldest connection without a request.
-        assert wait_for(lambda: closed_reason(w, "evicted") >= 85)
+        # Under load one worker may take the first 20 slots alone: the other then has nothing
+        # of its own to evict and has the first one evict for it (it failed 5 runs in 6 so).
+        assert wait_for(lambda: closed_reason(w, "evicted") >= 85), connection_series(w)
         newcomer = served_from(w, "127.0.0.1")
         for s in served:
             s.sendall(h1_post(fixture("review-v1-delete.json")))

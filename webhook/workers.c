@@ -25,6 +25,7 @@ static void on_wake(uv_async_t *a)
     worker *w = a->data;
     int phase = atomic_load(&w->phase);
 
+    tg_conns_pay_evictions(&w->conns);
     if (phase >= PHASE_DRAIN && !uv_is_closing((uv_handle_t *)&w->listener)) {
         uv_close((uv_handle_t *)&w->listener, NULL);
         /* HTTP/2: GOAWAY. HTTP/1.1: nothing in h2o 2.2, hence the drain
@@ -56,6 +57,23 @@ void *tg_worker_main(void *arg)
     return NULL;
 }
 
+/* tg_conns_config.evict_elsewhere: the first other worker with a connection
+ * to spare evicts it on its own loop. */
+static int evict_in_other_worker(void *data)
+{
+    worker *self = data;
+    tg_server *s = self->server;
+
+    for (int i = 0; i < s->nworkers; i++) {
+        worker *w = &s->workers[i];
+        if (w != self && tg_conns_promise_eviction(&w->conns)) {
+            uv_async_send(&w->wake);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void worker_conns_init(tg_server *s, worker *w)
 {
     tg_conns_config cc = {
@@ -75,6 +93,8 @@ static void worker_conns_init(tg_server *s, worker *w)
         .closed_resets = tg_metric_series_get(s->m_conns_closed, (const char *[]){"stream_resets"}),
         .closed_dead = tg_metric_series_get(s->m_conns_closed, (const char *[]){"dead_peer"}),
         .resets = tg_metric_series_get(s->m_h2_resets, NULL),
+        .evict_elsewhere = evict_in_other_worker,
+        .evict_data = w,
     };
     tg_conns_init(&w->conns, &w->loop, &cc);
 }
