@@ -303,7 +303,7 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
     verdicts = provider_signer.metrics()
     assert verdicts[("tenantgate_signer_tenant_verdicts_total",
                      frozenset({("verdict", "accepted"), ("reason", "")}))] >= 1, verdicts
-    assert "tenantgate.io/tenant" in t["metadata"]["finalizers"]
+    assert "tenant.liqo.io/finalizer" in t["metadata"]["finalizers"]
 
     csrs = tenant_csrs(provider, cid)
     assert len(csrs) == 1

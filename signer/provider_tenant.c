@@ -228,7 +228,8 @@ static long set_finalizers(tg_api *api, json_object *tenant, const char *ns, con
 
     for (i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
         json_object *f = json_object_array_get_idx(old, i);
-        if (json_object_is_type(f, json_type_string) && strcmp(json_object_get_string(f), TG_TENANT_FINALIZER) != 0)
+        if (json_object_is_type(f, json_type_string) && strcmp(json_object_get_string(f), TG_TENANT_FINALIZER) != 0 &&
+            strcmp(json_object_get_string(f), TG_TENANT_FINALIZER_LEGACY) != 0)
             json_object_array_add(list, json_object_get(f));
     }
     if (add)
@@ -242,17 +243,23 @@ static long set_finalizers(tg_api *api, json_object *tenant, const char *ns, con
     return r;
 }
 
-static int has_finalizer(json_object *tenant)
+static int has_finalizer(json_object *tenant, const char *name)
 {
     json_object *f = tg_json_path(tenant, "metadata", "finalizers", NULL);
     size_t i;
 
     for (i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
         json_object *e = json_object_array_get_idx(f, i);
-        if (json_object_is_type(e, json_type_string) && strcmp(json_object_get_string(e), TG_TENANT_FINALIZER) == 0)
+        if (json_object_is_type(e, json_type_string) && strcmp(json_object_get_string(e), name) == 0)
             return 1;
     }
     return 0;
+}
+
+/* Ours to release: Liqo's name, or the one earlier tenantgate versions used. */
+static int holds_tenant(json_object *tenant)
+{
+    return has_finalizer(tenant, TG_TENANT_FINALIZER) || has_finalizer(tenant, TG_TENANT_FINALIZER_LEGACY);
 }
 
 /* RoleBindings known to exist: "ns/name" -> when this process last saw the
@@ -358,7 +365,7 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
     char *old = NULL, nonce[TG_NONCE_TEXT_LEN + 1];
     long r;
 
-    if (!has_finalizer(tenant))
+    if (!holds_tenant(tenant))
         return 200;
     if ((r = ensure_rolebinding(s, api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
         return r;
@@ -651,7 +658,7 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
         ret = TG_RECONCILE_OK;
         goto out;
     }
-    if (!has_finalizer(tenant)) {
+    if (!has_finalizer(tenant, TG_TENANT_FINALIZER) || has_finalizer(tenant, TG_TENANT_FINALIZER_LEGACY)) {
         if ((st = set_finalizers(api, tenant, ns, name, 1, &updated, err, sizeof(err))) != 200)
             goto fail;
         if (!updated || !tg_json_path_string(updated, "spec", "clusterID", NULL) ||

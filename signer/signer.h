@@ -34,7 +34,12 @@
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
 /* Liqo's mark of a tenant namespace (value "true"), with liqo.io/remote-cluster-id. */
 #define TG_LABEL_LIQO_TENANT_NS "liqo.io/tenant-namespace"
-#define TG_TENANT_FINALIZER "tenantgate.io/tenant"
+/* Liqo's own tenant controller's finalizer: the signer stands in for that
+ * controller, so a Tenant finalized under one mode (docs/LIQO.md, guard or
+ * replace) is released by whichever side runs when it is deleted. */
+#define TG_TENANT_FINALIZER "tenant.liqo.io/finalizer"
+/* What tenantgate before 2026-11-29 put on: still released, and replaced. */
+#define TG_TENANT_FINALIZER_LEGACY "tenantgate.io/tenant"
 #define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
 /* Liqo's cluster-wide virtual-kubelet ClusterRole (metrics.liqo.io), bound
  * to Group <consumer> by ClusterRoleBinding TG_CLUSTERWIDE_BINDING_PREFIX<consumer>. */

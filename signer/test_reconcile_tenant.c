@@ -31,7 +31,9 @@
 
 /* T_REPEERED: a finalized Tenant made again after the old one went (uid
  * TENANT_UID_NEW, created at REPEERED_AT, an hour after the seed CSR). */
-typedef enum { T_ABSENT, T_NEW, T_FINALIZED, T_DELETING, T_BAD_CLUSTER_ID, T_DRAINED, T_REPEERED } tenant_kind;
+/* T_LEGACY / T_DELETING_LEGACY: finalized by a tenantgate before Liqo's name. */
+typedef enum { T_ABSENT, T_NEW, T_FINALIZED, T_DELETING, T_BAD_CLUSTER_ID, T_DRAINED, T_REPEERED, T_LEGACY,
+               T_DELETING_LEGACY } tenant_kind;
 typedef enum { N_SEED, N_ROTATED, N_ABSENT } nonce_kind;
 /* C_ISSUED_OLD / C_ISSUED_OURS: issued, labelled with the uid of the old
  * peering's Tenant / of T_REPEERED's. */
@@ -56,6 +58,8 @@ typedef struct row {
 
 static const row rows[] = {
     {"new Tenant: finalizer, bindings, CSR", T_NEW, N_SEED, C_NONE, 0, 0, NULL, NULL, 0,
+     "PATCH " TENANT " 200\nPOST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
+    {"legacy finalizer: replaced by Liqo's", T_LEGACY, N_SEED, C_NONE, 0, 0, NULL, NULL, 0,
      "PATCH " TENANT " 200\nPOST " RBS " 201\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
     {"Tenant gone", T_ABSENT, N_SEED, C_NONE, 0, 0, NULL, NULL, 0, "", TG_RECONCILE_OK, 0},
     {"GET answers 500", T_NEW, N_SEED, C_NONE, 0, 0, "GET", TENANT, 500, "", TG_RECONCILE_RETRY, 1},
@@ -86,6 +90,8 @@ static const row rows[] = {
      "DELETE " RB " 200\nDELETE " CRB " 404\n", WAIT_MS, 1},
     {"deleted: bindings off, nonce kept (Liqo's way), finalizer off", T_DELETING, N_SEED, C_NONE, 1, 0, NULL,
      NULL, 0, "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
+    {"deleted with the legacy finalizer: bindings off, finalizer off", T_DELETING_LEGACY, N_SEED, C_NONE, 1, 0, NULL,
+     NULL, 0, "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
     {"deleted, on-unpeer: bindings off, nonce rotated, finalizer off", T_DELETING, N_SEED, C_NONE, 1, 1, NULL, NULL,
      0, "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " NONCE " 200\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
     {"deleted, on-unpeer: nonce rotation conflicts, finalizer stays", T_DELETING, N_SEED, C_NONE, 0, 1, "PATCH",
@@ -108,12 +114,14 @@ static void store_tenant(tg_api *api, tenant_kind kind)
     json_object *t = tg_json_parse(text, strlen(text), NULL, 0), *meta = tg_json_path(t, "metadata", NULL);
     json_object *fin = json_object_new_array();
 
-    json_object_array_add(fin, json_object_new_string(TG_TENANT_FINALIZER));
-    if (kind == T_FINALIZED || kind == T_DELETING || kind == T_DRAINED || kind == T_REPEERED)
+    json_object_array_add(fin, json_object_new_string(kind == T_LEGACY || kind == T_DELETING_LEGACY
+                                                          ? TG_TENANT_FINALIZER_LEGACY : TG_TENANT_FINALIZER));
+    if (kind == T_FINALIZED || kind == T_DELETING || kind == T_DRAINED || kind == T_REPEERED || kind == T_LEGACY ||
+        kind == T_DELETING_LEGACY)
         json_object_object_add(meta, "finalizers", fin);
     else
         json_object_put(fin);
-    if (kind == T_DELETING)
+    if (kind == T_DELETING || kind == T_DELETING_LEGACY)
         json_object_object_add(meta, "deletionTimestamp", json_object_new_string("2026-11-28T00:00:00Z"));
     if (kind == T_DRAINED)
         json_object_object_add(tg_json_path(t, "spec", NULL), "tenantCondition", json_object_new_string("Drained"));
