@@ -17,16 +17,6 @@
 #define SLICE_RESOURCE "resourceslices"
 #define MAX_ARGS 64
 
-int cli_is_slice_word(const char *word)
-{
-    static const char *const words[] = {"resourceslice", "resourceslices", "rslice", "rs"};
-
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (strcmp(word, words[i]) == 0)
-            return 1;
-    return 0;
-}
-
 typedef struct slice_opts {
     const char *kubeconfig, *context, *remote_id, *output, *timeout;
     const char *class_, *cpu, *memory, *pods;

@@ -345,10 +345,26 @@ int cli_generate_identity(int argc, char **argv);        /* cmd_generate_identit
 int cli_create_nonce(int argc, char **argv);             /* cmd_create_nonce.c */
 int cli_get_nonce(int argc, char **argv);                /* cmd_get_nonce.c */
 
-/* resource_verb.c: verb RESOURCE ...: nonce (run_nonce, NULL when the verb has
- * none) or a ResourceSlice (run_slice); argv[0] is the verb. */
-int cli_resource_verb(const char *verb, const char *usage, int (*run_nonce)(int, char **),
-                      int (*run_slice)(int, char **), int argc, char **argv);
+/* resource_verb.c: verb RESOURCE ...: the resources a verb takes, each named
+ * by kubectl's spellings (singular, plural, short), in a table ended by a NULL
+ * run; argv[0] is the verb, the chosen run gets argv from the resource word. */
+typedef struct cli_resource {
+    const char *words[4];
+    int (*run)(int argc, char **argv);
+} cli_resource;
+
+int cli_resource_verb(const char *verb, const char *usage, const cli_resource *resources, int argc,
+                      char **argv);
+
+#define CLI_NONCE_WORDS { "nonce", "nonces" }
+#define CLI_SLICE_WORDS { "resourceslice", "resourceslices", "rslice", "rs" }
+#define CLI_TOKEN_WORDS { "token", "tokens" }
+
+/* --- cmd_token.c: bootstrap tokens on the provider (docs/cli.md) ---------- */
+
+int cli_token_create(int argc, char **argv);
+int cli_token_get(int argc, char **argv);
+int cli_token_delete(int argc, char **argv);
 
 /* --- cmd_slice.c --------------------------------------------------------- */
 
@@ -356,9 +372,5 @@ int cli_resource_verb(const char *verb, const char *usage, int (*run_nonce)(int,
 int cli_slice_create(int argc, char **argv);
 int cli_slice_get(int argc, char **argv);
 int cli_slice_delete(int argc, char **argv);
-
-/* 1 when word names the ResourceSlice resource (resourceslice, resourceslices,
- * rslice, rs: kubectl's and liqoctl's spellings). */
-int cli_is_slice_word(const char *word);
 
 #endif
