@@ -185,6 +185,16 @@ def test_token_secret_is_made_and_remade(provider, server):
              what="new token loaded")
 
 
+def self_access(provider, kubeconfig, verb, group, resource, ns):
+    """A SelfSubjectAccessReview as that identity (no discovery: the CRDs need not be here)."""
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+              "spec": {"resourceAttributes": {"verb": verb, "group": group, "resource": resource,
+                                              "namespace": ns}}}
+    out = provider.kubectl("create", "--validate=false", "-f", "-", "-o", "json", input=review,
+                           kubeconfig=kubeconfig)
+    return json.loads(out.stdout)["status"].get("allowed", False)
+
+
 def test_good_token_gets_an_identity_that_works(provider, server, auth_env, tmp_path):
     cid = new_cluster_id(auth_env)
     status, answer, key, auth_status = server.client.identity(cid, server.token())
@@ -203,10 +213,9 @@ def test_good_token_gets_an_identity_that_works(provider, server, auth_env, tmp_
     assert who["status"]["userInfo"]["username"] == cid
     assert "liqo.io" in who["status"]["userInfo"]["groups"]
     tenant_ns = f"liqo-tenant-{cid}"
-    can = lambda *a: provider.kubectl("auth", "can-i", *a, kubeconfig=kc, check=False).stdout.strip()  # noqa: E731
-    assert can("create", "resourceslices.authentication.liqo.io", "-n", tenant_ns) == "yes"
-    assert can("create", "resourceslices.authentication.liqo.io", "-n", "default") == "no"
-    assert can("get", "secrets", "-n", tenant_ns) == "no"
+    assert self_access(provider, kc, "create", "authentication.liqo.io", "resourceslices", tenant_ns)
+    assert not self_access(provider, kc, "create", "authentication.liqo.io", "resourceslices", "default")
+    assert not self_access(provider, kc, "get", "", "secrets", tenant_ns)
     # approved only because the token matched, with its own reason
     csrs = provider.get_json("csr", "-l", f"liqo.io/remote-cluster-id={cid}")["items"]
     assert len(csrs) == 1
@@ -248,37 +257,65 @@ def test_authentication_off_accepts_an_empty_token(provider, auth_env):
     s.stop()
 
 
-def can_i(provider, ns, *args):
-    user = f"system:serviceaccount:{ns}:{SA}"
-    return provider.kubectl("auth", "can-i", *args, "--as", user, check=False).stdout.strip()
+def may(provider, ns, verb, resource, name="", namespace="", subresource=""):
+    """Whether the auth server's ServiceAccount may: a SubjectAccessReview (what
+    `kubectl auth can-i --as` asks, with the subresources and signer names it cannot spell).
+    resource is "group/resource" or a core "resource"."""
+    group, _, res = resource.rpartition("/")
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+              "spec": {"user": f"system:serviceaccount:{ns}:{SA}",
+                       "groups": ["system:serviceaccounts", f"system:serviceaccounts:{ns}",
+                                  "system:authenticated"],
+                       "resourceAttributes": {"verb": verb, "group": group, "resource": res, "name": name,
+                                              "namespace": namespace, "subresource": subresource}}}
+    out = provider.kubectl("create", "--validate=false", "-f", "-", "-o", "json", input=review)
+    return json.loads(out.stdout)["status"].get("allowed", False)
+
+
+RBAC = "rbac.authorization.k8s.io/"
+CERTS = "certificates.k8s.io/"
 
 
 def test_the_auth_server_identity_can_do_no_more(provider, auth_env):
-    ns = auth_env["ns"]
+    ns, t = auth_env["ns"], "liqo-tenant-x"
     allowed = [
-        ("get", "secret/auth-token", "-n", ns), ("create", "secrets", "-n", ns),
-        ("create", "namespaces"), ("create", "rolebindings", "-n", "liqo-tenant-x"),
-        ("delete", "rolebinding/tenantgate-auth-identity", "-n", "liqo-tenant-x"),
-        ("bind", "clusterrole/" + CONSUMER_ROLE),
-        ("create", "certificatesigningrequests"), ("get", "certificatesigningrequests"),
-        ("update", "certificatesigningrequests/approval"),
-        ("approve", "signers/kubernetes.io/kube-apiserver-client"),
+        dict(verb="get", resource="secrets", name="auth-token", namespace=ns),
+        dict(verb="create", resource="secrets", namespace=ns),
+        dict(verb="create", resource="namespaces"),
+        dict(verb="create", resource=RBAC + "rolebindings", namespace=t),
+        dict(verb="delete", resource=RBAC + "rolebindings", name="tenantgate-auth-identity", namespace=t),
+        dict(verb="bind", resource=RBAC + "clusterroles", name=CONSUMER_ROLE),
+        dict(verb="create", resource=CERTS + "certificatesigningrequests"),
+        dict(verb="get", resource=CERTS + "certificatesigningrequests", name="tenantgate-auth-x-abcde"),
+        dict(verb="update", resource=CERTS + "certificatesigningrequests", subresource="approval", name="x"),
+        dict(verb="approve", resource=CERTS + "signers", name="kubernetes.io/kube-apiserver-client"),
     ]
     denied = [
-        ("get", "secrets", "-n", ns), ("list", "secrets", "-n", ns), ("get", "secret/other", "-n", ns),
-        ("get", "secrets", "-n", "kube-system"), ("create", "secrets", "-n", "default"),
-        ("delete", "namespaces"), ("get", "namespaces"), ("list", "rolebindings", "-n", "liqo-tenant-x"),
-        ("delete", "rolebinding/other", "-n", "liqo-tenant-x"), ("create", "clusterrolebindings"),
-        ("create", "roles", "-n", "liqo-tenant-x"), ("bind", "clusterrole/cluster-admin"),
-        ("escalate", "clusterroles"), ("list", "certificatesigningrequests"),
-        ("delete", "certificatesigningrequests"), ("update", "certificatesigningrequests/status"),
-        ("approve", "signers/kubernetes.io/kubelet-serving"), ("sign", "signers/kubernetes.io/kube-apiserver-client"),
-        ("create", "pods", "-n", ns), ("create", "serviceaccounts/token", "-n", ns),
-        ("impersonate", "users"), ("create", "validatingwebhookconfigurations"),
+        dict(verb="get", resource="secrets", name="other", namespace=ns),
+        dict(verb="list", resource="secrets", namespace=ns),
+        dict(verb="get", resource="secrets", name="auth-token", namespace="kube-system"),
+        dict(verb="create", resource="secrets", namespace="default"),
+        dict(verb="get", resource="namespaces", name=t), dict(verb="delete", resource="namespaces", name=t),
+        dict(verb="list", resource=RBAC + "rolebindings", namespace=t),
+        dict(verb="delete", resource=RBAC + "rolebindings", name="other", namespace=t),
+        dict(verb="update", resource=RBAC + "rolebindings", name="tenantgate-auth-identity", namespace=t),
+        dict(verb="create", resource=RBAC + "clusterrolebindings"),
+        dict(verb="create", resource=RBAC + "roles", namespace=t),
+        dict(verb="bind", resource=RBAC + "clusterroles", name="cluster-admin"),
+        dict(verb="escalate", resource=RBAC + "clusterroles", name=CONSUMER_ROLE),
+        dict(verb="list", resource=CERTS + "certificatesigningrequests"),
+        dict(verb="delete", resource=CERTS + "certificatesigningrequests", name="x"),
+        dict(verb="update", resource=CERTS + "certificatesigningrequests", subresource="status", name="x"),
+        dict(verb="approve", resource=CERTS + "signers", name="kubernetes.io/kubelet-serving"),
+        dict(verb="approve", resource=CERTS + "signers", name="tenantgate.io/identity"),
+        dict(verb="sign", resource=CERTS + "signers", name="kubernetes.io/kube-apiserver-client"),
+        dict(verb="create", resource="pods", namespace=ns),
+        dict(verb="create", resource="serviceaccounts", subresource="token", name="x", namespace=ns),
+        dict(verb="impersonate", resource="users", name="admin"),
     ]
-    assert [a for a in allowed if can_i(provider, ns, *a) != "yes"] == []
-    assert [d for d in denied if can_i(provider, ns, *d) != "no"] == []
-    # the RBAC escalation check holds: it cannot grant cluster-admin through a binding
+    assert [a for a in allowed if not may(provider, ns, **a)] == []
+    assert [d for d in denied if may(provider, ns, **d)] == []
+    # and the escalation check holds: no binding to cluster-admin through its `create rolebindings`
     user = f"system:serviceaccount:{ns}:{SA}"
     out = provider.kubectl("create", "rolebinding", "x", "--clusterrole=cluster-admin", "--user=y", "-n", ns,
                            "--dry-run=server", "--as", user, check=False)
