@@ -17,6 +17,7 @@ static const struct {
     [TG_AUTH_ALREADY_ISSUED] = {"IdentityAlreadyIssued", 403},
     [TG_AUTH_NOT_FOUND] = {"NotFound", 404},
     [TG_AUTH_METHOD_NOT_ALLOWED] = {"MethodNotAllowed", 405},
+    [TG_AUTH_PAYLOAD_TOO_LARGE] = {"PayloadTooLarge", 413},
     [TG_AUTH_RATE_LIMITED] = {"RateLimited", 429},
     [TG_AUTH_HEADERS_TOO_LARGE] = {"HeadersTooLarge", 431},
     [TG_AUTH_ISSUANCE_FAILED] = {"IssuanceFailed", 500},

@@ -17,6 +17,7 @@ typedef enum tg_auth_reason {
     TG_AUTH_ALREADY_ISSUED,        /* 403 this cluster already has an identity */
     TG_AUTH_NOT_FOUND,             /* 404 */
     TG_AUTH_METHOD_NOT_ALLOWED,    /* 405 */
+    TG_AUTH_PAYLOAD_TOO_LARGE,     /* 413 body over TG_AUTH_MAX_BODY */
     TG_AUTH_RATE_LIMITED,          /* 429 too many requests, or failures, from this address */
     TG_AUTH_HEADERS_TOO_LARGE,     /* 431 request line and headers over TG_AUTH_MAX_HEAD */
     TG_AUTH_ISSUANCE_FAILED,       /* 500 the API server refused or did not answer a step */

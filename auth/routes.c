@@ -231,6 +231,12 @@ static int on_identity(tg_auth_server *s, h2o_req_t *req)
         answer_error(&a, req, TG_AUTH_RATE_LIMITED, "too many requests or failures from this address, retry later");
         return 0;
     }
+    if (req->entity.len > TG_AUTH_MAX_BODY) {
+        tg_ratelimit_failure(s->limits, &a.key, uv_now(s->loop));
+        req->http1_is_persistent = 0;
+        answer_error(&a, req, TG_AUTH_PAYLOAD_TOO_LARGE, "expected a body of at most 64 KiB");
+        return 0;
+    }
     if (tg_auth_request_parse(req->entity.base ? req->entity.base : "", req->entity.len, &r, &reason, why,
                               sizeof(why)) != 0) {
         tg_ratelimit_failure(s->limits, &a.key, uv_now(s->loop));

@@ -67,6 +67,7 @@ static void on_accept(uv_stream_t *listener, int status)
         return reject(c, "max_connections_per_peer");
     c->counted = 1;
     s->open_conns++;
+    tg_counter_add(tg_metric_series_get(s->m_conns_accepted, NULL), 1);
     sock = h2o_uv_socket_create((uv_stream_t *)&c->tcp, on_conn_closed);
     h2o_accept(&s->accept_ctx, sock);
 }
@@ -120,6 +121,9 @@ static int metrics_register(tg_auth_server *s)
                                          sizeof(bounds) / sizeof(bounds[0]), bounds);
     s->m_conns_rejected = tg_metrics_counter(s->metrics, "tenantgate_auth_connections_rejected_total",
                                              "Connections closed at accept, by limit.", 1, (const char *[]){"why"});
+    s->m_conns_accepted = tg_metrics_counter(s->metrics, "tenantgate_auth_connections_accepted_total",
+                                             "Connections accepted (also those h2o refused before a handler "
+                                             "saw a request).", 0, NULL);
     s->m_conns = tg_metrics_gauge(s->metrics, "tenantgate_auth_connections", "Open HTTPS connections.", 0, NULL);
     s->m_token = tg_metrics_gauge(s->metrics, "tenantgate_auth_token_loaded", "1 once the token Secret was read.",
                                   0, NULL);
@@ -127,7 +131,7 @@ static int metrics_register(tg_auth_server *s)
                                      "1 when --authentication=off: any token is accepted.", 0, NULL);
     s->m_reloads = tg_metrics_counter(s->metrics, "tenantgate_auth_certificate_reloads_total",
                                       "Serving certificate reloads by result.", 1, (const char *[]){"result"});
-    return s->m_requests && s->m_duration && s->m_conns_rejected && s->m_conns && s->m_token && s->m_disabled &&
+    return s->m_requests && s->m_duration && s->m_conns_rejected && s->m_conns_accepted && s->m_conns && s->m_token && s->m_disabled &&
                    s->m_reloads
                ? 0
                : -1;
@@ -139,7 +143,10 @@ static void h2o_setup(tg_auth_server *s)
 
     h2o_config_init(&s->conf);
     s->conf.server_name = h2o_iovec_init(H2O_STRLIT("tenantgate-auth"));
-    s->conf.max_request_entity_size = TG_AUTH_MAX_BODY;
+    /* h2o answers 413 itself above this, unseen by the handler; between
+     * TG_AUTH_MAX_BODY and it the handler does, so that most oversized
+     * attempts are logged and counted like any other */
+    s->conf.max_request_entity_size = 4 * TG_AUTH_MAX_BODY;
     /* one bound for the wait for a request and its arrival, and the handshake:
      * a slow client holds a slot at most this long */
     s->conf.http1.req_timeout = s->cfg.request_timeout_ms;

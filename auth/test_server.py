@@ -257,10 +257,14 @@ def tls_socket(auth, **kw):
 def test_oversized_body_is_413(auth):
     # refused on its Content-Length, before the body is read
     s = tls_socket(auth)
-    s.sendall(b"POST /identity/certificate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (70 << 10))
+    s.sendall(b"POST /identity/certificate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (1 << 20))
     s.settimeout(5)
     assert s.recv(4096).startswith(b"HTTP/1.1 413")
     s.close()
+    # one the handler sees: answered, logged and counted like any other
+    status, body, _ = auth.post('{"x":"' + "A" * (70 << 10) + '"}')
+    assert status == 413 and body["reason"] == "PayloadTooLarge"
+    assert 'code="413",reason="PayloadTooLarge"} 1' in auth.metrics()
     # and a chunked body that grows past the limit
     s = tls_socket(auth)
     s.sendall(b"POST /identity/certificate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")

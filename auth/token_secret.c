@@ -30,6 +30,10 @@ static void keep(tg_auth_token_secret *ts, const unsigned char *tok, size_t len)
     if (!ts->loaded || len != ts->len || memcmp(tok, ts->token, len) != 0) {
         tg_log(TG_LOG_INFO, ts->loaded ? "peering token changed" : "peering token loaded",
                TG_LOG_STR("secret", TG_AUTH_TOKEN_SECRET), TG_LOG_STR("namespace", ts->ns));
+        /* an admin's own token is used as given, but Liqo's are 128 hex */
+        if (!tg_auth_token_well_formed((const char *)tok, len))
+            tg_log(TG_LOG_WARN, "the peering token is not 128 hex characters: a weaker token than Liqo makes",
+                   TG_LOG_INT("length", (int64_t)len));
     }
     sodium_memzero(ts->token, sizeof(ts->token));
     memcpy(ts->token, tok, len);
