@@ -178,14 +178,30 @@ static int cluster_id_setup(settings *st, tg_kube_client *c, char id[TG_CLUSTERI
     return 0;
 }
 
+/* Close what is ours and let the loop finish the closes; a loop that still
+ * has work after that (a stuck peer) is left to the exit. */
+static void teardown(tg_auth_server *s, tg_auth_token_secret *token, tg_kube_client *c, uv_loop_t *loop)
+{
+    if (s && tg_auth_server_close(s) != 0)
+        return;
+    if (token)
+        tg_auth_token_secret_stop(token);
+    tg_kube_client_free(c);
+    for (int i = 0; i < 100 && uv_run(loop, UV_RUN_NOWAIT) != 0; i++)
+        ;
+    if (s)
+        tg_auth_server_free(s);
+}
+
 static int run(settings *st)
 {
     uv_loop_t *loop = uv_default_loop();
     tg_kube_config kc = {0};
-    tg_auth_token_secret token;
+    tg_auth_token_secret token, *tokenp = NULL;
     tg_kube_client *c;
     tg_auth_server *s;
     char err[512], id[TG_CLUSTERID_MAX + 1];
+    int rc = 0;
 
     if (!(c = kube_setup(st, loop, &kc, err, sizeof(err)))) {
         tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", err));
@@ -199,14 +215,17 @@ static int run(settings *st)
     st->cfg.authentication_disabled = st->auth && strcmp(st->auth, "off") == 0;
     if (!st->cfg.authentication_disabled) {
         tg_auth_token_secret_start(&token, c, st->ns, token_check_ms);
-        st->cfg.token = &token;
+        st->cfg.token = tokenp = &token;
     }
     if (!(s = tg_auth_server_new(loop, &st->cfg, err, sizeof(err))) || tg_auth_server_start(s, err, sizeof(err)) != 0) {
         tg_log(TG_LOG_ERROR, "cannot start", TG_LOG_STR("error", err));
-        return 1;
+        return 1;                  /* start-up failure: the OS takes the rest */
     }
-    /* The loop stopped after the drain: exit, the OS takes the rest. */
-    return 0;
+    teardown(s, tokenp, c, loop);
+    if (st->ca_file)
+        free((char *)st->cfg.api_server_ca);
+    tg_kube_config_free(&kc);
+    return rc;
 }
 
 int main(int argc, char **argv)

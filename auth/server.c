@@ -271,3 +271,31 @@ int tg_auth_server_port(const tg_auth_server *s)
 {
     return s->port;
 }
+
+int tg_auth_server_close(tg_auth_server *s)
+{
+    if (s->open_conns != 0 || s->in_flight != 0 || (s->probe && tg_probe_server_connections(s->probe) != 0))
+        return -1;
+    uv_close((uv_handle_t *)&s->drain, NULL);
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+    if (!uv_is_closing((uv_handle_t *)&s->listener))
+        uv_close((uv_handle_t *)&s->listener, NULL);
+    tg_certwatch_stop(&s->watch, NULL);
+    if (s->probe)
+        tg_probe_server_close(s->probe);
+    h2o_context_dispose(&s->ctx);
+    return 0;
+}
+
+void tg_auth_server_free(tg_auth_server *s)
+{
+    tg_probe_server_free(s->probe);
+    h2o_config_dispose(&s->conf);
+    SSL_CTX_free(s->ssl_ctx);
+    tg_tls_store_dispose(&s->tls);
+    tg_metrics_free(s->metrics);
+    tg_peers_free(s->peers);
+    tg_ratelimit_free(s->limits);
+    free(s);
+}

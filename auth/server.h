@@ -50,4 +50,11 @@ int tg_auth_server_start(tg_auth_server *s, char *err, size_t err_len);
 
 int tg_auth_server_port(const tg_auth_server *s);
 
+/* After start returned: close the server's handles. Then the caller runs
+ * the loop until its handles are closed and calls tg_auth_server_free. -1
+ * (and nothing closed) while connections or issuances are left (the grace
+ * period ran out): then just exit. */
+int tg_auth_server_close(tg_auth_server *s);
+void tg_auth_server_free(tg_auth_server *s);
+
 #endif
