@@ -117,8 +117,8 @@ static void test_malformed_bodies(void **state)
         "{\"cluster\":{\"clusterID\":\"" ID "\"},\"originClusterToken\":5,\"certificateSigningRequest\":\"QQ==\"}",
         "{\"cluster\":{\"clusterID\":\"" ID "\",\"clusterName\":[]},\"certificateSigningRequest\":\"QQ==\"}",
         /* duplicate keys: two parsers could pick different ones */
-        "{\"cluster\":{\"clusterID\":\"" ID "\"},\"originClusterToken\":\"a\",\"originClusterToken\":\"b\","
-        "\"certificateSigningRequest\":\"QQ==\"}",
+        ("{\"cluster\":{\"clusterID\":\"" ID "\"},\"originClusterToken\":\"a\",\"originClusterToken\":\"b\","
+         "\"certificateSigningRequest\":\"QQ==\"}"),
         "{\"cluster\":{\"clusterID\":\"" ID "\"},\"certificateSigningRequest\":\"QQ==\"} trailing",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -132,8 +132,8 @@ static void test_hostile_cluster_ids(void **state)
         "{\"cluster\":{\"clusterID\":\"../kube-system\"},\"certificateSigningRequest\":\"QQ==\"}",
         "{\"cluster\":{\"clusterID\":\"UPPER\"},\"certificateSigningRequest\":\"QQ==\"}",
         "{\"cluster\":{\"clusterID\":\"a\\u0000b\"},\"certificateSigningRequest\":\"QQ==\"}",
-        "{\"cluster\":{\"clusterID\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"},"
-        "\"certificateSigningRequest\":\"QQ==\"}",
+        ("{\"cluster\":{\"clusterID\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"},"
+         "\"certificateSigningRequest\":\"QQ==\"}"),
         "{\"cluster\":{\"clusterID\":5},\"certificateSigningRequest\":\"QQ==\"}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
