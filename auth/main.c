@@ -38,6 +38,8 @@ static void usage(FILE *out)
             "  --api-server-ca FILE      its CA bundle, given to consumers (default: the kubeconfig's)\n"
             "  --authentication on|off   off accepts any token; refused unless given explicitly as\n"
             "                            \"off\", and logged at every request (default on)\n"
+            "  --any-cluster-id          sign any cluster id of [a-z0-9-] (default: only UUIDs, as\n"
+            "                            Liqo v0.10 makes them; the id becomes a user name)\n"
             "  --consumer-cluster-role NAME  bound to the consumer in liqo-tenant-<id>\n"
             "                            (default tenantgate-remote-consumer)\n"
             "  --csr-expiration-seconds N  requested certificate lifetime (default 0: the signer's)\n"
@@ -66,7 +68,7 @@ enum {
     OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_NS, OPT_CID, OPT_CNAME, OPT_URL, OPT_CA,
     OPT_AUTH, OPT_ROLE, OPT_EXPIRATION, OPT_CERT_WAIT, OPT_TOKEN_CHECK, OPT_REQ_TIMEOUT, OPT_MAX_CONNS,
     OPT_MAX_PEER, OPT_RATE, OPT_BURST, OPT_FREE_FAIL, OPT_BACKOFF_BASE, OPT_BACKOFF_MAX, OPT_GRACE, OPT_CHECK,
-    OPT_LOG_LEVEL,
+    OPT_LOG_LEVEL, OPT_ANY_ID,
 };
 
 static const struct option opts[] = {
@@ -96,6 +98,7 @@ static const struct option opts[] = {
     {"shutdown-grace", required_argument, NULL, OPT_GRACE},
     {"cert-check-interval", required_argument, NULL, OPT_CHECK},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"any-cluster-id", no_argument, NULL, OPT_ANY_ID},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -137,6 +140,7 @@ static int take_flag(settings *st, int c, const char *v)
     case OPT_GRACE: return tg_flag_seconds(v, 0, MAX_SECONDS_MS, &cfg->shutdown_grace_ms);
     case OPT_CHECK: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->cert_check_ms);
     case OPT_LOG_LEVEL: return tg_log_set_level_named(v);
+    case OPT_ANY_ID: cfg->any_cluster_id = 1; return 0;
     }
     return -1;
 }
@@ -245,7 +249,7 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        if (c < OPT_CERT || c > OPT_LOG_LEVEL) {
+        if (c < OPT_CERT || c > OPT_ANY_ID) {
             usage(stderr);
             return 2;
         }

@@ -134,3 +134,18 @@ void tg_auth_request_clear(tg_auth_request *r)
     free(r->csr_pem);
     memset(r, 0, sizeof(*r));
 }
+
+int tg_auth_cluster_id_is_uuid(const char *id)
+{
+    static const char shape[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+
+    if (strlen(id) != sizeof(shape) - 1)
+        return 0;
+    for (size_t i = 0; i < sizeof(shape) - 1; i++) {
+        char c = id[i];
+        int hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+        if (shape[i] == '-' ? c != '-' : !hex)
+            return 0;
+    }
+    return 1;
+}

@@ -35,4 +35,10 @@ int tg_auth_request_parse(const char *body, size_t len, tg_auth_request *out, tg
 
 void tg_auth_request_clear(tg_auth_request *r);
 
+/* 1 when id is a lowercase UUID (8-4-4-4-12 hex), the shape of the cluster
+ * ids Liqo v0.10 generates. The id becomes a Kubernetes user name: by
+ * default only such ids are signed, so that a token holder cannot ask for a
+ * name like "admin" that the cluster may have bound to other rights. */
+int tg_auth_cluster_id_is_uuid(const char *id);
+
 #endif

@@ -159,6 +159,22 @@ static void on_issued(const tg_auth_issue_result *res, void *data)
     free(p);
 }
 
+/* Ids that are well formed but not signed here: another shape than Liqo
+ * v0.10's (unless --any-cluster-id), or this cluster's own. */
+static int cluster_id_refused(tg_auth_server *s, attempt *a, h2o_req_t *req, const char *id)
+{
+    if (!s->cfg.any_cluster_id && !tg_auth_cluster_id_is_uuid(id)) {
+        answer_error(a, req, TG_AUTH_INVALID_CLUSTER_ID,
+                     "expected cluster.clusterID to be a lowercase UUID, as Liqo v0.10 makes them");
+        return 1;
+    }
+    if (strcmp(id, s->cfg.cluster_id) == 0) {
+        answer_error(a, req, TG_AUTH_INVALID_CLUSTER_ID, "expected another cluster's id, got this cluster's own");
+        return 1;
+    }
+    return 0;
+}
+
 /* The token step: 0 when the request may go on. */
 static int token_ok(tg_auth_server *s, attempt *a, h2o_req_t *req, const tg_auth_request *r)
 {
@@ -245,6 +261,11 @@ static int on_identity(tg_auth_server *s, h2o_req_t *req)
         return 0;
     }
     memcpy(a.cluster_id, r.cluster_id, sizeof(a.cluster_id));
+    if (cluster_id_refused(s, &a, req, r.cluster_id)) {
+        tg_ratelimit_failure(s->limits, &a.key, uv_now(s->loop));
+        tg_auth_request_clear(&r);
+        return 0;
+    }
     if (token_ok(s, &a, req, &r) != 0) {
         tg_auth_request_clear(&r);
         return 0;

@@ -29,6 +29,7 @@ typedef struct tg_auth_server_config {
     long max_connections;
     long max_connections_per_peer;
     tg_ratelimit_config limits;
+    int any_cluster_id;            /* sign any DNS-label cluster id, not only UUIDs */
     int authentication_disabled;   /* --authentication=off: any token, logged per request */
     const char *cluster_id, *cluster_name;
     const char *api_server_url;    /* what consumers are told to reach */

@@ -187,12 +187,23 @@ static void test_csr_policy(void **state)
     assert_int_equal(reason, TG_AUTH_INVALID_CSR);
 }
 
+static void test_uuid_shape(void **state)
+{
+    assert_true(tg_auth_cluster_id_is_uuid(ID));
+    assert_false(tg_auth_cluster_id_is_uuid("admin"));
+    assert_false(tg_auth_cluster_id_is_uuid("3114C478-173d-4344-8f01-eb21efb95aea"));
+    assert_false(tg_auth_cluster_id_is_uuid("3114c478-173d-4344-8f01-eb21efb95aea0"));
+    assert_false(tg_auth_cluster_id_is_uuid("3114c478-173d-4344-8f01eeb21efb95aea"));
+    assert_false(tg_auth_cluster_id_is_uuid("3114c478-173d-4344-8f01-eb21efb95ae-"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wire_format_parses),     cmocka_unit_test(test_absent_token_is_empty),
         cmocka_unit_test(test_malformed_bodies),       cmocka_unit_test(test_hostile_cluster_ids),
         cmocka_unit_test(test_oversized_token_and_body), cmocka_unit_test(test_csr_policy),
+        cmocka_unit_test(test_uuid_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,6 +209,21 @@ def test_malformed_bodies_are_400(auth):
         assert status == 400 and answer["reason"] == reason, (body, answer)
 
 
+def test_only_uuid_ids_and_never_our_own(tmp_path_factory, api, auth):
+    # a token holder cannot ask for a user name such as "admin"
+    status, body, _ = auth.post(identity_body(TOKEN, cluster="admin"))
+    assert status == 400 and body["reason"] == "InvalidClusterID" and "UUID" in body["message"]
+    a = Auth(tmp_path_factory.mktemp("any"), api, "--any-cluster-id")
+    try:
+        a.wait_ready()
+        status, body, _ = a.post(identity_body(TOKEN, cluster="admin"))
+        assert status == 500 and body["reason"] == "IssuanceFailed"      # past every check
+        status, body, _ = a.post(identity_body(TOKEN, cluster="provider-1"))
+        assert status == 400 and body["reason"] == "InvalidClusterID" and "own" in body["message"]
+    finally:
+        a.stop()
+
+
 def test_good_token_reaches_the_csr_check_and_the_issuance(auth):
     # only after the token matched is the CSR looked at
     status, body, _ = auth.post(identity_body(TOKEN, csr=csr_b64(cn="someone-else")))
