@@ -11,6 +11,7 @@ manifests/auth/rbac.yaml (moved to a namespace of this test). The certificate is
 the bed's kube-controller-manager and must work against the bed's API server.
 """
 import base64
+import concurrent.futures
 import json
 import re
 import secrets
@@ -103,7 +104,7 @@ class AuthServer:
              "--kubeconfig", kubeconfig, "--namespace", ns, "--cluster-id", self.cluster_id,
              "--cluster-name", "bed-provider", "--api-server-url", provider.server,
              "--api-server-ca", provider.ca_file, "--token-check-interval", "1",
-             "--free-failures", "100", *extra],
+             "--free-failures", "100", "--burst", "100", "--rate", "100", *extra],
             Path(work_dir) / f"tenantgate-auth-{self.port}.log")
         self.process.name = "tenantgate-auth"
         wait_for(self._ready, timeout=30, interval=0.05, what="tenantgate-auth /readyz 200")
@@ -226,6 +227,18 @@ def test_good_token_gets_an_identity_that_works(provider, server, auth_env, tmp_
     # a second request for the same cluster: 403, and no second CSR
     status, answer, _, auth_status = server.client.identity(cid, server.token())
     assert status == 403 and answer["reason"] == "IdentityAlreadyIssued" and auth_status == "Denied"
+    assert len(provider.get_json("csr", "-l", f"liqo.io/remote-cluster-id={cid}")["items"]) == 1
+
+
+def test_racing_requests_for_one_cluster_get_one_identity(provider, server, auth_env):
+    """Two consumers racing with the same cluster id (and the token): the RoleBinding's
+    create decides, one identity is issued, the other request is 403."""
+    cid = new_cluster_id(auth_env)
+    token = server.token()
+    bodies = [server.client.new_key_and_csr(cid)[1] for _ in range(4)]
+    with concurrent.futures.ThreadPoolExecutor(len(bodies)) as pool:
+        results = list(pool.map(lambda csr: server.client.identity(cid, token, csr_pem=csr), bodies))
+    assert sorted(r[0] for r in results) == [202, 403, 403, 403]
     assert len(provider.get_json("csr", "-l", f"liqo.io/remote-cluster-id={cid}")["items"]) == 1
 
 
