@@ -242,8 +242,8 @@ static int on_identity(tg_auth_server *s, h2o_req_t *req)
     if (tg_ratelimit_admit(s->limits, &a.key, uv_now(s->loop), &retry_ms) != 0) {
         char secs[24];
         int n = snprintf(secs, sizeof(secs), "%llu", (unsigned long long)(retry_ms + 999) / 1000);
-        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, h2o_strdup(&req->pool, secs, (size_t)n).base,
-                       (size_t)n);
+        h2o_iovec_t v = h2o_strdup(&req->pool, secs, (size_t)n);
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, v.base, v.len);
         answer_error(&a, req, TG_AUTH_RATE_LIMITED, "too many requests or failures from this address, retry later");
         return 0;
     }

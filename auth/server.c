@@ -131,8 +131,8 @@ static int metrics_register(tg_auth_server *s)
                                      "1 when --authentication=off: any token is accepted.", 0, NULL);
     s->m_reloads = tg_metrics_counter(s->metrics, "tenantgate_auth_certificate_reloads_total",
                                       "Serving certificate reloads by result.", 1, (const char *[]){"result"});
-    return s->m_requests && s->m_duration && s->m_conns_rejected && s->m_conns_accepted && s->m_conns && s->m_token && s->m_disabled &&
-                   s->m_reloads
+    return s->m_requests && s->m_duration && s->m_conns_rejected && s->m_conns_accepted && s->m_conns &&
+                   s->m_token && s->m_disabled && s->m_reloads
                ? 0
                : -1;
 }
@@ -186,7 +186,8 @@ tg_auth_server *tg_auth_server_new(uv_loop_t *loop, const tg_auth_server_config 
     s->cfg = *cfg;
     s->loop = loop;
     if (metrics_register(s) != 0 || !(s->peers = tg_peers_new(cfg->max_connections_per_peer)) ||
-        !(s->limits = tg_ratelimit_new(&cfg->limits)) || tg_tls_store_init(&s->tls, cfg->cert_path, cfg->key_path) != 0) {
+        !(s->limits = tg_ratelimit_new(&cfg->limits)) ||
+        tg_tls_store_init(&s->tls, cfg->cert_path, cfg->key_path) != 0) {
         snprintf(err, err_len, "out of memory");
         return NULL;                /* start-up failure: the process exits */
     }

@@ -38,7 +38,8 @@ struct tg_auth_server {
     tg_ratelimit *limits;
     tg_probe_server *probe;
     tg_metrics *metrics;
-    tg_metric_family *m_requests, *m_duration, *m_conns_rejected, *m_conns_accepted, *m_conns, *m_token, *m_disabled, *m_reloads;
+    tg_metric_family *m_requests, *m_duration, *m_conns_rejected, *m_conns_accepted, *m_conns, *m_token,
+        *m_disabled, *m_reloads;
 };
 
 /* Register the handlers on host (routes.c). */
