@@ -19,6 +19,13 @@ struct tg_ratelimit {
     slot *slots;
 };
 
+void tg_ratelimit_key_of(const struct sockaddr *sa, tg_peer_key *key)
+{
+    tg_peer_key_of(sa, key);
+    if (key->len == 17 && key->bytes[0] == 6)
+        memset(key->bytes + 9, 0, 8);  /* the interface half of the address */
+}
+
 tg_ratelimit *tg_ratelimit_new(const tg_ratelimit_config *cfg)
 {
     tg_ratelimit *rl = calloc(1, sizeof(*rl));

@@ -30,6 +30,10 @@ typedef struct tg_ratelimit_config {
 
 typedef struct tg_ratelimit tg_ratelimit;
 
+/* The key the limiter counts an address under: IPv4 as is, IPv6 by its /64
+ * (one host usually holds a whole /64, and could rotate through it). */
+void tg_ratelimit_key_of(const struct sockaddr *sa, tg_peer_key *key);
+
 tg_ratelimit *tg_ratelimit_new(const tg_ratelimit_config *cfg);
 void tg_ratelimit_free(tg_ratelimit *rl);
 

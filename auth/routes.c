@@ -26,7 +26,7 @@ typedef struct attempt {
     tg_auth_server *s;
     const char *path;              /* static: a TG_AUTH_PATH_* or "other" */
     char source[INET6_ADDRSTRLEN];
-    tg_peer_key key;
+    tg_peer_key key;               /* the limiter's: IPv6 by its /64 */
     char cluster_id[TG_AUTH_MAX_CLUSTER_ID + 1];
     uint64_t started_ms;
 } attempt;
@@ -42,7 +42,7 @@ static void attempt_init(attempt *a, tg_auth_server *s, h2o_req_t *req, const ch
     a->started_ms = uv_now(s->loop);
     strcpy(a->source, "unknown");
     if (sl > 0) {
-        tg_peer_key_of((struct sockaddr *)&ss, &a->key);
+        tg_ratelimit_key_of((struct sockaddr *)&ss, &a->key);
         if (ss.ss_family == AF_INET)
             inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a->source, sizeof(a->source));
         else if (ss.ss_family == AF_INET6)

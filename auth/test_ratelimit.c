@@ -99,12 +99,40 @@ static void test_flood_does_not_evict_a_backoff(void **state)
     tg_ratelimit_free(rl);
 }
 
+static tg_peer_key key6(const char *ip)
+{
+    struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
+    tg_peer_key k;
+
+    inet_pton(AF_INET6, ip, &sa.sin6_addr);
+    tg_ratelimit_key_of((struct sockaddr *)&sa, &k);
+    return k;
+}
+
+static void test_ipv6_counts_by_its_64(void **state)
+{
+    tg_ratelimit_config c = cfg;
+    tg_ratelimit *rl;
+    tg_peer_key a = key6("2001:db8:1:2::1"), b = key6("2001:db8:1:2:ffff:eeee:dddd:cccc"),
+                other = key6("2001:db8:1:3::1");
+    uint64_t retry;
+
+    c.free_failures = 0;
+    rl = tg_ratelimit_new(&c);
+    assert_int_equal(tg_ratelimit_admit(rl, &a, 0, &retry), 0);
+    tg_ratelimit_failure(rl, &a, 0);
+    assert_int_equal(tg_ratelimit_admit(rl, &b, 0, &retry), -1);      /* same /64: same back-off */
+    assert_int_equal(tg_ratelimit_admit(rl, &other, 0, &retry), 0);
+    tg_ratelimit_free(rl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_failure_backoff_doubles_and_caps),
         cmocka_unit_test(test_flood_does_not_evict_a_backoff),
+        cmocka_unit_test(test_ipv6_counts_by_its_64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
