@@ -13,7 +13,7 @@
 #include "common/metrics.h"
 #include "webhook/conns.h"
 #include "webhook/h2_frames.h"
-#include "webhook/peers.h"
+#include "common/peers.h"
 
 /* What tg_conns.limited counts (conn_watch.c logs them). */
 enum { LIMITED_REFUSED, LIMITED_PEER, LIMITED_EVICTED, LIMITED_NO_REQUEST, LIMITED_H2_REFUSED, LIMITED_N };

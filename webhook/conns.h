@@ -47,7 +47,7 @@
 #include <h2o.h>
 
 #include "common/metrics.h"
-#include "webhook/peers.h"
+#include "common/peers.h"
 
 /* A client that resets more than this many HTTP/2 streams within
  * TG_CONNS_RESET_WINDOW_MS loses its connection. kube-apiserver resets a

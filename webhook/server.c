@@ -12,7 +12,7 @@
 #include <h2o.h>
 
 #include "common/log.h"
-#include "webhook/listen.h"
+#include "common/listen.h"
 #include "webhook/routes.h"
 #include "webhook/server_metrics.h"
 #include "webhook/server_priv.h"

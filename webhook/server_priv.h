@@ -15,12 +15,12 @@
 
 #include "common/metrics.h"
 #include "common/probe_server.h"
-#include "webhook/certwatch.h"
+#include "common/certwatch.h"
 #include "webhook/conns.h"
 #include "webhook/log_budget.h"
-#include "webhook/peers.h"
+#include "common/peers.h"
 #include "webhook/server.h"
-#include "webhook/tls.h"
+#include "common/tls.h"
 
 #define PATH_VALIDATE "/validate/tenants"
 #define PATH_MUTATE "/mutate/tenants"

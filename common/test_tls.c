@@ -13,7 +13,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include "webhook/tls.h"
+#include "common/tls.h"
 
 static char dir[] = "/tmp/tg-test-tls-XXXXXX";
 static char cert_path[256], key_path[256];

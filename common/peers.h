@@ -3,8 +3,8 @@
  * the workers (a mutex: only accept and close touch it). Keys are the raw
  * address bytes; an IPv4-mapped IPv6 address counts as its IPv4 address.
  * Pure bookkeeping, no I/O. */
-#ifndef TG_WEBHOOK_PEERS_H
-#define TG_WEBHOOK_PEERS_H
+#ifndef TG_COMMON_PEERS_H
+#define TG_COMMON_PEERS_H
 
 #include <stdint.h>
 #include <sys/socket.h>

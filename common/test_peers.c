@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "webhook/peers.h"
+#include "common/peers.h"
 
 static tg_peer_key v4(const char *ip)
 {

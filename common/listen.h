@@ -1,7 +1,7 @@
 /* listen.h - the HTTPS port's listening sockets: one per worker, joined by
  * SO_REUSEPORT, so the kernel spreads new connections evenly (server.h). */
-#ifndef TG_WEBHOOK_LISTEN_H
-#define TG_WEBHOOK_LISTEN_H
+#ifndef TG_COMMON_LISTEN_H
+#define TG_COMMON_LISTEN_H
 
 #include <stddef.h>
 

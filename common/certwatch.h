@@ -6,13 +6,13 @@
  * other), and also checks periodically because inotify can miss changes on
  * some volume types. A change is a different inode, device, size or mtime of
  * either file (stat follows symlinks). */
-#ifndef TG_WEBHOOK_CERTWATCH_H
-#define TG_WEBHOOK_CERTWATCH_H
+#ifndef TG_COMMON_CERTWATCH_H
+#define TG_COMMON_CERTWATCH_H
 
 #include <sys/stat.h>
 #include <uv.h>
 
-#include "webhook/tls.h"
+#include "common/tls.h"
 
 #define TG_CERTWATCH_DEBOUNCE_MS 200
 

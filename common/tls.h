@@ -4,8 +4,8 @@
  * certificate callback installs the currently loaded pair into each new
  * connection, so a reload is seen by every thread at once, and a handshake
  * that started before the swap keeps the pair it took (refcounted). */
-#ifndef TG_WEBHOOK_TLS_H
-#define TG_WEBHOOK_TLS_H
+#ifndef TG_COMMON_TLS_H
+#define TG_COMMON_TLS_H
 
 #include <pthread.h>
 #include <stddef.h>

@@ -1,0 +1,18 @@
+/* csr_policy.h - what the auth server signs for a consumer: one PEM
+ * CERTIFICATE REQUEST, self-signed, by an Ed25519 key, with subject exactly
+ * CN=<the clusterID of the request>, O=liqo.io and nothing else (no
+ * extensions, no attributes): the identity Kubernetes maps to user <id> in
+ * group liqo.io. Pure (OpenSSL, no I/O). */
+#ifndef TG_AUTH_CSR_POLICY_H
+#define TG_AUTH_CSR_POLICY_H
+
+#include <stddef.h>
+
+#include "auth/reason.h"
+
+/* 0, or -1 with *reason (InvalidCSR, CSRSubjectMismatch, UnsupportedKey)
+ * and one line in why saying what was expected. */
+int tg_auth_csr_check(const unsigned char *pem, size_t len, const char *cluster_id, tg_auth_reason *reason,
+                      char *why, size_t why_len);
+
+#endif

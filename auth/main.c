@@ -1,0 +1,278 @@
+/* main.c - tenantgate-auth: flags, the API client, the token Secret, then
+ * the server (server.h). */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+#include <uv.h>
+
+#include "auth/server.h"
+#include "common/flags.h"
+#include "common/log.h"
+#include "kube/clusterid.h"
+#include "kube/kubeconfig.h"
+#include "pki/tenant.h"
+
+#define MAX_SECONDS_MS 3600000ULL
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: tenantgate-auth --cert FILE --key FILE --api-server-url URL [options]\n"
+            "\n"
+            "Liqo's authentication server (v0.10 wire format): a consumer that shows this cluster's\n"
+            "peering token (Secret <namespace>/auth-token) gets a client certificate. docs/auth.md.\n"
+            "\n"
+            "  --cert FILE, --key FILE   serving certificate and key (PEM); reloaded on change\n"
+            "  --listen ADDR:PORT        HTTPS address (default 0.0.0.0:8443)\n"
+            "  --metrics-listen ADDR:PORT  /healthz /readyz /metrics (default 0.0.0.0:8081; \"off\")\n"
+            "  --kubeconfig FILE         API access (default: in-cluster service account)\n"
+            "  --namespace NS            the token Secret's and the cluster id's namespace (default liqo)\n"
+            "  --cluster-id ID           this cluster's id (default: Liqo's cluster-id ConfigMap in NS)\n"
+            "  --cluster-name NAME       answered by GET /ids (default: the cluster id)\n"
+            "  --api-server-url URL      the API server address consumers are given (default: the\n"
+            "                            kubeconfig's, useless to another cluster when in-cluster)\n"
+            "  --api-server-ca FILE      its CA bundle, given to consumers (default: the kubeconfig's)\n"
+            "  --authentication on|off   off accepts any token; refused unless given explicitly as\n"
+            "                            \"off\", and logged at every request (default on)\n"
+            "  --any-cluster-id          sign any cluster id of [a-z0-9-] (default: only UUIDs, as\n"
+            "                            Liqo v0.10 makes them; the id becomes a user name)\n"
+            "  --consumer-cluster-role NAME  bound to the consumer in liqo-tenant-<id>\n"
+            "                            (default tenantgate-remote-consumer)\n"
+            "  --csr-expiration-seconds N  requested certificate lifetime (default 0: the signer's)\n"
+            "  --certificate-wait SECONDS  how long to wait for kube-controller-manager (default 30)\n"
+            "  --token-check-interval SECONDS  re-read of the token Secret (default 30)\n"
+            "  --request-timeout SECONDS  TLS handshake, and a request's arrival (default 10)\n"
+            "  --max-connections N       open connections (default 256)\n"
+            "  --max-connections-per-peer N  of them from one address (default 16; 0: no cap)\n"
+            "  --rate N, --burst N       requests a second per address, and the burst (default 1, 10)\n"
+            "  --free-failures N         failures per address before the back-off (default 3)\n"
+            "  --backoff-base SECONDS, --backoff-max SECONDS  (default 2, 600)\n"
+            "  --shutdown-grace SECONDS  issuances under way may finish (default 10)\n"
+            "  --cert-check-interval SECONDS  periodic check of the cert files (default 10)\n"
+            "  --log-level LEVEL         debug, info, warn, error (default info)\n"
+            "  -h, --help\n");
+}
+
+typedef struct settings {
+    tg_auth_server_config cfg;
+    char listen_host[256], metrics_host[256];
+    const char *kubeconfig, *ns, *ca_file, *auth;
+    long rate, burst, free_failures, expiration;
+} settings;
+
+enum {
+    OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_NS, OPT_CID, OPT_CNAME, OPT_URL, OPT_CA,
+    OPT_AUTH, OPT_ROLE, OPT_EXPIRATION, OPT_CERT_WAIT, OPT_TOKEN_CHECK, OPT_REQ_TIMEOUT, OPT_MAX_CONNS,
+    OPT_MAX_PEER, OPT_RATE, OPT_BURST, OPT_FREE_FAIL, OPT_BACKOFF_BASE, OPT_BACKOFF_MAX, OPT_GRACE, OPT_CHECK,
+    OPT_LOG_LEVEL, OPT_ANY_ID,
+};
+
+static const struct option opts[] = {
+    {"cert", required_argument, NULL, OPT_CERT},
+    {"key", required_argument, NULL, OPT_KEY},
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"metrics-listen", required_argument, NULL, OPT_METRICS},
+    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+    {"namespace", required_argument, NULL, OPT_NS},
+    {"cluster-id", required_argument, NULL, OPT_CID},
+    {"cluster-name", required_argument, NULL, OPT_CNAME},
+    {"api-server-url", required_argument, NULL, OPT_URL},
+    {"api-server-ca", required_argument, NULL, OPT_CA},
+    {"authentication", required_argument, NULL, OPT_AUTH},
+    {"consumer-cluster-role", required_argument, NULL, OPT_ROLE},
+    {"csr-expiration-seconds", required_argument, NULL, OPT_EXPIRATION},
+    {"certificate-wait", required_argument, NULL, OPT_CERT_WAIT},
+    {"token-check-interval", required_argument, NULL, OPT_TOKEN_CHECK},
+    {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
+    {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
+    {"max-connections-per-peer", required_argument, NULL, OPT_MAX_PEER},
+    {"rate", required_argument, NULL, OPT_RATE},
+    {"burst", required_argument, NULL, OPT_BURST},
+    {"free-failures", required_argument, NULL, OPT_FREE_FAIL},
+    {"backoff-base", required_argument, NULL, OPT_BACKOFF_BASE},
+    {"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX},
+    {"shutdown-grace", required_argument, NULL, OPT_GRACE},
+    {"cert-check-interval", required_argument, NULL, OPT_CHECK},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"any-cluster-id", no_argument, NULL, OPT_ANY_ID},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static uint64_t token_check_ms = 30000;
+
+/* One flag into st: 0, or -1 when its value is bad. */
+static int take_flag(settings *st, int c, const char *v)
+{
+    tg_auth_server_config *cfg = &st->cfg;
+
+    switch (c) {
+    case OPT_CERT: cfg->cert_path = v; return 0;
+    case OPT_KEY: cfg->key_path = v; return 0;
+    case OPT_LISTEN: return tg_flag_listen_addr(v, st->listen_host, sizeof(st->listen_host), &cfg->listen_port);
+    case OPT_METRICS:
+        if (strcmp(v, "off") == 0)
+            return cfg->metrics_port = -1, 0;
+        return tg_flag_listen_addr(v, st->metrics_host, sizeof(st->metrics_host), &cfg->metrics_port);
+    case OPT_KUBECONFIG: st->kubeconfig = v; return 0;
+    case OPT_NS: st->ns = v; return 0;
+    case OPT_CID: cfg->cluster_id = v; return tg_cluster_id_valid(v) ? 0 : -1;
+    case OPT_CNAME: cfg->cluster_name = v; return 0;
+    case OPT_URL: cfg->api_server_url = v; return strncmp(v, "https://", 8) == 0 ? 0 : -1;
+    case OPT_CA: st->ca_file = v; return 0;
+    case OPT_AUTH: st->auth = v; return strcmp(v, "on") == 0 || strcmp(v, "off") == 0 ? 0 : -1;
+    case OPT_ROLE: cfg->issue.cluster_role = v; return 0;
+    case OPT_EXPIRATION: return tg_flag_long(v, 0, 100L * 365 * 86400, &st->expiration);
+    case OPT_CERT_WAIT: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->issue.cert_wait_ms);
+    case OPT_TOKEN_CHECK: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &token_check_ms);
+    case OPT_REQ_TIMEOUT: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->request_timeout_ms);
+    case OPT_MAX_CONNS: return tg_flag_long(v, 1, 1000000, &cfg->max_connections);
+    case OPT_MAX_PEER: return tg_flag_long(v, 0, 1000000, &cfg->max_connections_per_peer);
+    case OPT_RATE: return tg_flag_long(v, 1, 100000, &st->rate);
+    case OPT_BURST: return tg_flag_long(v, 1, 100000, &st->burst);
+    case OPT_FREE_FAIL: return tg_flag_long(v, 0, 1000, &st->free_failures);
+    case OPT_BACKOFF_BASE: return tg_flag_seconds(v, 0, MAX_SECONDS_MS, &cfg->limits.fail_base_ms);
+    case OPT_BACKOFF_MAX: return tg_flag_seconds(v, 0, 24 * MAX_SECONDS_MS, &cfg->limits.fail_max_ms);
+    case OPT_GRACE: return tg_flag_seconds(v, 0, MAX_SECONDS_MS, &cfg->shutdown_grace_ms);
+    case OPT_CHECK: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->cert_check_ms);
+    case OPT_LOG_LEVEL: return tg_log_set_level_named(v);
+    case OPT_ANY_ID: cfg->any_cluster_id = 1; return 0;
+    }
+    return -1;
+}
+
+/* The API client, and what the kubeconfig says consumers should reach. */
+static tg_kube_client *kube_setup(settings *st, uv_loop_t *loop, tg_kube_config *kc, char *err, size_t err_len)
+{
+    tg_kube_client *c;
+
+    if (tg_kube_config_load(kc, st->kubeconfig, NULL, err, err_len) != 0 ||
+        !(c = tg_kube_client_new(loop, kc, err, err_len)))
+        return NULL;
+    if (!st->cfg.api_server_url)
+        st->cfg.api_server_url = kc->server;
+    if (st->ca_file) {
+        char *ca = NULL;
+        if (tg_kube_read_file(st->ca_file, 1 << 20, &ca, &st->cfg.api_server_ca_len, err, err_len) != 0)
+            return NULL;
+        st->cfg.api_server_ca = ca;
+    } else {
+        st->cfg.api_server_ca = kc->ca;
+        st->cfg.api_server_ca_len = kc->ca_len;
+    }
+    return c;
+}
+
+static int cluster_id_setup(settings *st, tg_kube_client *c, char id[TG_CLUSTERID_MAX + 1])
+{
+    long status;
+    char why[256];
+
+    if (st->cfg.cluster_id)
+        return 0;
+    if (tg_cluster_id_discover(c, st->ns, id, &status, why, sizeof(why)) != TG_CLUSTER_ID_FOUND) {
+        tg_log(TG_LOG_ERROR, "no cluster id: give --cluster-id", TG_LOG_STR("why", why));
+        return -1;
+    }
+    st->cfg.cluster_id = id;
+    return 0;
+}
+
+/* Close what is ours and let the loop finish the closes; a loop that still
+ * has work after that (a stuck peer) is left to the exit. */
+static void teardown(tg_auth_server *s, tg_auth_token_secret *token, tg_kube_client *c, uv_loop_t *loop)
+{
+    if (s && tg_auth_server_close(s) != 0)
+        return;
+    if (token)
+        tg_auth_token_secret_stop(token);
+    tg_kube_client_free(c);
+    for (int i = 0; i < 100 && uv_run(loop, UV_RUN_NOWAIT) != 0; i++)
+        ;
+    if (s)
+        tg_auth_server_free(s);
+}
+
+static int run(settings *st)
+{
+    uv_loop_t *loop = uv_default_loop();
+    tg_kube_config kc = {0};
+    tg_auth_token_secret token, *tokenp = NULL;
+    tg_kube_client *c;
+    tg_auth_server *s;
+    char err[512], id[TG_CLUSTERID_MAX + 1];
+    int rc = 0;
+
+    if (!(c = kube_setup(st, loop, &kc, err, sizeof(err)))) {
+        tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", err));
+        return 1;
+    }
+    if (cluster_id_setup(st, c, id) != 0)
+        return 1;
+    if (!st->cfg.cluster_name)
+        st->cfg.cluster_name = st->cfg.cluster_id;
+    st->cfg.kube = c;
+    st->cfg.authentication_disabled = st->auth && strcmp(st->auth, "off") == 0;
+    if (!st->cfg.authentication_disabled) {
+        tg_auth_token_secret_start(&token, c, st->ns, token_check_ms);
+        st->cfg.token = tokenp = &token;
+    }
+    if (!(s = tg_auth_server_new(loop, &st->cfg, err, sizeof(err))) || tg_auth_server_start(s, err, sizeof(err)) != 0) {
+        tg_log(TG_LOG_ERROR, "cannot start", TG_LOG_STR("error", err));
+        return 1;                  /* start-up failure: the OS takes the rest */
+    }
+    teardown(s, tokenp, c, loop);
+    if (st->ca_file)
+        free((char *)st->cfg.api_server_ca);
+    tg_kube_config_free(&kc);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    settings st = {
+        .cfg = {.listen_port = 8443, .metrics_port = 8081, .cert_check_ms = 10000, .request_timeout_ms = 10000,
+                .shutdown_grace_ms = 10000, .max_connections = 256, .max_connections_per_peer = 16,
+                .limits = {.fail_base_ms = 2000, .fail_max_ms = 600000, .sources = 4096},
+                .issue = {.cluster_role = "tenantgate-remote-consumer", .cert_wait_ms = 30000, .poll_ms = 250}},
+        .listen_host = "0.0.0.0", .metrics_host = "0.0.0.0", .ns = "liqo", .rate = 1, .burst = 10,
+        .free_failures = 3,
+    };
+    int c;
+
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        if (c < OPT_CERT || c > OPT_ANY_ID) {
+            usage(stderr);
+            return 2;
+        }
+        if (take_flag(&st, c, optarg) != 0) {
+            fprintf(stderr, "tenantgate-auth: bad value for --%s\n", opts[c - OPT_CERT].name);
+            return 2;
+        }
+    }
+    if (optind != argc || !st.cfg.cert_path || !st.cfg.key_path) {
+        fprintf(stderr, "tenantgate-auth: --cert and --key are required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (sodium_init() < 0) {
+        fprintf(stderr, "tenantgate-auth: libsodium cannot start\n");
+        return 1;
+    }
+    st.cfg.listen_host = st.listen_host;
+    st.cfg.metrics_host = st.metrics_host;
+    st.cfg.limits.rate_per_s = (double)st.rate;
+    st.cfg.limits.burst = (double)st.burst;
+    st.cfg.limits.free_failures = (unsigned)st.free_failures;
+    st.cfg.issue.expiration_s = st.expiration;
+    signal(SIGPIPE, SIG_IGN);
+    return run(&st);
+}

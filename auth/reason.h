@@ -1,0 +1,35 @@
+/* reason.h - why the auth server answered as it did: the reason codes of
+ * docs/auth.md ("Reason codes"), each with its HTTP status. Every answer
+ * names one; metrics and logs use the same names. */
+#ifndef TG_AUTH_REASON_H
+#define TG_AUTH_REASON_H
+
+typedef enum tg_auth_reason {
+    TG_AUTH_ISSUED = 0,            /* 202 identity issued */
+    TG_AUTH_IDS,                   /* 200 GET /ids */
+    TG_AUTH_MALFORMED_REQUEST,     /* 400 not JSON, a field missing or of the wrong type */
+    TG_AUTH_INVALID_CLUSTER_ID,    /* 400 cluster.clusterID is not a cluster id */
+    TG_AUTH_INVALID_CSR,           /* 400 the CSR does not parse, or its self-signature fails */
+    TG_AUTH_CSR_SUBJECT_MISMATCH,  /* 400 not exactly CN=<clusterID>, O=liqo.io, or extra content */
+    TG_AUTH_UNSUPPORTED_KEY,       /* 400 the CSR's key is not Ed25519 */
+    TG_AUTH_EMPTY_TOKEN,           /* 401 no token, authentication on */
+    TG_AUTH_TOKEN_MISMATCH,        /* 401 a token that is not the one */
+    TG_AUTH_ALREADY_ISSUED,        /* 403 this cluster already has an identity */
+    TG_AUTH_NOT_FOUND,             /* 404 */
+    TG_AUTH_METHOD_NOT_ALLOWED,    /* 405 */
+    TG_AUTH_PAYLOAD_TOO_LARGE,     /* 413 body over TG_AUTH_MAX_BODY */
+    TG_AUTH_RATE_LIMITED,          /* 429 too many requests, or failures, from this address */
+    TG_AUTH_HEADERS_TOO_LARGE,     /* 431 request line and headers over TG_AUTH_MAX_HEAD */
+    TG_AUTH_ISSUANCE_FAILED,       /* 500 the API server refused or did not answer a step */
+    TG_AUTH_TOKEN_UNAVAILABLE,     /* 503 the token Secret has not been read yet */
+    TG_AUTH_CERTIFICATE_TIMEOUT,   /* 504 approved, but no certificate in time */
+    TG_AUTH_REASON_COUNT
+} tg_auth_reason;
+
+/* "Issued", "TokenMismatch", ...; never NULL. */
+const char *tg_auth_reason_name(tg_auth_reason r);
+
+/* Its HTTP status. */
+int tg_auth_reason_status(tg_auth_reason r);
+
+#endif
