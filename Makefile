@@ -114,9 +114,9 @@ liqo-bin:
 e2e: build k8s-bin liqo-bin
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e$$'
 
-# The Liqo compatibility suite alone (e2e/test_liqo*.py).
+# The Liqo compatibility suite alone (ctest e2e-liqo; test_liqo_node.py is test-liqo-node).
 test-liqo: build k8s-bin liqo-bin
-	cd $(BUILD) && ctest --output-on-failure -L liqo
+	cd $(BUILD) && ctest --output-on-failure -L '^liqo$$'
 
 # A provider and a consumer cluster left running; demo/env says how to reach them.
 demo: build k8s-bin
