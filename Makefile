@@ -26,7 +26,7 @@ NODE_PACKAGES := $(IMAGE_PACKAGES) runc containernetworking-plugins iproute2 uti
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps image-deps node-deps images node-bin test-node build build-asan build-fuzz build-release build-types test unit unit-asan fuzz k8s-bin liqo-bin e2e test-liqo demo demo-down bench clean
+.PHONY: all deps image-deps node-deps images node-bin test-node test-liqo-node build build-asan build-fuzz build-release build-types test unit unit-asan fuzz k8s-bin liqo-bin e2e test-liqo demo demo-down bench clean
 
 all: build
 
@@ -114,9 +114,9 @@ liqo-bin:
 e2e: build k8s-bin liqo-bin
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e$$'
 
-# The Liqo compatibility suite alone (e2e/test_liqo*.py).
+# The Liqo compatibility suite alone (ctest e2e-liqo; test_liqo_node.py is test-liqo-node).
 test-liqo: build k8s-bin liqo-bin
-	cd $(BUILD) && ctest --output-on-failure -L liqo
+	cd $(BUILD) && ctest --output-on-failure -L '^liqo$$'
 
 # A provider and a consumer cluster left running; demo/env says how to reach them.
 demo: build k8s-bin
@@ -141,6 +141,11 @@ node-bin: node-deps k8s-bin
 # The shipped manifests, from the images, on a real node (e2e/test_deploy.py).
 test-node: images node-bin
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e-node$$'
+
+# Replace mode down to a Ready virtual node and a pod Running on a real node
+# (e2e/test_liqo_node.py); needs root, like test-node.
+test-liqo-node: build node-bin liqo-bin
+	cd $(BUILD) && ctest --output-on-failure -L '^e2e-liqo-node$$'
 
 bench: build
 	@for b in bench/*; do [ -x "$$b" ] && [ -f "$$b" ] && "$$b" $(BUILD); done

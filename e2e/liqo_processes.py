@@ -314,3 +314,52 @@ class LiqoOnCluster:
         if self.namespace_created:
             k("delete", "namespace", LIQO_NS, "--ignore-not-found", "--wait=true",
               "--timeout=120s", check=False, timeout=150)
+
+
+# --- the virtual kubelet ----------------------------------------------------------------------
+# The consumer's VirtualNode controller writes a Deployment `vk-<node>` in the tenant namespace;
+# the bed has no kubelet on the consumer, so that Deployment stays unscheduled and its container
+# runs here instead, with the Deployment's own arguments and environment.
+
+# fieldRef env of the Deployment's container -> what the host process stands in for it
+_VK_FIELDS = {"status.podIP": "pod_ip", "metadata.name": "pod_name",
+              "metadata.namespace": "namespace"}
+
+
+def virtual_kubelet_env(container, pod_ip, pod_name, namespace):
+    """The container's env as the kubelet would resolve it: literal values and the pod's
+    fieldRefs (status.podIP, metadata.name, metadata.namespace); anything else is an error,
+    so a Deployment that needs more is noticed rather than half-run."""
+    facts = {"pod_ip": pod_ip, "pod_name": pod_name, "namespace": namespace}
+    env = {}
+    for e in container.get("env", []):
+        if "value" in e:
+            env[e["name"]] = expand(e["value"], env)
+            continue
+        field = ((e.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath")
+        if field not in _VK_FIELDS:
+            raise ValueError(f"virtual-kubelet env {e['name']}: cannot resolve {e}")
+        env[e["name"]] = facts[_VK_FIELDS[field]]
+    return env
+
+
+def virtual_kubelet_process(deployment, binary, kubeconfig, log_path, pod_ip="127.0.0.1"):
+    """A LiqoProcess for the Deployment's virtual-kubelet container, on the host.
+
+    kubeconfig: the consumer credentials the pod would have had (a token of the Deployment's
+    ServiceAccount).  Changed from the pod, and why: the kubelet API port (--listen-port,
+    default 10250 on every interface) and the metrics address, when enabled, are free ports
+    of this host; everything else is the Deployment's."""
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    namespace = deployment["metadata"]["namespace"]
+    env = virtual_kubelet_env(container, pod_ip, f"{deployment['metadata']['name']}-host",
+                              namespace)
+    args = [expand(a, env) for a in container.get("args", [])]
+    ports = {"kubelet": free_port()}
+    args = with_flag(args, "listen-port", ports["kubelet"])
+    if "--metrics-enabled=true" in args:
+        ports["metrics"] = free_port()
+        args = with_flag(args, "metrics-address", f"127.0.0.1:{ports['metrics']}")
+    full_env = dict(os.environ, KUBECONFIG=str(kubeconfig), **env)
+    return LiqoProcess("virtual-kubelet", [binary, *args], full_env, Path(log_path), ports)
