@@ -199,23 +199,35 @@ def test_namespacemap_is_replicated_and_its_status_comes_back(provider, consumer
     _delete_and_wait(consumer, provider, cid, pid, name, kind="namespacemap")
 
 
-def _ignored(signer, reason):
-    return signer.metrics().get(("tenantgate_signer_replicator_secrets_ignored_total",
-                                 frozenset({("reason", reason)})), 0)
+def _ignored(signer):
+    """What the replicator's watches dropped as out of its scope (the one scope metric)."""
+    return signer.metrics().get(("tenantgate_signer_out_of_scope_total",
+                                 frozenset({("controller", "replicator")})), 0)
+
+
+def _logged_once(signer, ns, name, reason):
+    return len([ln for ln in signer.log().splitlines()
+                if f'"controller":"replicator","namespace":"{ns}","name":"{name}","reason":"{reason}"' in ln])
 
 
 def test_labelled_secret_outside_its_tenant_namespace_is_never_used(provider, consumer, consumer_signer, peer):
     """Whoever may create Secrets in some namespace cannot point the replicator at a server (and
-    have its answers written into the /status of that namespace's objects): only liqo-tenant-P
-    labelled for P holds P's ControlPlane kubeconfig.  Here the real kubeconfig, so that using it
-    would visibly work: copied into a user namespace, and into liqo-tenant-P labelled for another
-    cluster; a NamespaceMap for each is neither replicated nor given a finalizer."""
+    have its answers written into the /status of that namespace's objects): only liqo-tenant-P,
+    labelled as P's tenant namespace, holds P's ControlPlane kubeconfig, labelled for P.  Here
+    the real kubeconfig, so that using it would visibly work: copied into a user namespace, into
+    liqo-tenant-P labelled for another cluster, and into a namespace labelled as P's tenant
+    namespace under another name; a NamespaceMap beside each is neither replicated nor given a
+    finalizer.  The replicator's watches are judged by the signer's one scope rule (issue 36):
+    each Secret and map is logged once and counted in out_of_scope_total{controller=replicator}."""
     cid, pid, _ = peer
     cns, pns = f"liqo-tenant-{pid}", f"liqo-tenant-{cid}"
     rogue_ns, other = f"team-{uuid.uuid4().hex[:6]}", f"other-{uuid.uuid4().hex[:4]}"
+    labelled_ns = f"tenant-{uuid.uuid4().hex[:6]}"
     kubeconfig = consumer.get_json("secret", f"kubeconfig-controlplane-{pid}", "-n", cns)["data"]["kubeconfig"]
     consumer.kubectl("create", "namespace", rogue_ns)
-    cases = [(rogue_ns, pid, "namespace"), (cns, other, "cluster")]
+    consumer.create_namespace(labelled_ns, {"liqo.io/tenant-namespace": "true", "liqo.io/remote-cluster-id": pid})
+    cases = [(rogue_ns, pid, "namespace"), (cns, other, "peer"), (labelled_ns, pid, "namespace")]
+    before = _ignored(consumer_signer)
     try:
         for ns, labelled_for, _ in cases:
             consumer.kubectl("apply", "-f", "-", input={
@@ -231,18 +243,21 @@ def test_labelled_secret_outside_its_tenant_namespace_is_never_used(provider, co
                              "labels": {"liqo.io/replication": "true", "liqo.io/remoteID": labelled_for,
                                         "liqo.io/remote-cluster-id": labelled_for}},
                 "spec": {"desiredMapping": {"default": "stolen"}}})
-        for _, _, reason in cases:
-            wait_for(lambda: _ignored(consumer_signer, reason) >= 1, timeout=15,
-                     what=f"the replicator ignoring a Secret (reason {reason})")
+        wait_for(lambda: _ignored(consumer_signer) >= before + 2 * len(cases), timeout=15,
+                 what="the replicator counting each Secret and map out of its scope")
         time.sleep(5)                     # what the replicator would have done by now, it did not
-        for ns, labelled_for, _ in cases:
+        for ns, labelled_for, reason in cases:
             assert not provider.exists("namespacemap", f"rogue-{labelled_for}", "-n", pns)
             local = consumer.get_json("namespacemap", f"rogue-{labelled_for}", "-n", ns)
             assert FINALIZER not in local["metadata"].get("finalizers", []), ns
             assert not consumer.get_json("secret", f"stolen-{labelled_for}", "-n", ns)["metadata"].get("finalizers")
-        assert "kubeconfig Secret ignored" in consumer_signer.log()
+            assert _logged_once(consumer_signer, ns, f"stolen-{labelled_for}", reason) == 1, (ns, reason)
+            assert _logged_once(consumer_signer, ns, f"rogue-{labelled_for}", reason) == 1, (ns, reason)
+        assert _ignored(consumer_signer) == before + 2 * len(cases)
+        assert not [ln for ln in consumer_signer.log().splitlines()
+                    if "watching the remote tenant namespace" in ln and "stolen-" in ln]
     finally:
-        consumer.kubectl("delete", "namespace", rogue_ns, "--wait=false", check=False)
+        consumer.kubectl("delete", "namespace", rogue_ns, labelled_ns, "--wait=false", check=False)
         consumer.kubectl("delete", "secret,namespacemap", f"stolen-{other}", f"rogue-{other}", "-n", cns,
                          "--ignore-not-found", "--wait=false", check=False)
 

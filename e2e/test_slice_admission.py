@@ -10,6 +10,7 @@ exit status and the reason code in its message, and the object is not stored.
 """
 
 import base64
+import contextlib
 import hashlib
 import json
 import subprocess
@@ -17,7 +18,7 @@ import uuid
 
 import pytest
 
-from tenantgate_services import (denial, nonce_secret_manifest,  # noqa: F401
+from tenantgate_services import (INSTALL_NAMESPACE, denial, nonce_secret_manifest,  # noqa: F401
                                  tenant_namespace_manifest, webhook, webhook_install,
                                  webhook_log_on_failure)
 from bed import openssl, wait_for
@@ -335,3 +336,111 @@ def test_consumer_may_not_be_a_slice_user(provider, consumers):
     got, message = denial(late.tenant_proc.stderr)
     assert got == "Duplicate", late.tenant_proc.stderr
     assert f"found the user of ResourceSlice {c.ns}/rs2" in message, message
+
+
+# --- issue 36, gap 2: two-way peering, this cluster's own local slice -------------------------
+
+SELF = "prov-self"          # the provider's cluster id in these tests
+
+
+def _clusterid_configmap(cid):
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "liqo-clusterid-configmap", "namespace": INSTALL_NAMESPACE,
+                         "labels": {"app.kubernetes.io/name": "clusterid-configmap"}},
+            "data": {"CLUSTER_ID": cid}}
+
+
+@contextlib.contextmanager
+def _webhook_with(webhook, *args):
+    """The webhook restarted with args for the block, then as before."""
+    webhook.restart(*args)
+    try:
+        yield webhook
+    finally:
+        webhook.restart()
+
+
+def _may_write_slices(provider, ns, user):
+    """What a consumer's identities have in its tenant namespace: slices, nothing else."""
+    provider.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                    "metadata": {"name": "slice-writer", "namespace": ns},
+                    "rules": [{"apiGroups": [GROUP], "resources": ["resourceslices"],
+                               "verbs": ["get", "create", "update", "patch"]}]})
+    provider.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                    "metadata": {"name": f"slice-writer-{hashlib.sha256(user.encode()).hexdigest()[:8]}",
+                                 "namespace": ns},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "slice-writer"},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+
+
+def _own_local_slice(c, name, consumer_id=SELF):
+    """This cluster's own local slice in consumer c's tenant namespace, as a two-way peering
+    makes it: replicated to c, consuming from c (spec.consumerClusterID is this cluster)."""
+    obj = _local_slice(name, c.ns, c.id)
+    obj["spec"]["consumerClusterID"] = consumer_id
+    return obj
+
+
+@pytest.mark.parametrize("source", ["configmap", "flag"])
+def test_consumer_cannot_make_the_providers_own_local_slice(provider, consumers, webhook, source):
+    """A slice labelled liqo.io/replication=true in a tenant namespace whose consumer is this
+    cluster is this cluster's own local slice (its signer makes a CSR for it under the cluster
+    key). Neither of a consumer's identities may create one, whatever other labels it carries:
+    SliceClaimsLocalCluster (403). The provider's admin may. The webhook learns its id from
+    Liqo's clusterid ConfigMap (list allowed by manifests/webhook/rbac.yaml) or --cluster-id."""
+    c = consumers()
+    name = f"rs{uuid.uuid4().hex[:4]}"        # local slice names are unique in the cluster
+    control_plane, slice_user = (c.id, ("liqo.io",)), (user_name(name, c.id), (c.id,))
+    for user, _ in (control_plane, slice_user):
+        _may_write_slices(provider, c.ns, user)
+    args = ("--cluster-id", SELF) if source == "flag" else ()
+    if source == "configmap":
+        provider.apply(_clusterid_configmap(SELF))
+    try:
+        with _webhook_with(webhook, *args):
+            said = "cluster id read from the clusterid ConfigMap" if source == "configmap" else '"cluster_id":"' + SELF
+            assert said in webhook.process.log_path.read_text(), webhook.process.log_tail(20)
+            # the consumer's ControlPlane user: a "replicated copy" that also says it is local
+            copy = c.slice(name, labels={"liqo.io/replication": "true"}, consumerClusterID=SELF)
+            copy["metadata"]["labels"]["liqo.io/originID"] = SELF
+            # the slice's own user: a plain local slice
+            local = _own_local_slice(c, name)
+            for obj, (user, groups) in ((copy, control_plane), (local, slice_user)):
+                proc = provider.create(obj, check=False, as_user=user, as_groups=groups)
+                message = expect_denied(proc, "SliceClaimsLocalCluster", "Forbidden")
+                assert f"is this cluster, {SELF}, is this cluster's own local slice: expected a trusted " \
+                       f'local-slice writer (--local-slice-writers), found user "{user}"' in message, message
+                assert not stored(provider, c.ns, name)
+            # a local slice for another consumer is no claim; the admin makes the real one
+            proc = provider.create(_own_local_slice(c, f"{name}-x", consumer_id="someone-else"), check=False,
+                                   as_user=slice_user[0], as_groups=slice_user[1])
+            assert proc.returncode == 0, proc.stderr
+            proc = provider.create(_own_local_slice(c, name), check=False)
+            assert proc.returncode == 0, proc.stderr
+            # once made, its writers may update it (Liqo's and tenantgate's controllers)
+            proc = provider.kubectl("label", "rslice", name, "-n", c.ns, "touched=1", check=False,
+                                    as_user=slice_user[0], as_groups=slice_user[1])
+            assert proc.returncode == 0, proc.stderr
+    finally:
+        provider.kubectl("delete", "configmap", "liqo-clusterid-configmap", "-n", INSTALL_NAMESPACE,
+                         "--ignore-not-found", check=False)
+
+
+def test_without_a_cluster_id_every_local_slice_of_a_tenant_namespace_is_the_providers(
+        provider, consumers, webhook):
+    """No --cluster-id and no readable clusterid ConfigMap: the webhook cannot tell its own
+    local slices from others, so in a tenant namespace only trusted writers may write a slice
+    labelled liqo.io/replication=true (fail closed); the log says why at start."""
+    c = consumers()
+    name = f"rs{uuid.uuid4().hex[:4]}"
+    user = user_name(name, c.id)
+    _may_write_slices(provider, c.ns, user)
+    with _webhook_with(webhook, "--namespace", "tg-no-such-namespace"):
+        assert "no cluster id (give --cluster-id)" in webhook.process.log_path.read_text()
+        proc = provider.create(_own_local_slice(c, name, consumer_id="someone-else"), check=False,
+                               as_user=user, as_groups=(c.id,))
+        message = expect_denied(proc, "SliceClaimsLocalCluster", "Forbidden")
+        assert "this cluster's id is unknown (--cluster-id)" in message, message
+        assert not stored(provider, c.ns, name)
+        proc = provider.create(_own_local_slice(c, name, consumer_id="someone-else"), check=False)
+        assert proc.returncode == 0, proc.stderr

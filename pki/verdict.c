@@ -25,6 +25,7 @@ static const char *const reason_names[TG_REASON_COUNT] = {
     [TG_SLICE_TENANT_NOT_FOUND] = "SliceTenantNotFound",
     [TG_SLICE_TENANT_DRAINED] = "SliceTenantDrained",
     [TG_FORBIDDEN_CHANGE] = "ForbiddenChange",
+    [TG_SLICE_CLAIMS_LOCAL_CLUSTER] = "SliceClaimsLocalCluster",
 };
 
 const char *tg_reason_name(tg_reason r)
@@ -63,7 +64,10 @@ int tg_verdict_deny(tg_verdict *v, tg_reason r, const char *fmt, ...)
     int rc;
 
     va_start(ap, fmt);
-    rc = verdict_vdeny(v, r == TG_DUPLICATE || r == TG_SLICE_TENANT_DRAINED || r == TG_FORBIDDEN_CHANGE ? 403 : 400,
+    rc = verdict_vdeny(v, r == TG_DUPLICATE || r == TG_SLICE_TENANT_DRAINED || r == TG_FORBIDDEN_CHANGE ||
+                                  r == TG_SLICE_CLAIMS_LOCAL_CLUSTER
+                              ? 403
+                              : 400,
                        r, fmt, ap);
     va_end(ap);
     return rc;

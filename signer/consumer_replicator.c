@@ -459,9 +459,11 @@ static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const cha
  * a watch per provider on the remote copies. */
 const tg_controller_desc tg_ctl_replicator = {
     .name = "replicator", .key_prefix = "repl", .prefix_family = 1, .bit = TG_CTL_REPLICATOR, .side = "consumer",
-    .scope = {.where = TG_WHERE_TENANT_NS,
-              .acts_on = "ControlPlane kubeconfig Secrets in liqo-tenant-<id> labelled for <id> "
-                         "(tenant_scope.h), and the ResourceSlices, Renews and NamespaceMaps of that namespace",
+    /* its own watches (replicator_watch.c) ask events.h with this rule */
+    .scope = {.where = TG_WHERE_NAMED_TENANT_NS, .peer = TG_PEER_REPLICATED,
+              .acts_on = "ControlPlane kubeconfig Secrets, ResourceSlices, Renews and NamespaceMaps whose "
+                         "liqo.io/remote-cluster-id and liqo.io/remoteID labels, when set, name <id>, in a "
+                         "tenant namespace of <id> named liqo-tenant-<id>",
               .writes = "copies on the provider named by the Secret; status and finalizers of the local objects"},
     .reconcile = reconcile_key,
 };

@@ -20,6 +20,8 @@ struct tg_events {
     handler_ref refs[TG_INF_COUNT];
     json_object *noted;       /* "controller|ns/name" already logged out of scope (a set) */
     int replayed;             /* the start-up replay ran: namespace changes replay their objects */
+    tg_events_replay_fn own_replay; /* the watches of their own (tg_events_set_own_replay) */
+    void *own_replay_data;
 };
 
 struct tg_key_sink {
@@ -37,7 +39,7 @@ int tg_events_wanted(const tg_signer *s, tg_informer_id id)
         if (!enabled(s, *d))
             continue;
         /* every controller in a tenant namespace judges by the Namespace's labels */
-        if (id == TG_INF_NAMESPACES && (*d)->scope.where == TG_WHERE_TENANT_NS)
+        if (id == TG_INF_NAMESPACES && tg_scope_where_tenant((*d)->scope.where))
             return 1;
         for (int i = 0; i < (*d)->nsubs; i++)
             if ((*d)->subs[i].informer == id)
@@ -117,25 +119,62 @@ void tg_key_emit(tg_key_sink *sink, const char *prefix, const char *ns, const ch
 {
     tg_events *e = sink->e;
     const tg_controller_desc *d = tg_controller_by_kind(prefix);
-    char key[TG_WQ_KEY_MAX], cid[256];
-    tg_ns_facts f;
-    tg_scope_verdict v;
+    char key[TG_WQ_KEY_MAX];
 
     if (!d || !enabled(e->s, d) || tg_key_format(key, prefix, ns, name) != 0)
         return;
-    f = tg_ns_facts_lookup(e->s, ns, cid, sizeof(cid));
-    if ((v = tg_scope_judge_key(&d->scope, e->s->namespace_, ns, name, &f)) != TG_IN_SCOPE) {
-        note_out_of_scope(e, d, ns, name, v);
+    if (!tg_events_judge_key(e, d, ns, name))
         return;
-    }
     tg_wq_add(e->s->q, key, tg_wq_now_ms());
+}
+
+/* d's own object against d's rule, with the facts of its namespace. */
+static int judge_own(tg_events *e, const tg_controller_desc *d, json_object *o, const tg_ns_facts *f, int deleted)
+{
+    const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+    tg_scope_verdict v = tg_scope_judge(&d->scope, e->s->namespace_, e->s->cluster_id, o, f);
+
+    if (v == TG_IN_SCOPE)
+        return 1;
+    if (deleted)
+        forget_note(e, d, ns, name);
+    else
+        note_out_of_scope(e, d, ns, name, v);
+    return 0;
+}
+
+int tg_events_judge(tg_events *e, const tg_controller_desc *d, json_object *obj, int deleted)
+{
+    char cid[256];
+    tg_ns_facts f = tg_ns_facts_lookup(e->s, tg_json_path_string(obj, "metadata", "namespace", NULL), cid,
+                                       sizeof(cid));
+
+    return judge_own(e, d, obj, &f, deleted);
+}
+
+int tg_events_judge_key(tg_events *e, const tg_controller_desc *d, const char *ns, const char *name)
+{
+    char cid[256];
+    tg_ns_facts f = tg_ns_facts_lookup(e->s, ns, cid, sizeof(cid));
+    tg_scope_verdict v = tg_scope_judge_key(&d->scope, e->s->namespace_, ns, name, &f);
+
+    if (v == TG_IN_SCOPE)
+        return 1;
+    note_out_of_scope(e, d, ns, name, v);
+    return 0;
+}
+
+void tg_events_set_own_replay(tg_events *e, tg_events_replay_fn fn, void *data)
+{
+    e->own_replay = fn;
+    e->own_replay_data = data;
 }
 
 /* An object's event through each enabled controller that listens to its informer. */
 static void dispatch(tg_events *e, tg_informer_id id, json_object *o, int deleted)
 {
     const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
-    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
     tg_event ev = {.s = e->s, .informer = id, .obj = o, .deleted = deleted};
     tg_key_sink sink = {.e = e};
     char cid[256];
@@ -146,16 +185,10 @@ static void dispatch(tg_events *e, tg_informer_id id, json_object *o, int delete
             continue;
         for (int i = 0; i < (*d)->nsubs; i++) {
             const tg_subscription *sub = &(*d)->subs[i];
-            tg_scope_verdict v;
             if (sub->informer != id)
                 continue;
-            if (sub->own && (v = tg_scope_judge(&(*d)->scope, e->s->namespace_, e->s->cluster_id, o, &f)) != TG_IN_SCOPE) {
-                if (deleted)
-                    forget_note(e, *d, ns, name);
-                else
-                    note_out_of_scope(e, *d, ns, name, v);
+            if (sub->own && !judge_own(e, *d, o, &f, deleted))
                 continue;
-            }
             sub->map(&ev, &sink);
         }
     }
@@ -167,6 +200,11 @@ static void replay_namespace(tg_events *e, const char *ns);
 static int can_judge(tg_events *e)
 {
     return !e->caches[TG_INF_NAMESPACES] || tg_cache_synced(e->caches[TG_INF_NAMESPACES]);
+}
+
+int tg_events_ready(tg_events *e)
+{
+    return can_judge(e);
 }
 
 static void on_add(json_object *o, void *data)
@@ -208,6 +246,8 @@ static void replay_namespace(tg_events *e, const char *ns)
         if (id != TG_INF_NAMESPACES && e->caches[id] && (tg_informer_descs[id].index_metadata & TG_CACHE_BY_NAMESPACE))
             tg_cache_get_by_namespace(e->caches[id], ns, on_replay_visit, &c);
     }
+    if (e->own_replay)
+        e->own_replay(e->own_replay_data, ns);
 }
 
 static int same_facts(const tg_ns_facts *a, const tg_ns_facts *b)
@@ -281,6 +321,8 @@ void tg_events_replay(tg_events *e)
         if (id != TG_INF_NAMESPACES && e->caches[id])
             tg_cache_foreach(e->caches[id], on_replay_visit, &c);
     }
+    if (e->own_replay)
+        e->own_replay(e->own_replay_data, NULL);
     for (const tg_controller_desc *const *d = tg_controller_descriptors; *d; d++)
         if ((*d)->wake_at_start && enabled(e->s, *d))
             tg_key_emit(&sink, (*d)->key_prefix, (*d)->scope.where == TG_WHERE_INSTALL_NS ? e->s->namespace_ : "",

@@ -37,6 +37,28 @@ int tg_events_wanted(const tg_signer *s, tg_informer_id id);
  * the keys of controllers that wake at start. */
 void tg_events_replay(tg_events *e);
 
+/* ---- a controller with watches of its own (the replicator) ----
+ * Its handlers ask here, so its objects meet the same rule, the same log
+ * line and the same counter as everyone else's. */
+
+/* 1 once the Namespace labels are known: before, nothing can be judged and
+ * the start-up replay brings every object back. */
+int tg_events_ready(tg_events *e);
+
+/* Judge d's own object: 1 in scope; 0 out of it, logged once and counted in
+ * tenantgate_signer_out_of_scope_total{d}. deleted: the object is gone; its
+ * note is forgotten and nothing is counted. */
+int tg_events_judge(tg_events *e, const tg_controller_desc *d, json_object *obj, int deleted);
+
+/* Judge a key of d by namespace and name alone, the same way. */
+int tg_events_judge_key(tg_events *e, const tg_controller_desc *d, const char *ns, const char *name);
+
+/* replay(data, ns) passes the own watch's cached objects through its
+ * handlers again: all of them (ns NULL) at the start-up replay, those of ns
+ * when its labels change. One hook; NULL removes it. */
+typedef void (*tg_events_replay_fn)(void *data, const char *ns);
+void tg_events_set_own_replay(tg_events *e, tg_events_replay_fn fn, void *data);
+
 /* What the Namespace cache knows of ns; the cluster id is copied into cid
  * (cid_len bytes). Any thread. */
 tg_ns_facts tg_ns_facts_lookup(tg_signer *s, const char *ns, char *cid, size_t cid_len);

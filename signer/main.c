@@ -275,10 +275,6 @@ static void register_metrics(signer_main *m)
                                             "one labelled as such for a signed nonce), or not labelled for its id "
                                             "(Secrets of other names are not even listed).",
                                             1, (const char *[]){"reason"});
-    m->signer.m_repl_secret_skips = tg_metrics_counter(r, "tenantgate_signer_replicator_secrets_ignored_total",
-                                                  "ControlPlane kubeconfig Secrets the replicator will not use: not "
-                                                  "in a liqo-tenant-<id> namespace, or not labelled for that id.",
-                                                  1, (const char *[]){"reason"});
     m->signer.m_foreign_csrs = tg_metrics_counter(r, "tenantgate_signer_foreign_csrs_ignored_total",
                                              "CSRs labelled as the signer's (liqo.io/remote-tenant-csr) that "
                                              "someone else made (spec.username), counted when the CSR informer "
@@ -341,7 +337,7 @@ static int start_replicator(signer_main *m, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory");
         return -1;
     }
-    return (m->repl = tg_repl_watch_new(m->loop, m->client, &m->signer, kinds, err, err_len)) ? 0 : -1;
+    return (m->repl = tg_repl_watch_new(m->loop, m->client, &m->signer, m->events, kinds, err, err_len)) ? 0 : -1;
 }
 
 

@@ -12,10 +12,10 @@
 #include "kube/informer.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "signer/controller.h"
 #include "signer/reconcile_common.h"
 #include "signer/remote_pool.h"
 #include "signer/replica_plan.h"
-#include "signer/tenant_scope.h"
 
 struct tg_repl_watch;
 
@@ -40,6 +40,7 @@ typedef struct remote_watch {
 struct tg_repl_watch {
     uv_loop_t *loop;
     tg_signer *s;
+    tg_events *events;         /* the one scope judge and its counter */
     unsigned kinds;
     tg_informer *secrets;
     kind_ref local[TG_REPL_KINDS];
@@ -47,30 +48,48 @@ struct tg_repl_watch {
     uv_timer_t resync;
 };
 
+/* A key of the local namespace ns, judged like any controller's key. */
 static void enqueue(tg_repl_watch *w, const tg_repl_kind *k, const char *ns, const char *name)
 {
     char key[TG_WQ_KEY_MAX];
 
-    if (!ns || !name)
+    if (!ns || !name || !tg_events_judge_key(w->events, &tg_ctl_replicator, ns, name))
         return;
     snprintf(key, sizeof(key), "%s/%s/%s", k->code, ns, name);
     tg_wq_add(w->s->q, key, tg_wq_now_ms());
 }
 
-static void on_obj(kind_ref *r, json_object *o)
+/* A local object to replicate: judged by the replicator's scope rule like
+ * every controller's own objects (events.h), then queued. */
+static void on_local(tg_repl_watch *w, const tg_repl_kind *k, json_object *o, int deleted)
 {
-    const char *ns = r->local_ns ? r->local_ns : tg_json_path_string(o, "metadata", "namespace", NULL);
+    const char *ns = tg_json_path_string(o, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(o, "metadata", "name", NULL);
+    char key[TG_WQ_KEY_MAX];
 
-    enqueue(r->w, r->kind, ns, tg_json_path_string(o, "metadata", "name", NULL));
+    if (!ns || !name || !tg_events_ready(w->events) || !tg_events_judge(w->events, &tg_ctl_replicator, o, deleted))
+        return;
+    snprintf(key, sizeof(key), "%s/%s/%s", k->code, ns, name);
+    tg_wq_add(w->s->q, key, tg_wq_now_ms());
 }
 
-static void on_add(json_object *o, void *data) { on_obj(data, o); }
+static void on_obj(kind_ref *r, json_object *o, int deleted)
+{
+    if (!r->local_ns) {
+        on_local(r->w, r->kind, o, deleted);
+        return;
+    }
+    /* a remote copy: its key is in the Secret's namespace, judged by that */
+    enqueue(r->w, r->kind, r->local_ns, tg_json_path_string(o, "metadata", "name", NULL));
+}
+
+static void on_add(json_object *o, void *data) { on_obj(data, o, 0); }
 static void on_update(json_object *old_obj, json_object *o, void *data)
 {
     (void)old_obj;
-    on_obj(data, o);
+    on_obj(data, o, 0);
 }
-static void on_delete(json_object *o, void *data) { on_obj(data, o); }
+static void on_delete(json_object *o, void *data) { on_obj(data, o, 1); }
 
 static const char *const keep_nothing[] = {NULL};
 
@@ -106,7 +125,10 @@ static void on_visit(json_object *o, void *data)
 
     if (v->only_ns && (!ns || strcmp(ns, v->only_ns) != 0))
         return;
-    enqueue(v->w, v->kind, v->as_ns ? v->as_ns : ns, tg_json_path_string(o, "metadata", "name", NULL));
+    if (v->as_ns)
+        enqueue(v->w, v->kind, v->as_ns, tg_json_path_string(o, "metadata", "name", NULL));
+    else
+        on_local(v->w, v->kind, o, 0);
 }
 
 static void enqueue_local(tg_repl_watch *w, const char *only_ns)
@@ -214,23 +236,6 @@ static void source_digest(const char *kc, size_t kc_len, const char *remote_ns, 
     EVP_MD_CTX_free(sha);
 }
 
-/* A labelled Secret outside liqo-tenant-<its provider> (tenant_scope.h): a
- * warning names it, and the metric counts it, once per change of the Secret. */
-static int out_of_scope(tg_repl_watch *w, json_object *sec, const char *ns, const char *name)
-{
-    const char *pid = tg_json_path_string(sec, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
-    tg_scope sc = tg_tenant_scope_of(ns, pid);
-    const char *reason = tg_scope_reason(sc);
-
-    if (sc == TG_SCOPE_OK)
-        return 0;
-    tg_log(TG_LOG_WARN, "replicator: kubeconfig Secret ignored: only liqo-tenant-<its remote-cluster-id> is used",
-           TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name), TG_LOG_STR("reason", reason));
-    if (w->s->m_repl_secret_skips)
-        tg_counter_add(tg_metric_series_get(w->s->m_repl_secret_skips, (const char *[]){reason}), 1);
-    return 1;
-}
-
 static void on_secret(json_object *sec, int deleted, tg_repl_watch *w)
 {
     const char *ns = tg_json_path_string(sec, "metadata", "namespace", NULL);
@@ -241,8 +246,8 @@ static void on_secret(json_object *sec, int deleted, tg_repl_watch *w)
     unsigned char digest[32];
     remote_watch *rw, **link;
 
-    if (!ns || !name)
-        return;
+    if (!ns || !name || !tg_events_ready(w->events))
+        return;                           /* the start-up replay brings it back */
     if (!deleted && tg_json_path(sec, "metadata", "deletionTimestamp", NULL)) {
         /* held by our finalizer until its namespace holds no replicated object */
         snprintf(key, sizeof(key), "replsec/%s/%s", ns, name);
@@ -250,8 +255,11 @@ static void on_secret(json_object *sec, int deleted, tg_repl_watch *w)
     }
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     rw = remote_find(w, key, &link);
-    if (!deleted && out_of_scope(w, sec, ns, name))
-        deleted = 1;                      /* never connect with it; drop what it started */
+    /* The replicator's scope rule (a Secret labelled for its namespace's
+     * peer in liqo-tenant-<peer>): out of it, never connect with it and
+     * drop what it started. */
+    if (!tg_events_judge(w->events, &tg_ctl_replicator, sec, deleted))
+        deleted = 1;
     if (!deleted)
         kc = secret_kubeconfig(sec, &kc_len, &remote_ns);
     if (deleted || !kc || !remote_ns || !*remote_ns) {
@@ -296,12 +304,39 @@ static void on_secret_update(json_object *old_obj, json_object *o, void *data)
 }
 static void on_secret_delete(json_object *o, void *data) { on_secret(o, 1, data); }
 
+typedef struct secret_replay {
+    tg_repl_watch *w;
+    const char *only_ns;
+} secret_replay;
+
+static void on_secret_replay(json_object *sec, void *data)
+{
+    secret_replay *r = data;
+    const char *ns = tg_json_path_string(sec, "metadata", "namespace", NULL);
+
+    if (!r->only_ns || (ns && strcmp(ns, r->only_ns) == 0))
+        on_secret(sec, 0, r->w);
+}
+
+/* Judged again (events.h): everything once the Namespaces are known, a
+ * namespace's objects when its labels change. */
+static void on_replay(void *data, const char *ns)
+{
+    secret_replay r = {.w = data, .only_ns = ns};
+
+    tg_cache_foreach(tg_informer_cache(r.w->secrets), on_secret_replay, &r);
+    if (ns)
+        enqueue_local(r.w, ns);          /* on_secret did for the namespaces with a Secret */
+    else
+        enqueue_local(r.w, NULL);
+}
+
 /* ---------- lifecycle ---------- */
 
 static const char *const keep_secret[] = {"data.kubeconfig", "metadata.annotations", NULL};
 
-tg_repl_watch *tg_repl_watch_new(uv_loop_t *loop, tg_kube_client *local, tg_signer *s, unsigned kinds, char *err,
-                                 size_t err_len)
+tg_repl_watch *tg_repl_watch_new(uv_loop_t *loop, tg_kube_client *local, tg_signer *s, tg_events *events,
+                                 unsigned kinds, char *err, size_t err_len)
 {
     tg_repl_watch *w = calloc(1, sizeof(*w));
     tg_informer_opts so = {.path = "/api/v1/secrets",
@@ -316,6 +351,7 @@ tg_repl_watch *tg_repl_watch_new(uv_loop_t *loop, tg_kube_client *local, tg_sign
     }
     w->loop = loop;
     w->s = s;
+    w->events = events;
     w->kinds = kinds;
     so.handlers = (tg_cache_handlers){.on_add = on_secret_add, .on_update = on_secret_update,
                                       .on_delete = on_secret_delete, .data = w};
@@ -338,6 +374,7 @@ tg_repl_watch *tg_repl_watch_new(uv_loop_t *loop, tg_kube_client *local, tg_sign
     uv_timer_init(loop, &w->resync);
     w->resync.data = w;
     uv_timer_start(&w->resync, on_resync, TG_REPL_RESYNC_MS, TG_REPL_RESYNC_MS);
+    tg_events_set_own_replay(events, on_replay, w);
     return w;
 fail:
     for (i = 0; i < TG_REPL_KINDS; i++)
@@ -383,6 +420,7 @@ void tg_repl_watch_free(tg_repl_watch *w)
 
     if (!w)
         return;
+    tg_events_set_own_replay(w->events, NULL, NULL);
     for (rw = w->remotes; rw; rw = next) {
         next = rw->next;
         remote_stop(rw);
@@ -395,4 +433,17 @@ void tg_repl_watch_free(tg_repl_watch *w)
     w->s->cp_secret_cache = NULL;
     memset(w->s->repl_caches, 0, sizeof(w->s->repl_caches));
     uv_close((uv_handle_t *)&w->resync, on_resync_closed);
+}
+
+tg_cache_handlers tg_repl_watch_secret_handlers(tg_repl_watch *w)
+{
+    return (tg_cache_handlers){.on_add = on_secret_add, .on_update = on_secret_update,
+                               .on_delete = on_secret_delete, .data = w};
+}
+
+tg_cache_handlers tg_repl_watch_local_handlers(tg_repl_watch *w, int kind)
+{
+    kind_ref *r = &w->local[kind];
+
+    return (tg_cache_handlers){.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .data = r};
 }

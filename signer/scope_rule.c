@@ -6,6 +6,7 @@
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "signer/signer.h"
+#include "signer/tenant_scope.h"
 
 static int is_true(const char *v)
 {
@@ -26,6 +27,19 @@ tg_ns_facts tg_ns_facts_of(json_object *ns)
     return f;
 }
 
+/* ns is liqo-tenant-<cid>. */
+static int named_for(const char *ns, const char *cid)
+{
+    static const size_t plen = sizeof(TG_TENANT_NAMESPACE_PREFIX) - 1;
+
+    return cid && strncmp(ns, TG_TENANT_NAMESPACE_PREFIX, plen) == 0 && strcmp(ns + plen, cid) == 0;
+}
+
+int tg_scope_where_tenant(tg_scope_where w)
+{
+    return w == TG_WHERE_TENANT_NS || w == TG_WHERE_NAMED_TENANT_NS;
+}
+
 static tg_scope_verdict judge_where(const tg_scope_rule *r, const char *install_ns, const char *ns,
                                     const tg_ns_facts *nsf)
 {
@@ -39,6 +53,10 @@ static tg_scope_verdict judge_where(const tg_scope_rule *r, const char *install_
     case TG_WHERE_TENANT_NS:
         /* both labels: a tenant namespace of no peer serves no one */
         return namespaced && nsf && nsf->known && nsf->tenant && nsf->cluster_id ? TG_IN_SCOPE : TG_OUT_NAMESPACE;
+    case TG_WHERE_NAMED_TENANT_NS:
+        /* labels and name: either alone takes cluster-wide rights, both is what Liqo makes */
+        return namespaced && nsf && nsf->known && nsf->tenant && named_for(ns, nsf->cluster_id) ? TG_IN_SCOPE
+                                                                                                  : TG_OUT_NAMESPACE;
     }
     return TG_OUT_NAMESPACE;
 }
@@ -91,6 +109,11 @@ static tg_scope_verdict judge_peer(const tg_scope_rule *r, const char *self_id, 
                    : TG_OUT_PEER;
     case TG_PEER_NOT_LOCAL_SLICE:
         return tg_slice_is_own_local(obj, self_id) ? TG_OUT_LOCAL : TG_IN_SCOPE;
+    case TG_PEER_REPLICATED: {
+        const char *remote_id = tg_json_path_string(obj, "metadata", "labels", "liqo.io/remoteID", NULL);
+        int some = (label && *label) || (remote_id && *remote_id);
+        return some && same_peer(label, 0, ns_cid) && same_peer(remote_id, 0, ns_cid) ? TG_IN_SCOPE : TG_OUT_PEER;
+    }
     }
     return TG_OUT_PEER;
 }
@@ -102,7 +125,7 @@ tg_scope_verdict tg_scope_judge(const tg_scope_rule *r, const char *install_ns, 
     const char *name = tg_json_path_string(obj, "metadata", "name", NULL);
     tg_scope_verdict v = tg_scope_judge_key(r, install_ns, ns, name, nsf);
 
-    if (v != TG_IN_SCOPE || r->where != TG_WHERE_TENANT_NS)
+    if (v != TG_IN_SCOPE || !tg_scope_where_tenant(r->where))
         return v;
     return judge_peer(r, self_id, obj, nsf->cluster_id);
 }
@@ -133,6 +156,8 @@ const char *tg_scope_where_name(tg_scope_where w)
         return "install namespace";
     case TG_WHERE_CLUSTER:
         return "cluster";
+    case TG_WHERE_NAMED_TENANT_NS:
+        return "tenant namespace liqo-tenant-<id>";
     }
     return "unknown";
 }

@@ -19,6 +19,8 @@ typedef enum tg_scope_where {
     TG_WHERE_TENANT_NS = 0,   /* a Namespace labelled as a tenant namespace, with a remote cluster id */
     TG_WHERE_INSTALL_NS,      /* the signer's --namespace */
     TG_WHERE_CLUSTER,         /* cluster-scoped objects (no namespace) */
+    TG_WHERE_NAMED_TENANT_NS, /* a tenant namespace also named liqo-tenant-<its remote cluster id>:
+                               * where a consumer keeps a provider's credentials (tenant_scope.h) */
 } tg_scope_where;
 
 /* Where an object names the peer it is for; that peer must be the tenant
@@ -31,6 +33,8 @@ typedef enum tg_scope_peer {
                                * each when set (the controller fills them in) */
     TG_PEER_NOT_LOCAL_SLICE,  /* a peer's slice: any slice but this cluster's own local ones
                                * (liqo.io/replication=true with spec.consumerClusterID = self) */
+    TG_PEER_REPLICATED,       /* what the replicator reads: labels liqo.io/remote-cluster-id and
+                               * liqo.io/remoteID, each when set; one at least */
 } tg_scope_peer;
 
 typedef struct tg_scope_rule {
@@ -76,6 +80,9 @@ int tg_slice_is_own_local(json_object *slice, const char *self_id);
 
 /* The verdict as a word for logs: "ok", "namespace", "name", "peer", "local". */
 const char *tg_scope_verdict_name(tg_scope_verdict v);
+
+/* 1 when the rule's objects live in a tenant namespace (named or not). */
+int tg_scope_where_tenant(tg_scope_where w);
 
 /* The rule's namespace kind in words: "tenant namespace", "install namespace", "cluster". */
 const char *tg_scope_where_name(tg_scope_where w);

@@ -110,7 +110,6 @@ typedef struct tg_signer {
     tg_metric_family *m_slice_verdicts; /* {condition, status, reason}: slice denials */
     tg_metric_family *m_nonce_skips; /* {reason}: labelled Secrets the nonce controller left alone */
     tg_metric_family *m_replicated;  /* {kind, action}: the replicator's writes */
-    tg_metric_family *m_repl_secret_skips; /* {reason}: kubeconfig Secrets the replicator will not use */
     tg_metric_family *m_foreign_csrs; /* CSR events of CSRs with our labels made by someone else */
 } tg_signer;
 

@@ -12,11 +12,15 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <openssl/evp.h>
 #include <openssl/x509.h>
 
 #include "kube/json.h"
 #include "signer/controller.h"
 #include "signer/events.h"
+#include "signer/remote_pool.h"
+#include "signer/replica_plan.h"
+#include "signer/replicator_watch.h"
 
 #define SELF "cl-self"
 #define PEER "cl-p"
@@ -99,6 +103,7 @@ static const key_row key_rows[] = {
     {&tg_ctl_keys, "liqo", "other", TG_OUT_NAME},
     {&tg_ctl_replicator, TENANT_NS, "s1", TG_IN_SCOPE},
     {&tg_ctl_replicator, "team-a", "s1", TG_OUT_NAMESPACE},
+    {&tg_ctl_replicator, "team-b", "s1", TG_OUT_NAMESPACE},   /* labelled, not named liqo-tenant-cl-p */
 };
 
 typedef struct fixture {
@@ -116,6 +121,9 @@ static int setup(void **state)
         "\"true\",\"liqo.io/remote-cluster-id\":\"" PEER "\"}}},"
         "{\"metadata\":{\"name\":\"team-a\",\"resourceVersion\":\"1\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}},"
         "{\"metadata\":{\"name\":\"liqo-tenant-fake\",\"resourceVersion\":\"1\"}},"
+        /* labelled as cl-p's tenant namespace, but not named liqo-tenant-cl-p */
+        "{\"metadata\":{\"name\":\"team-b\",\"resourceVersion\":\"1\",\"labels\":{\"liqo.io/tenant-namespace\":"
+        "\"true\",\"liqo.io/remote-cluster-id\":\"" PEER "\"}}},"
         "{\"metadata\":{\"name\":\"liqo\",\"resourceVersion\":\"1\"}}]";
     json_object *items = json_tokener_parse(namespaces);
     char err[256];
@@ -218,6 +226,103 @@ static void test_informerless_keys(void **state)
     }
 }
 
+/* ---- the replicator's own watches (replicator_watch.c), through the same judge ---- */
+
+/* A ControlPlane kubeconfig Secret: a server nothing listens on (the loop never runs). */
+#define CP_KUBECONFIG                                                                                          \
+    "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n    server: "      \
+    "https://127.0.0.1:9\ncontexts:\n- name: c\n  context:\n    cluster: k\n    user: u\nusers:\n- name: u\n" \
+    "  user:\n    token: abc\n"
+
+typedef struct repl_row {
+    const char *what;
+    int secret;                       /* 1: a ControlPlane Secret (ns, labelled for peer); 0: a local ResourceSlice */
+    const char *ns, *peer;
+    int in_scope;                     /* Secret: its remote informers start; slice: its key is queued */
+} repl_row;
+
+static const repl_row repl_rows[] = {
+    {"Secret in liqo-tenant-cl-p labelled for cl-p", 1, TENANT_NS, PEER, 1},
+    {"Secret in a user's namespace", 1, "team-a", PEER, 0},
+    {"Secret in liqo-tenant-cl-p labelled for another peer", 1, TENANT_NS, "cl-q", 0},
+    {"Secret in a tenant-like name without the labels", 1, "liqo-tenant-fake", "fake", 0},
+    {"Secret in a labelled tenant namespace of another name", 1, "team-b", PEER, 0},
+    {"slice for cl-p in its tenant namespace", 0, TENANT_NS, PEER, 1},
+    {"slice in a user's namespace", 0, "team-a", PEER, 0},
+    {"slice for another peer in cl-p's namespace", 0, TENANT_NS, "cl-q", 0},
+};
+
+static json_object *repl_object(const repl_row *r, int i)
+{
+    char text[2048], b64[1024], name[32];
+
+    snprintf(name, sizeof(name), "o%d", i);
+    if (!r->secret) {
+        snprintf(text, sizeof(text),
+                 "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\",\"labels\":{\"liqo.io/replication\":\"true\","
+                 "\"liqo.io/remoteID\":\"%s\"}}}", r->ns, name, r->peer);
+        return json_tokener_parse(text);
+    }
+    EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)CP_KUBECONFIG, (int)strlen(CP_KUBECONFIG));
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\",\"labels\":{\"liqo.io/identity-type\":"
+             "\"ControlPlane\",\"liqo.io/remote-cluster-id\":\"%s\"},\"annotations\":{"
+             "\"liqo.io/remote-tenant-namespace\":\"liqo-tenant-" SELF "\"}},\"data\":{\"kubeconfig\":\"%s\"}}",
+             r->ns, name, r->peer, b64);
+    return json_tokener_parse(text);
+}
+
+/* Issue 36: the replicator's watches are judged by the one scope rule and
+ * counted under controller="replicator", as every other controller's events. */
+static void test_replicator_watch(void **state)
+{
+    fixture *f = *state;
+    uv_loop_t loop;
+    tg_kube_config cfg = {.server = (char *)"https://127.0.0.1:9", .token = (char *)"t"};
+    tg_kube_client *local;
+    tg_repl_watch *w;
+    char err[256], want[TG_WQ_KEY_MAX];
+    int n;
+
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_non_null(f->s.remote_pool = tg_remote_pool_new());
+    assert_non_null(local = tg_kube_client_new(&loop, &cfg, err, sizeof(err)));
+    f->s.controllers = TG_CTL_ALL;
+    assert_non_null(w = tg_repl_watch_new(&loop, local, &f->s, f->events, 1u << 0, err, sizeof(err)));
+    drain(&f->s, &tg_ctl_replicator, NULL, &n);
+    for (size_t i = 0; i < sizeof(repl_rows) / sizeof(repl_rows[0]); i++) {
+        const repl_row *r = &repl_rows[i];
+        json_object *o = repl_object(r, (int)i);
+        tg_cache_handlers h = r->secret ? tg_repl_watch_secret_handlers(w) : tg_repl_watch_local_handlers(w, 0);
+        double before = dropped(f, &tg_ctl_replicator);
+        int running, synced, was;
+
+        print_message("replicator: %s -> %s\n", r->what, r->in_scope ? "used" : "ignored, counted");
+        assert_non_null(o);
+        tg_repl_watch_remotes(w, &was, &synced);
+        h.on_add(o, h.data);
+        h.on_update(o, o, h.data);    /* counted once */
+        tg_repl_watch_remotes(w, &running, &synced);
+        snprintf(want, sizeof(want), "%s/%s/o%d", tg_repl_kinds[0].code, r->ns, (int)i);
+        if (r->secret)
+            assert_int_equal(running > was, r->in_scope);
+        else
+            assert_int_equal(drain(&f->s, &tg_ctl_replicator, want, &n), r->in_scope);
+        drain(&f->s, &tg_ctl_replicator, NULL, &n);
+        assert_true(dropped(f, &tg_ctl_replicator) == before + (r->in_scope ? 0 : 1));
+        h.on_delete(o, h.data);       /* a deletion forgets, counts nothing */
+        assert_true(dropped(f, &tg_ctl_replicator) == before + (r->in_scope ? 0 : 1));
+        drain(&f->s, &tg_ctl_replicator, NULL, &n);
+        json_object_put(o);
+    }
+    tg_repl_watch_free(w);
+    tg_kube_client_free(local);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    tg_remote_pool_free(f->s.remote_pool);
+    f->s.remote_pool = NULL;
+}
+
 /* Every descriptor in the table has a row above (a new controller needs one). */
 static void test_every_controller_has_a_row(void **state)
 {
@@ -285,6 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_informerless_keys),
+        cmocka_unit_test(test_replicator_watch),
         cmocka_unit_test(test_every_controller_has_a_row),
         cmocka_unit_test(test_key_material),
         cmocka_unit_test(test_ns_facts),

@@ -167,7 +167,7 @@ int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const char *pat
                                                                                : TG_MALFORMED_TENANT),
                         a->error);
     } else if (strcmp(path, PATH_VALIDATE_SLICES) == 0) {
-        tg_decide_validate_slice(&a->review, s->cfg.lookup, &d);
+        tg_decide_validate_slice(&a->review, s->cfg.lookup, &s->cfg.slice, &d);
     } else if (!a->validate) {
         tg_decide_mutate(&a->review, &d);
     } else {

@@ -96,6 +96,9 @@ static void answer(const tg_review_request *req, const tg_decision *d)
     free(text);
 }
 
+static tg_local_writers writers = {.n = 2, .entries = {{.group = 1, .name = "system:masters"}, {.name = "admin"}}};
+static const tg_slice_opts slice_opts = {.cluster_id = "cool-firefly", .local_writers = &writers};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const tg_lookup lk = {.ops = &ops, .data = NULL};
@@ -121,7 +124,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tg_decide_mutate(&req, &d);
     answer(&req, &d);
     tg_decision_clear(&d);
-    tg_decide_validate_slice(&req, &lk, &d);
+    /* with this cluster's id known and a trusted writer, and with neither (fail closed) */
+    tg_decide_validate_slice(&req, &lk, size & 2 ? &slice_opts : NULL, &d);
     answer(&req, &d);
     tg_decision_clear(&d);
     tg_review_request_clear(&req);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "kube/clusterid.h"
 #include "webhook/kube_ns_digest.h"
 #include "webhook/nonce_secret.h"
 
@@ -127,6 +128,18 @@ const tg_lookup *tg_kube_lookup_get(tg_kube_lookup *kl)
 const tg_live_nonce *tg_kube_lookup_live(tg_kube_lookup *kl)
 {
     return tg_kube_live_get(kl->live);
+}
+
+int tg_kube_lookup_cluster_id(tg_kube_lookup *kl, const char *ns, char *id, size_t id_len, char *why,
+                              size_t why_len)
+{
+    char found[TG_CLUSTERID_MAX + 1];
+    long status = -1;
+
+    if (tg_cluster_id_discover(kl->client, ns, found, &status, why, why_len) != TG_CLUSTER_ID_FOUND)
+        return -1;
+    snprintf(id, id_len, "%s", found);
+    return 0;
 }
 
 void tg_kube_lookup_free(tg_kube_lookup *kl)

@@ -24,6 +24,12 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
                                    size_t err_len);
 const tg_lookup *tg_kube_lookup_get(tg_kube_lookup *kl);
 const tg_live_nonce *tg_kube_lookup_live(tg_kube_lookup *kl);
+/* This cluster's id as Liqo keeps it (kube/clusterid.h): the one ConfigMap
+ * labelled app.kubernetes.io/name=clusterid-configmap in ns, read once,
+ * synchronously on the loop, before the server starts. 0 with id, or -1 with
+ * why (none, several, a bad id, or the list failed). */
+int tg_kube_lookup_cluster_id(tg_kube_lookup *kl, const char *ns, char *id, size_t id_len, char *why,
+                              size_t why_len);
 /* After the workers stopped; runs loop until the informers are closed. */
 void tg_kube_lookup_free(tg_kube_lookup *kl);
 

@@ -3,6 +3,7 @@
  * never becomes ready and answers Tenant admissions with 500. */
 #include "kube_lookup.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/log.h"
@@ -27,6 +28,13 @@ const tg_lookup *tg_kube_lookup_get(tg_kube_lookup *kl)
 const tg_live_nonce *tg_kube_lookup_live(tg_kube_lookup *kl)
 {
     return NULL;
+}
+
+int tg_kube_lookup_cluster_id(tg_kube_lookup *kl, const char *ns, char *id, size_t id_len, char *why,
+                              size_t why_len)
+{
+    snprintf(why, why_len, "built without the Kubernetes client");
+    return -1;
 }
 
 void tg_kube_lookup_free(tg_kube_lookup *kl)

@@ -12,6 +12,8 @@
 
 #include "common/flags.h"
 #include "common/log.h"
+#include "kube/clusterid.h"
+#include "pki/tenant.h"
 #include "webhook/kube_lookup.h"
 #include "webhook/server.h"
 
@@ -30,6 +32,12 @@ static void usage(FILE *out)
             "  --kubeconfig FILE         API access (default: in-cluster service account)\n"
             "  --threads N               worker threads (default: number of cores)\n"
             "  --allow-no-handshake      accept authzPolicy TolerateNoHandshake (off by default)\n"
+            "  --cluster-id ID           this cluster's id (default: read from Liqo's clusterid ConfigMap\n"
+            "                            in --namespace); slices naming it are its own local ones\n"
+            "  --namespace NS            where that ConfigMap is (default liqo)\n"
+            "  --local-slice-writers LIST  who may write this cluster's own local ResourceSlices in a\n"
+            "                            tenant namespace: users, and group:<name> (default\n"
+            "                            group:system:masters,group:system:serviceaccounts:<namespace>)\n"
             "  --shutdown-grace SECONDS  on SIGTERM, wait this long for in-flight requests (default 10)\n"
             "  --request-timeout SECONDS  bound on a new connection's TLS handshake and first request,\n"
             "                            a request's arrival from its first byte, a stalled HTTP/2\n"
@@ -53,11 +61,51 @@ static void usage(FILE *out)
 /* --shutdown-grace and the other durations: at most an hour. */
 #define MAX_SECONDS_MS 3600000ULL
 
+/* The default trusted writers of local slices: the cluster's administrators
+ * and the service accounts of the install namespace (Liqo, tenantgate). */
+static void default_writers(const char *ns, char *buf, size_t len)
+{
+    snprintf(buf, len, "group:system:masters,group:system:serviceaccounts:%s", ns);
+}
+
+/* What slice_decide.h needs to tell this cluster's own local slices from a
+ * consumer's: its id (the flag, else Liqo's ConfigMap) and who may write
+ * them. An unknown id is logged and fails closed (slice_decide.h). */
+static int local_slice_opts(tg_kube_lookup *kl, const char *flag_id, const char *ns, const char *writers_flag,
+                            tg_local_writers *writers, char id[TG_CLUSTERID_MAX + 1], tg_slice_opts *out)
+{
+    char list[512], why[512];
+
+    if (!writers_flag)
+        default_writers(ns, list, sizeof(list));
+    if (tg_local_writers_parse(writers_flag ? writers_flag : list, writers, why, sizeof(why)) != 0) {
+        fprintf(stderr, "tenantgate-webhook: bad value for --local-slice-writers: %s\n", why);
+        return -1;
+    }
+    out->local_writers = writers;
+    if (flag_id) {
+        out->cluster_id = flag_id;
+    } else if (tg_kube_lookup_cluster_id(kl, ns, id, TG_CLUSTERID_MAX + 1, why, sizeof(why)) == 0) {
+        out->cluster_id = id;
+        tg_log(TG_LOG_INFO, "cluster id read from the clusterid ConfigMap", TG_LOG_STR("cluster_id", id),
+               TG_LOG_STR("namespace", ns));
+    } else {
+        out->cluster_id = NULL;
+        tg_log(TG_LOG_WARN, "no cluster id (give --cluster-id): every liqo.io/replication=true slice in a tenant "
+                            "namespace counts as this cluster's own, for trusted local-slice writers only",
+               TG_LOG_STR("namespace", ns), TG_LOG_STR("error", why));
+    }
+    tg_log(TG_LOG_INFO, "local slices", TG_LOG_STR("cluster_id", out->cluster_id ? out->cluster_id : ""),
+           TG_LOG_STR("writers", writers_flag ? writers_flag : list));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     enum {
         OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_GRACE,
         OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_IDLE_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_PEER_CONNS,
+        OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_LOCAL_WRITERS,
     };
     static const struct option opts[] = {
         {"cert", required_argument, NULL, OPT_CERT},
@@ -76,6 +124,9 @@ int main(int argc, char **argv)
         {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
         {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
         {"max-connections-per-peer", required_argument, NULL, OPT_MAX_PEER_CONNS},
+        {"cluster-id", required_argument, NULL, OPT_CLUSTER_ID},
+        {"namespace", required_argument, NULL, OPT_NAMESPACE},
+        {"local-slice-writers", required_argument, NULL, OPT_LOCAL_WRITERS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -95,6 +146,9 @@ int main(int argc, char **argv)
         .max_connections_per_peer = 250,
         .enable_h2 = 0,
     };
+    const char *cluster_id = NULL, *namespace_ = TG_CLUSTERID_DEFAULT_NAMESPACE, *writers_flag = NULL;
+    char cluster_id_buf[TG_CLUSTERID_MAX + 1];
+    tg_local_writers writers;
     tg_kube_lookup *kl = NULL;
     uv_loop_t *loop = uv_default_loop();
     tg_server *s;
@@ -153,6 +207,13 @@ int main(int argc, char **argv)
             if (tg_log_set_level_named(optarg) != 0)
                 goto bad;
             break;
+        case OPT_CLUSTER_ID:
+            if (!tg_cluster_id_valid(optarg))
+                goto bad;
+            cluster_id = optarg;
+            break;
+        case OPT_NAMESPACE: namespace_ = optarg; break;
+        case OPT_LOCAL_WRITERS: writers_flag = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -184,6 +245,8 @@ int main(int argc, char **argv)
     }
     cfg.lookup = tg_kube_lookup_get(kl);
     cfg.live = tg_kube_lookup_live(kl);
+    if (local_slice_opts(kl, cluster_id, namespace_, writers_flag, &writers, cluster_id_buf, &cfg.slice) != 0)
+        return 2;
     s = tg_server_new(loop, &cfg, err, sizeof(err));
     if (!s) {
         tg_log(TG_LOG_ERROR, "cannot start", TG_LOG_STR("error", err));

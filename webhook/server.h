@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "webhook/lookup.h"
+#include "webhook/slice_decide.h"
 
 /* The body limit (PROTOCOL.md 9): 413 above it. */
 #define TG_WEBHOOK_MAX_BODY ((size_t)3 << 20)
@@ -66,6 +67,7 @@ typedef struct tg_server_config {
     long max_connections_per_peer; /* of them, from one source address; 0: no cap */
     int allow_no_handshake;
     int enable_h2;
+    tg_slice_opts slice;           /* this cluster's id and its trusted local-slice writers */
     const tg_lookup *lookup;       /* read from any worker */
     const tg_live_nonce *live;     /* may be NULL: no live read */
 } tg_server_config;

@@ -267,13 +267,66 @@ out:
     return rc;
 }
 
+/* The slice says it is this cluster's own local one: replication=true and
+ * its consumer (spec.consumerClusterID or label liqo.io/originID) is self;
+ * with self unknown, replication=true alone. Exact comparisons, as the
+ * signer's (signer/scope_rule.c): what it would not take for its own is no
+ * claim. */
+static int claims_local(json_object *obj, const char *self)
+{
+    const char *replication = meta_value(obj, "labels", TG_LABEL_REPLICATION);
+    const char *consumer = obj ? tg_json_path_string(obj, "spec", "consumerClusterID", NULL) : NULL;
+    const char *origin = meta_value(obj, "labels", TG_LABEL_ORIGIN_ID);
+
+    if (!replication || strcmp(replication, "true") != 0)
+        return 0;
+    if (!self)
+        return 1;
+    return (consumer && strcmp(consumer, self) == 0) || (origin && strcmp(origin, self) == 0);
+}
+
+static int in_tenant_namespace(const tg_lookup *lk, const char *ns)
+{
+    char value[TG_LABEL_VALUE_MAX];
+    int ns_exists = 0;
+
+    return lk->ops->namespace_label(lk, ns, TG_LABEL_TENANT_NAMESPACE, value, &ns_exists) == TG_LOOKUP_FOUND &&
+           ns_exists && strcmp(value, "true") == 0;
+}
+
+/* Two-way peering: in a tenant namespace, this cluster's own local slice and
+ * a consumer's request look alike but for the consumer they name. Only a
+ * trusted writer makes one; an UPDATE of a slice that already claimed it
+ * (admitted when made) is not a new claim. */
+static int check_local_claim(const tg_review_request *req, const tg_lookup *lk, const tg_slice_opts *opts,
+                             const char *ns, tg_verdict *v)
+{
+    const char *self = opts ? opts->cluster_id : NULL;
+
+    if (!claims_local(req->object, self) || (req->op == TG_OP_UPDATE && claims_local(req->old_object, self)) ||
+        !in_tenant_namespace(lk, ns) || tg_local_writers_match(opts ? opts->local_writers : NULL, req))
+        return 0;
+    if (!self)
+        return tg_verdict_deny(v, TG_SLICE_CLAIMS_LOCAL_CLUSTER,
+                               "this cluster's id is unknown (--cluster-id), so a slice labelled %s=true in tenant "
+                               "namespace %.*s may be its own local slice: expected a trusted local-slice writer "
+                               "(--local-slice-writers), found user \"%.*s\"",
+                               TG_LABEL_REPLICATION, TG_SHOWN, ns, TG_SHOWN, req->user_name);
+    return tg_verdict_deny(v, TG_SLICE_CLAIMS_LOCAL_CLUSTER,
+                           "a slice labelled %s=true whose consumer (spec.consumerClusterID or label %s) is this "
+                           "cluster, %.*s, is this cluster's own local slice: expected a trusted local-slice writer "
+                           "(--local-slice-writers), found user \"%.*s\"",
+                           TG_LABEL_REPLICATION, TG_LABEL_ORIGIN_ID, TG_SHOWN, self, TG_SHOWN, req->user_name);
+}
+
 static int needs_cache(const tg_lookup *lk)
 {
     return !lk->ops->synced(lk) || !lk->ops->tenant_for_cluster || !lk->ops->local_slice_name_exists ||
            !lk->ops->tenant_cluster_id_exists;
 }
 
-void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk, tg_decision *d)
+void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk, const tg_slice_opts *opts,
+                              tg_decision *d)
 {
     const char *name, *ns, *replicated;
 
@@ -302,6 +355,8 @@ void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk,
         d->intercepted = 1;
         return;
     }
+    if (check_local_claim(req, lk, opts, ns ? ns : "", &d->verdict) != 0)
+        goto out;
     if (replicated && strcmp(replicated, "true") == 0)
         check_replicated(req, lk, ns ? ns : "", name ? name : "", &d->verdict);
     else if (tg_slice_quantities_check(tg_json_path(req->object, "spec", "resources", NULL), &d->verdict) == 0)

@@ -30,6 +30,15 @@
  *    CSRPublicKeyMismatch    the CSR (pki/slice.h), key = the Tenant's
  *  8 Duplicate (403)         the slice's user <name>-<h> is the cluster id of
  *                            a Tenant (a consumer's ControlPlane user)
+ * Beyond Liqo, the two-way-peering ambiguity (issue 36), in a tenant
+ * namespace, on CREATE and on an UPDATE that makes the claim:
+ *  - a slice labelled liqo.io/replication=true whose spec.consumerClusterID
+ *    or label liqo.io/originID is this cluster's id is this cluster's own
+ *    local slice, which the signer signs for with the cluster key:
+ *    SliceClaimsLocalCluster (403) unless the requester is one of the
+ *    trusted local-slice writers (local_writers.h). Without a known cluster
+ *    id every liqo.io/replication=true slice counts as such a claim (fail
+ *    closed).
  * A first copy (Liqo's crd-replicator writes it before the consumer fills
  * spec.consumerClusterID and spec.csr: neither is set, nor was on UPDATE) is
  * judged with the requester's user name as the consumer id in place of
@@ -41,6 +50,7 @@
 #define TG_WEBHOOK_SLICE_DECIDE_H
 
 #include "webhook/decide.h"
+#include "webhook/local_writers.h"
 
 #define TG_SLICE_RESOURCE "resourceslices"
 #define TG_LABEL_REPLICATION "liqo.io/replication"
@@ -50,6 +60,13 @@
 #define TG_ANNOTATION_CORDON "liqo.io/cordon"
 #define TG_GROUP_CONTROL_PLANE "liqo.io"
 
-void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk, tg_decision *d);
+typedef struct tg_slice_opts {
+    const char *cluster_id;               /* this cluster's id (--cluster-id, or Liqo's ConfigMap); NULL: unknown */
+    const tg_local_writers *local_writers; /* trusted for this cluster's own local slices; NULL: nobody */
+} tg_slice_opts;
+
+/* opts NULL: no cluster id, nobody trusted. */
+void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk, const tg_slice_opts *opts,
+                              tg_decision *d);
 
 #endif

@@ -21,6 +21,8 @@
 #define CONSUMER "wispy-firefly"
 #define NS "liqo-tenant-" CONSUMER
 #define SLICE "mypool"
+#define SELF "cool-firefly"                  /* this (the provider's) cluster id */
+#define SLICE_USER SLICE "-c34af51dd912"    /* the slice's own certificate user */
 
 /* ---- the fake cluster ---- */
 
@@ -138,6 +140,28 @@ static json_object *replicated_slice(EVP_PKEY *key, const char *cn_name, const c
     return obj;
 }
 
+/* What this cluster's own local slice looks like in a consumer's tenant
+ * namespace (a two-way peering: this cluster consumes from CONSUMER too).
+ * how: 1 consumer named in spec.consumerClusterID, 2 in label
+ * liqo.io/originID only, 3 a replicated copy (as the consumer's replicator
+ * would write it) labelled liqo.io/replication=true too, 4 another consumer. */
+static json_object *claim_slice(int how)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"authentication.liqo.io/v1beta1\",\"kind\":\"ResourceSlice\","
+             "\"metadata\":{\"name\":\"" SLICE "\",\"namespace\":\"" NS "\",\"labels\":{"
+             "\"liqo.io/replication\":\"true\",\"liqo.io/remoteID\":\"" CONSUMER "\"%s%s%s}},"
+             "\"spec\":{\"class\":\"default\",\"providerClusterID\":\"" CONSUMER "\"%s%s%s}}",
+             how == 2 || how == 3 ? ",\"liqo.io/originID\":\"" SELF "\"" : "",
+             how == 3 ? ",\"liqo.io/replicated\":\"true\"" : "",
+             how != 2 ? ",\"liqo.io/remote-cluster-id\":\"" CONSUMER "\"" : "",
+             how == 1 || how == 3 ? ",\"consumerClusterID\":\"" SELF "\"" : "",
+             how == 4 ? ",\"consumerClusterID\":\"other-cluster\"" : "", "");
+    return tg_json_parse(text, strlen(text), NULL, 0);
+}
+
 /* A local slice as liqoctl / kubectl tenantgate create it on the consumer. */
 static json_object *local_slice(void)
 {
@@ -213,6 +237,9 @@ typedef struct slice_case {
     const char *user;                    /* requester's user name */
     int first_copy;                      /* no consumerClusterID nor csr (1: absent, 2: "") */
     int old_filled;                      /* UPDATE of a first copy whose stored object was filled */
+    int claim;                           /* claim_slice(claim) instead (two-way peering) */
+    int old_claims;                      /* UPDATE: the stored object claimed this cluster already */
+    int self_unknown;                    /* the webhook knows no cluster id */
     const char *reason;
     int code;
     const char *found;
@@ -370,6 +397,52 @@ static const slice_case cases[] = {
      .user = CONSUMER, .first_copy = 1, .reason = "Duplicate", .code = 403},
     {"consumer id only, no csr", OK_CLUSTER, .group = "liqo.io", .user = CONSUMER, .spec_field = "csr",
      .delete_spec_field = 1, .reason = "MalformedResourceSlice", .code = 400, .found = "spec.csr"},
+    /* Issue 36, gap 2: two-way peering, a slice that names this cluster as its consumer is its own
+     * local slice; a consumer's identities cannot make one */
+    {"claim by the slice's user", OK_CLUSTER, .claim = 1, .group = CONSUMER, .user = SLICE_USER,
+     .reason = "SliceClaimsLocalCluster", .code = 403,
+     .found = "SliceClaimsLocalCluster: a slice labelled liqo.io/replication=true whose consumer "
+              "(spec.consumerClusterID or label liqo.io/originID) is this cluster, " SELF ", is this cluster's own "
+              "local slice: expected a trusted local-slice writer (--local-slice-writers), found user \"" SLICE_USER "\""},
+    {"claim by the originID label", OK_CLUSTER, .claim = 2, .user = "someone", .reason = "SliceClaimsLocalCluster",
+     .code = 403, .found = "found user \"someone\""},
+    {"claim by the consumer's control plane", OK_CLUSTER, .claim = 3, .group = "liqo.io", .user = CONSUMER,
+     .reason = "SliceClaimsLocalCluster", .code = 403, .found = "found user \"" CONSUMER "\""},
+    {"claim by nobody named", OK_CLUSTER, .claim = 1, .reason = "SliceClaimsLocalCluster", .code = 403,
+     .found = "found user \"\""},
+    {"claim by a user named like a trusted group", OK_CLUSTER, .claim = 1, .user = "system:masters",
+     .reason = "SliceClaimsLocalCluster", .code = 403},
+    {"claim by an admin", OK_CLUSTER, .claim = 1, .group = "system:masters", .user = "admin", .reason = "Accepted"},
+    {"claim by Liqo's service account", OK_CLUSTER, .claim = 1, .group = "system:serviceaccounts:liqo",
+     .user = "system:serviceaccount:liqo:liqo-controller-manager", .reason = "Accepted"},
+    {"claim by a writer named in the list", OK_CLUSTER, .claim = 1, .user = "provider-admin", .reason = "Accepted"},
+    {"update keeping the claim", OK_CLUSTER, .claim = 1, .op = "UPDATE", .old_claims = 1, .group = CONSUMER,
+     .user = SLICE_USER, .reason = "Accepted"},
+    {"update making the claim", OK_CLUSTER, .claim = 1, .op = "UPDATE", .group = CONSUMER, .user = SLICE_USER,
+     .reason = "SliceClaimsLocalCluster", .code = 403},
+    {"claim outside a tenant namespace", {.tenant_ns_label = "false"}, .claim = 1, .user = SLICE_USER,
+     .reason = "Accepted"},
+    {"replication=true for another consumer", OK_CLUSTER, .claim = 4, .user = SLICE_USER, .reason = "Accepted"},
+    /* hostile spellings: not this cluster for the signer either (exact comparisons), so no claim */
+    {"consumer id in other case", OK_CLUSTER, .claim = 1, .spec_field = "consumerClusterID",
+     .spec_value = "Cool-Firefly", .user = SLICE_USER, .reason = "Accepted"},
+    {"consumer id with a space", OK_CLUSTER, .claim = 1, .spec_field = "consumerClusterID",
+     .spec_value = SELF " ", .user = SLICE_USER, .reason = "Accepted"},
+    {"replication True", OK_CLUSTER, .claim = 1, .label = "liqo.io/replication", .label_value = "True",
+     .user = SLICE_USER, .reason = "Accepted"},
+    {"claim with a long user name", OK_CLUSTER, .claim = 1,
+     .user = "u123456789u123456789u123456789u123456789u123456789u123456789u123456789u123456789u123456789",
+     .reason = "SliceClaimsLocalCluster", .code = 403,
+     .found = "found user \"u123456789u123456789u123456789u123456789u123456789u123456789u12\""},
+    /* without a cluster id: every replication=true slice of a tenant namespace may be its own */
+    {"no cluster id, another consumer", OK_CLUSTER, .self_unknown = 1, .claim = 4, .user = SLICE_USER,
+     .reason = "SliceClaimsLocalCluster", .code = 403,
+     .found = "this cluster's id is unknown (--cluster-id), so a slice labelled liqo.io/replication=true in "
+              "tenant namespace " NS " may be its own local slice: expected a trusted local-slice writer"},
+    {"no cluster id, an admin", OK_CLUSTER, .self_unknown = 1, .claim = 4, .group = "system:masters",
+     .reason = "Accepted"},
+    {"no cluster id, a replicated copy", OK_CLUSTER, .self_unknown = 1, .group = "liqo.io", .user = CONSUMER,
+     .reason = "Accepted"},
 };
 
 static void unfill(json_object *obj, int how)
@@ -390,6 +463,15 @@ static json_object *build_object(const slice_case *c)
 
     if (c->local) {
         obj = local_slice();
+        goto tweaks;
+    }
+    if (c->claim) {
+        obj = claim_slice(c->claim);
+        assert_non_null(obj);
+        if (c->label)
+            set_path(obj, "metadata", "labels", c->label, c->label_value);
+        if (c->spec_field && c->spec_value)
+            set_path(obj, "spec", NULL, c->spec_field, c->spec_value);
         goto tweaks;
     }
     obj = replicated_slice(c->other_key ? other_key : consumer_key, c->other_cn ? "other" : SLICE, CONSUMER);
@@ -420,6 +502,10 @@ tweaks:
     return obj;
 }
 
+static tg_local_writers writers;     /* parsed in setup */
+static const tg_slice_opts opts = {.cluster_id = SELF, .local_writers = &writers};
+static const tg_slice_opts no_self = {.local_writers = &writers};
+
 static void run_case(const slice_case *c)
 {
     tg_lookup lk = {.ops = &fake_ops, .data = (void *)&c->cluster};
@@ -431,6 +517,12 @@ static void run_case(const slice_case *c)
 
     if (strcmp(op, "UPDATE") == 0) {
         old = c->local ? local_slice() : replicated_slice(consumer_key, SLICE, CONSUMER);
+        if (c->claim) {
+            json_object_put(old);
+            old = claim_slice(c->claim);
+            if (!c->old_claims)
+                set_path(old, "metadata", "labels", "liqo.io/replication", "false");
+        }
         if (c->old_annotation)
             set_path(old, "metadata", "annotations", "liqo.io/cordon", c->old_annotation);
         if (c->old_label)
@@ -442,7 +534,7 @@ static void run_case(const slice_case *c)
     text = strdup(json_object_to_json_string(root));
     json_object_put(root);
     assert_int_equal(tg_review_parse(text, strlen(text), &req, err, sizeof(err)), 0);
-    tg_decide_validate_slice(&req, &lk, &d);
+    tg_decide_validate_slice(&req, &lk, c->self_unknown ? &no_self : &opts, &d);
     print_message("%-36s -> %s %s\n", c->desc, d.reason, d.response.allowed ? "" : d.response.message);
     assert_string_equal(d.reason, c->reason);
     assert_true(d.intercepted);
@@ -490,7 +582,7 @@ static void test_not_intercepted(void **state)
         tg_decision d;
         char err[128];
         assert_int_equal(tg_review_parse(bodies[i], strlen(bodies[i]), &req, err, sizeof(err)), 0);
-        tg_decide_validate_slice(&req, &lk, &d);
+        tg_decide_validate_slice(&req, &lk, &opts, &d);
         assert_true(d.response.allowed);
         assert_false(d.intercepted);
         tg_decision_clear(&d);
@@ -500,6 +592,11 @@ static void test_not_intercepted(void **state)
 
 static int setup(void **state)
 {
+    char err[128];
+
+    if (tg_local_writers_parse("group:system:masters,group:system:serviceaccounts:liqo,provider-admin", &writers, err,
+                               sizeof(err)) != 0)
+        return -1;
     consumer_key = tg_key_generate(TG_KEY_ED25519);
     other_key = tg_key_generate(TG_KEY_ED25519);
     tenant_key_pem = tg_key_public_pem(consumer_key, NULL);
