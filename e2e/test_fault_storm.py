@@ -1,0 +1,457 @@
+"""A fault storm during onboarding, then invariants (issue 39, deliverable 3).  Marked slow.
+
+TG_STORM_CONSUMERS (default 200) consumers onboard on the provider: tenant namespace and nonce
+Secret (the provider signer fills the nonce), a Tenant from `generate tenant --offline`, then
+TG_STORM_SLICES (default 2) ResourceSlices each, written as Liqo's replicator writes them.  The
+consumers are simulated as in bench/onboard: keys from `kubectl-tenantgate keygen`, no consumer
+cluster.  They go in chunks, one after the other, so the onboarding lasts through the storm.
+
+Meanwhile storm_schedule.make_schedule(TG_STORM_SEED, TG_STORM_SECONDS) runs against the
+provider: the signer SIGKILLed and restarted every few seconds, the webhook restarted, the API
+server restarted twice, etcd stopped for 3 s.  The seed (random unless given) and the schedule
+table are printed first; the same seed gives the same table.  Every client step retries what a
+fault broke (kubectl apply is idempotent); nothing else helps the services along.
+
+Invariants, each printed as `invariant: ... ok` or `... FAILED (details)`:
+  accepted      every Tenant filled and every slice Authentication+Resources Accepted, each
+                with a certificate whose public key is the Tenant's / the slice CSR's key
+  one-approval  exactly one approved CSR per (object, key): Tenant CSRs by their
+                liqo.io/remote-cluster-id label, slice CSRs by their tenantgate.io/resourceslice
+                annotation, keys from spec.request
+  admission     every stored Tenant and slice has an `allowed` line of the webhook's validation
+                for its namespace, name and metadata.uid (log field object_uid), not a dry run
+  orphans       after the slices and Tenants are deleted: no Secret but liqo-nonce, no
+                RoleBinding in the tenant namespaces, no ClusterRoleBinding naming a consumer,
+                no CSR of theirs left undecided (decided ones are the controller-manager's
+                cleaner's: Kubernetes keeps them an hour; the signer never deletes CSRs)
+
+Run: make test-storm, or TG_STORM_CONSUMERS=10 e2e/run -m slow test_fault_storm.py."""
+
+import base64
+import concurrent.futures
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bed import ClusterError, free_port, openssl
+from storm_schedule import (APISERVER_RESTART, ETCD_PAUSE, ETCD_PAUSE_S, SIGNER_KILL,
+                            WEBHOOK_RESTART, format_schedule, make_schedule)
+from tenantgate_services import (INSTALL_NAMESPACE, WEBHOOK_SA, Webhook, WebhookInstall, built,
+                                 tenant_namespace_manifest)
+from test_signer import (NS, PROVIDER_CONTROLLERS, PROVIDER_ID, SA, Signer, _apply_signer_rbac,
+                         _remove_signer_rbac)
+
+pytestmark = pytest.mark.slow
+
+CONSUMERS = int(os.environ.get("TG_STORM_CONSUMERS", "200"))
+SLICES = int(os.environ.get("TG_STORM_SLICES", "2"))
+STORM_S = float(os.environ.get("TG_STORM_SECONDS", "90"))
+CHUNKS = 8
+# Full names: plain `resourceslices` is Kubernetes' own resource.k8s.io kind
+SLICES_RES = "resourceslices.authentication.liqo.io"
+TENANTS_RES = "tenants.authentication.liqo.io"
+STEP_TIMEOUT = 300          # one client step retried through the faults
+SETTLE_TIMEOUT = 600        # everything accepted once the storm is over
+
+
+def _seed():
+    env = os.environ.get("TG_STORM_SEED")
+    return int(env) if env else random.SystemRandom().randrange(1 << 31)
+
+
+# --- the provider: webhook and signer as host processes ----------------------------------------
+
+@pytest.fixture(scope="module")
+def bed(provider, source_dir, build_dir, tmp_path_factory):
+    """The provider as test_signer.py sets it up, without a consumer cluster."""
+    from conftest import install_crds     # conftest's own module, as pytest loaded it
+    install_crds(provider, source_dir)
+    inst = WebhookInstall(provider, source_dir, tmp_path_factory.mktemp("storm-install"), free_port())
+    hook = signer = None
+    try:
+        inst.install()
+        _apply_signer_rbac(provider, source_dir)
+        kc = provider.serviceaccount_kubeconfig(INSTALL_NAMESPACE, WEBHOOK_SA, duration="6h")
+        hook = Webhook(built(build_dir, "webhook/tenantgate-webhook"), inst, kc,
+                       tmp_path_factory.mktemp("storm-webhook"))
+        hook.start()
+        hook.wait_ready()
+        skc = provider.serviceaccount_kubeconfig(NS, SA, duration="6h")
+        signer = Signer(built(build_dir, "signer/tenantgate-signer"), provider, skc,
+                        tmp_path_factory.mktemp("storm-signer"), "signer-provider",
+                        "--cluster-id", PROVIDER_ID, "--controllers", PROVIDER_CONTROLLERS).start()
+        yield hook, signer
+    finally:
+        if signer:
+            signer.stop()
+        if hook:
+            hook.stop()
+        _remove_signer_rbac(provider)
+        inst.uninstall()
+
+
+# --- the storm ---------------------------------------------------------------------------------
+
+class Storm(threading.Thread):
+    """Runs the schedule against the provider; .done holds (planned t, started t, fault, note)."""
+
+    def __init__(self, schedule, provider, hook, signer):
+        super().__init__(daemon=True)
+        self.schedule, self.provider, self.hook, self.signer = schedule, provider, hook, signer
+        self.stopping = threading.Event()
+        self.done = []
+        self.error = None
+
+    def run(self):
+        t0 = time.monotonic()
+        try:
+            for t, fault in self.schedule:
+                if self.stopping.wait(max(0.0, t0 + t - time.monotonic())):
+                    return
+                started = time.monotonic() - t0
+                note = self.strike(fault)
+                self.done.append((t, started, fault, note))
+                print(f"storm: {started:6.1f} s {fault} {note}", flush=True)
+        except Exception as e:          # reported by the test, after the invariants
+            self.error = f"{type(e).__name__}: {e}"
+
+    def strike(self, fault):
+        t = time.monotonic()
+        if fault == SIGNER_KILL:
+            pid = self.signer.process.pid
+            self.signer.kill()
+            self.signer.process.stop()          # reaped already: closes its log
+            self.signer.start()
+            return f"(pid {pid} -> {self.signer.process.pid})"
+        if fault == WEBHOOK_RESTART:
+            self.hook.restart()
+            return f"(ready after {time.monotonic() - t:.1f} s)"
+        if fault == APISERVER_RESTART:
+            old, new, took = self.provider.restart_apiserver()
+            return f"(pid {old} -> {new}, {took:.1f} s)"
+        if fault == ETCD_PAUSE:
+            pid = self.provider.pids()["etcd"]
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                time.sleep(ETCD_PAUSE_S)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            return f"(pid {pid} stopped {ETCD_PAUSE_S:.0f} s)"
+        raise ValueError(fault)
+
+
+def retry(step, what, timeout=STEP_TIMEOUT):
+    """step() until it returns a true value; faults make it raise or return None meanwhile."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            out = step()
+            if out:
+                return out
+        except (ClusterError, subprocess.SubprocessError, ValueError, KeyError) as e:
+            last = e
+        time.sleep(1.0)
+    raise AssertionError(f"{what}: not done within {timeout} s through the storm (last: {last})")
+
+
+# --- the consumers -----------------------------------------------------------------------------
+
+def cid_of(i):
+    return f"storm-c{i:04d}"
+
+
+def tenant_ns(cid):
+    return f"liqo-tenant-{cid}"
+
+
+def slice_manifest(cid, j, key_file):
+    """A slice as Liqo's replicator writes it on the provider (as bench/onboard makes them)."""
+    name = f"slice-{j:02d}"
+    user = f"{name}-{hashlib.sha256(cid.encode()).hexdigest()[:12]}"    # PROTOCOL.md 5a
+    csr = openssl("req", "-new", "-key", str(key_file), "-subj", f"/O={cid}/CN={user}").decode()
+    return {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "ResourceSlice",
+            "metadata": {"name": name, "namespace": tenant_ns(cid), "labels": {
+                "liqo.io/replication": "false", "liqo.io/replicated": "true",
+                "liqo.io/originID": cid, "liqo.io/remote-cluster-id": cid,
+                "liqo.io/remoteID": PROVIDER_ID}},
+            "spec": {"class": "default", "consumerClusterID": cid, "providerClusterID": PROVIDER_ID,
+                     "csr": base64.b64encode(csr.encode()).decode(),
+                     "resources": {"cpu": "1", "memory": "2Gi"}}}
+
+
+def apply_list(provider, items, path):
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    retry(lambda: provider.kubectl("apply", "-f", path, timeout=120), f"kubectl apply -f {path.name}")
+
+
+def nonces_of(provider, cids):
+    """{cid: nonce} of the filled nonce Secrets, once every one of cids is filled."""
+    items = provider.get_json("secrets", "-A", "-l", "liqo.io/nonce=true", timeout=30)["items"]
+    got = {}
+    for s in items:
+        cid = s["metadata"]["labels"].get("liqo.io/remote-cluster-id")
+        if cid in cids and (s.get("data") or {}).get("nonce"):
+            got[cid] = base64.b64decode(s["data"]["nonce"]).decode()
+    return got if len(got) == len(cids) else None
+
+
+def tenants_filled(provider, cids):
+    items = provider.get_json(TENANTS_RES, "-A", timeout=30)["items"]
+    filled = {t["metadata"]["name"] for t in items
+              if ((t.get("status") or {}).get("authParams") or {}).get("signedCRT")}
+    return set(cids) <= filled
+
+
+def slice_accepted(s):
+    conds = {c.get("type"): c.get("status") for c in (s.get("status") or {}).get("conditions") or []}
+    return (conds.get("Authentication") == "Accepted" and conds.get("Resources") == "Accepted"
+            and ((s.get("status") or {}).get("authParams") or {}).get("signedCRT"))
+
+
+def onboard(provider, cli, keys, work):
+    """Every consumer's Tenant, then its slices, chunk after chunk; returns nothing, waits for
+    nothing beyond what the next step needs (the nonces, the Tenants before their slices)."""
+    cids = [cid_of(i) for i in range(CONSUMERS)]
+    size = max(1, -(-CONSUMERS // CHUNKS))
+    chunks = [cids[k:k + size] for k in range(0, CONSUMERS, size)]
+    pool = concurrent.futures.ThreadPoolExecutor(2)
+    for k, chunk in enumerate(chunks):
+        objs = []
+        for cid in chunk:
+            objs.append(tenant_namespace_manifest(cid))
+            objs.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                         "metadata": {"name": "liqo-nonce", "namespace": tenant_ns(cid),
+                                      "labels": {"liqo.io/nonce": "true",
+                                                 "liqo.io/remote-cluster-id": cid}}})
+        apply_list(provider, objs, work / f"consumers-{k}.json")
+        nonces = retry(lambda: nonces_of(provider, chunk), f"nonces of chunk {k}")
+
+        def gen(cid):
+            rc, out, err = cli("generate", "tenant", "--offline", "--key", keys[cid],
+                               "--cluster-id", cid, "--nonce", nonces[cid], "-o", "json")
+            assert rc == 0, err
+            return json.loads(out)
+        apply_list(provider, list(pool.map(gen, chunk)), work / f"tenants-{k}.json")
+        print(f"onboard: chunk {k}: {len(chunk)} Tenants applied", flush=True)
+    for k, chunk in enumerate(chunks):
+        retry(lambda: tenants_filled(provider, chunk), f"Tenants of chunk {k} filled")
+        jobs = [(cid, j) for cid in chunk for j in range(SLICES)]
+        slices = list(pool.map(lambda job: slice_manifest(job[0], job[1], keys[job[0]]), jobs))
+        apply_list(provider, slices, work / f"slices-{k}.json")
+        print(f"onboard: chunk {k}: {len(slices)} slices applied", flush=True)
+    pool.shutdown()
+    return cids
+
+
+# --- invariants --------------------------------------------------------------------------------
+
+def pem_key(pem_text):
+    return "".join(line for line in pem_text.splitlines() if "-----" not in line)
+
+
+def cert_key(crt_b64):
+    return pem_key(openssl("x509", "-noout", "-pubkey", input=base64.b64decode(crt_b64)).decode())
+
+
+def csr_key(csr_pem_bytes):
+    return pem_key(openssl("req", "-noout", "-pubkey", input=csr_pem_bytes).decode())
+
+
+def check_accepted(tenants, slices, cids):
+    bad = []
+    by_name = {t["metadata"]["name"]: t for t in tenants}
+    for cid in cids:
+        t = by_name.get(cid)
+        crt = ((t or {}).get("status") or {}).get("authParams", {}).get("signedCRT") if t else None
+        if not crt:
+            bad.append(f"Tenant {cid} not filled")
+        elif cert_key(crt) != pem_key(base64.b64decode(t["spec"]["publicKey"]).decode()):
+            bad.append(f"Tenant {cid}: certificate for another key")
+    want = {(tenant_ns(c), f"slice-{j:02d}") for c in cids for j in range(SLICES)}
+    have = {(s["metadata"]["namespace"], s["metadata"]["name"]): s for s in slices}
+    for key in sorted(want):
+        s = have.get(key)
+        if not s or not slice_accepted(s):
+            bad.append(f"slice {key[0]}/{key[1]} not accepted: {((s or {}).get('status') or {}).get('conditions')}")
+        elif cert_key(s["status"]["authParams"]["signedCRT"]) != csr_key(base64.b64decode(s["spec"]["csr"])):
+            bad.append(f"slice {key[0]}/{key[1]}: certificate for another key")
+    return bad, f"{len(cids)} Tenants, {len(want)} slices"
+
+
+def approved(csr):
+    return any(c.get("type") == "Approved" for c in (csr.get("status") or {}).get("conditions") or [])
+
+
+def csr_object(csr):
+    """("tenant", cid) or ("slice", "ns/name") the signer made this CSR for, else None."""
+    meta = csr["metadata"]
+    ref = (meta.get("annotations") or {}).get("tenantgate.io/resourceslice")
+    if ref:
+        return ("slice", ref)
+    labels = meta.get("labels") or {}
+    if labels.get("liqo.io/remote-tenant-csr") == "true":
+        return ("tenant", labels.get("liqo.io/remote-cluster-id"))
+    return None
+
+
+def check_one_approval(csrs, cids):
+    counts, states = {}, {"approved": 0, "other": 0}
+    for csr in csrs:
+        obj = csr_object(csr)
+        if obj is None:
+            continue
+        states["approved" if approved(csr) else "other"] += 1
+        if approved(csr):
+            k = (obj, csr_key(base64.b64decode(csr["spec"]["request"])))
+            counts[k] = counts.get(k, 0) + 1
+    objects = {o for o, _ in counts}
+    want = {("tenant", c) for c in cids} | {("slice", f"{tenant_ns(c)}/slice-{j:02d}")
+                                             for c in cids for j in range(SLICES)}
+    bad = [f"{o}: {n} approved CSRs for one key" for (o, _), n in counts.items() if n != 1]
+    bad += [f"{o}: no approved CSR" for o in sorted(want - objects)]
+    bad += [f"{o}: approved CSRs for {n} keys" for o in objects
+            for n in [sum(1 for (p, _) in counts if p == o)] if n > 1]
+    return bad, f"{states['approved']} approved, {states['other']} not approved"
+
+
+def accept_lines(log_paths):
+    """{(path, namespace, name, object_uid)} of the webhook's allowed, non-dry-run validations."""
+    out = set()
+    for p in log_paths:
+        for raw in Path(p).read_text(errors="replace").splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if (line.get("msg") == "admission" and line.get("verdict") == "allowed"
+                    and str(line.get("path", "")).startswith("/validate/") and not line.get("dry_run")):
+                out.add((line["path"], line.get("namespace"), line.get("tenant"), line.get("object_uid")))
+    return out
+
+
+def check_admission(tenants, slices, log_paths):
+    seen = accept_lines(log_paths)
+    bad = []
+    for path, items in (("/validate/tenants", tenants), ("/validate/resourceslices", slices)):
+        for o in items:
+            m = o["metadata"]
+            if (path, m["namespace"], m["name"], m["uid"]) not in seen:
+                bad.append(f"{path} {m['namespace']}/{m['name']} uid {m['uid']}: no accept line")
+    return bad, f"{len(seen)} accept lines in {len(log_paths)} webhook logs"
+
+
+def check_orphans(provider, cids):
+    nss = {tenant_ns(c) for c in cids}
+    ours = {c for c in cids}
+    bad = []
+    for s in provider.get_json("secrets", "-A")["items"]:
+        if s["metadata"]["namespace"] in nss and s["metadata"]["name"] != "liqo-nonce":
+            bad.append(f"Secret {s['metadata']['namespace']}/{s['metadata']['name']}")
+    for rb in provider.get_json("rolebindings", "-A")["items"]:
+        if rb["metadata"]["namespace"] in nss:
+            bad.append(f"RoleBinding {rb['metadata']['namespace']}/{rb['metadata']['name']}")
+    for crb in provider.get_json("clusterrolebindings")["items"]:
+        if any(s.get("name") in ours for s in crb.get("subjects") or []):
+            bad.append(f"ClusterRoleBinding {crb['metadata']['name']}")
+    left = 0
+    for csr in provider.get_json("csr")["items"]:
+        obj = csr_object(csr)
+        if obj and (obj[1] in ours or obj[1].split("/")[0] in nss):
+            left += 1
+            conds = (csr.get("status") or {}).get("conditions") or []
+            if not any(c.get("type") in ("Approved", "Denied") for c in conds):
+                bad.append(f"CSR {csr['metadata']['name']} for {obj} undecided")
+    return bad, f"{left} decided CSRs left for the controller-manager's cleaner"
+
+
+def report(name, result):
+    bad, info = result
+    if bad:
+        shown = "; ".join(bad[:8]) + (f"; ... {len(bad) - 8} more" if len(bad) > 8 else "")
+        print(f"invariant: {name} FAILED ({len(bad)}: {shown})", flush=True)
+    else:
+        print(f"invariant: {name} ok ({info})", flush=True)
+    return not bad
+
+
+# --- the test ----------------------------------------------------------------------------------
+
+def make_keys(cli, work):
+    def one(i):
+        d = work / "keys" / cid_of(i)
+        rc, _, err = cli("keygen", "--out", d)
+        assert rc == 0, err
+        return cid_of(i), str(d / "privateKey.pem")
+    (work / "keys").mkdir(mode=0o700)
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        return dict(ex.map(one, range(CONSUMERS)))
+
+
+def test_onboarding_through_a_fault_storm_keeps_the_invariants(provider, bed, cli, tmp_path):
+    hook, signer = bed
+    seed = _seed()
+    schedule = make_schedule(seed, STORM_S)
+    print(f"\nstorm: TG_STORM_SEED={seed} ({CONSUMERS} consumers x {SLICES} slices, "
+          f"{STORM_S:.0f} s storm)\n{format_schedule(schedule)}", flush=True)
+    keys = make_keys(cli, tmp_path)
+    storm = Storm(schedule, provider, hook, signer)
+    cids = []
+    t0 = time.monotonic()
+    try:
+        storm.start()
+        cids = onboard(provider, cli, keys, tmp_path)
+        print(f"onboard: all applied at {time.monotonic() - t0:.1f} s", flush=True)
+        storm.join()
+        print(f"storm: over at {time.monotonic() - t0:.1f} s ({len(storm.done)} faults)", flush=True)
+
+        def all_accepted():
+            if not tenants_filled(provider, cids):
+                return None
+            slices = provider.get_json(SLICES_RES, "-A", timeout=60)["items"]
+            return sum(1 for s in slices if slice_accepted(s)) >= CONSUMERS * SLICES
+        retry(all_accepted, "every Tenant filled and slice accepted", timeout=SETTLE_TIMEOUT)
+        print(f"onboard: all accepted at {time.monotonic() - t0:.1f} s", flush=True)
+    finally:
+        storm.stopping.set()
+        storm.join()
+    tenants = provider.get_json(TENANTS_RES, "-A")["items"]
+    tenants = [t for t in tenants if t["metadata"]["name"] in set(cids)]
+    slices = [s for s in provider.get_json(SLICES_RES, "-A")["items"]
+              if s["metadata"]["namespace"] in {tenant_ns(c) for c in cids}]
+    ok = [report("every Tenant and slice Accepted with a certificate for its own key",
+                 check_accepted(tenants, slices, cids)),
+          report("exactly one approved CSR per (object, key)",
+                 check_one_approval(provider.get_json("csr")["items"], cids)),
+          report("every stored Tenant and slice admitted by the webhook (name + uid)",
+                 check_admission(tenants, slices, sorted(hook.log_dir.glob("tenantgate-webhook-*.log"))))]
+
+    # Deletion, then what must be gone with the objects.
+    for kind in (SLICES_RES, TENANTS_RES):
+        retry(lambda: provider.kubectl("delete", kind, "--all", "-A", "--wait=false", timeout=120),
+              f"delete {kind}")
+        retry(lambda: not provider.get_json(kind, "-A")["items"], f"every {kind} gone", timeout=180)
+    orphans = {}
+
+    def clean():
+        orphans["r"] = check_orphans(provider, cids)
+        return not orphans["r"][0]
+    try:
+        retry(clean, "no orphans", timeout=60)
+    except AssertionError:
+        pass
+    ok.append(report("no orphaned CSRs, Secrets, RoleBindings, ClusterRoleBindings", orphans["r"]))
+    print(f"storm: TG_STORM_SEED={seed}, {time.monotonic() - t0:.1f} s in all", flush=True)
+    for cid in cids:
+        provider.delete_namespace(tenant_ns(cid))
+    assert storm.error is None, f"a fault could not be run: {storm.error}"
+    assert all(ok), "an invariant failed (see the invariant: lines)"
+    assert not hook.problems, hook.problems
