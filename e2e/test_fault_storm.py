@@ -4,7 +4,8 @@ TG_STORM_CONSUMERS (default 200) consumers onboard on the provider: tenant names
 Secret (the provider signer fills the nonce), a Tenant from `generate tenant --offline`, then
 TG_STORM_SLICES (default 2) ResourceSlices each, written as Liqo's replicator writes them.  The
 consumers are simulated as in bench/onboard: keys from `kubectl-tenantgate keygen`, no consumer
-cluster.  They go in chunks, one after the other, so the onboarding lasts through the storm.
+cluster.  They go in 8 chunks, paced so that the Tenants arrive through the storm's first half
+and the slices through its second.
 
 Meanwhile storm_schedule.make_schedule(TG_STORM_SEED, TG_STORM_SECONDS) runs against the
 provider: the signer SIGKILLed and restarted every few seconds, the webhook restarted, the API
@@ -37,11 +38,12 @@ import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from bed import ClusterError, free_port, openssl
+from storm_invariants import (check_accepted, check_admission, check_one_approval, check_orphans,
+                              report, slice_accepted, tenant_ns)
 from storm_schedule import (APISERVER_RESTART, ETCD_PAUSE, ETCD_PAUSE_S, SIGNER_KILL,
                             WEBHOOK_RESTART, format_schedule, make_schedule)
 from tenantgate_services import (INSTALL_NAMESPACE, WEBHOOK_SA, Webhook, WebhookInstall, built,
@@ -169,8 +171,6 @@ def cid_of(i):
     return f"storm-c{i:04d}"
 
 
-def tenant_ns(cid):
-    return f"liqo-tenant-{cid}"
 
 
 def slice_manifest(cid, j, key_file):
@@ -211,20 +211,22 @@ def tenants_filled(provider, cids):
     return set(cids) <= filled
 
 
-def slice_accepted(s):
-    conds = {c.get("type"): c.get("status") for c in (s.get("status") or {}).get("conditions") or []}
-    return (conds.get("Authentication") == "Accepted" and conds.get("Resources") == "Accepted"
-            and ((s.get("status") or {}).get("authParams") or {}).get("signedCRT"))
 
 
 def onboard(provider, cli, keys, work):
-    """Every consumer's Tenant, then its slices, chunk after chunk; returns nothing, waits for
+    """Every consumer's Tenant, then its slices, chunk after chunk (paced); returns the ids; waits for
     nothing beyond what the next step needs (the nonces, the Tenants before their slices)."""
     cids = [cid_of(i) for i in range(CONSUMERS)]
     size = max(1, -(-CONSUMERS // CHUNKS))
     chunks = [cids[k:k + size] for k in range(0, CONSUMERS, size)]
     pool = concurrent.futures.ThreadPoolExecutor(2)
+    t0 = time.monotonic()
+    pace = STORM_S / 2 / len(chunks)        # Tenants over the storm's first half, slices the second
+
+    def not_before(t):
+        time.sleep(max(0.0, t0 + t - time.monotonic()))
     for k, chunk in enumerate(chunks):
+        not_before(k * pace)
         objs = []
         for cid in chunk:
             objs.append(tenant_namespace_manifest(cid))
@@ -243,6 +245,7 @@ def onboard(provider, cli, keys, work):
         apply_list(provider, list(pool.map(gen, chunk)), work / f"tenants-{k}.json")
         print(f"onboard: chunk {k}: {len(chunk)} Tenants applied", flush=True)
     for k, chunk in enumerate(chunks):
+        not_before(STORM_S / 2 + k * pace)
         retry(lambda: tenants_filled(provider, chunk), f"Tenants of chunk {k} filled")
         jobs = [(cid, j) for cid in chunk for j in range(SLICES)]
         slices = list(pool.map(lambda job: slice_manifest(job[0], job[1], keys[job[0]]), jobs))
@@ -250,137 +253,6 @@ def onboard(provider, cli, keys, work):
         print(f"onboard: chunk {k}: {len(slices)} slices applied", flush=True)
     pool.shutdown()
     return cids
-
-
-# --- invariants --------------------------------------------------------------------------------
-
-def pem_key(pem_text):
-    return "".join(line for line in pem_text.splitlines() if "-----" not in line)
-
-
-def cert_key(crt_b64):
-    return pem_key(openssl("x509", "-noout", "-pubkey", input=base64.b64decode(crt_b64)).decode())
-
-
-def csr_key(csr_pem_bytes):
-    return pem_key(openssl("req", "-noout", "-pubkey", input=csr_pem_bytes).decode())
-
-
-def check_accepted(tenants, slices, cids):
-    bad = []
-    by_name = {t["metadata"]["name"]: t for t in tenants}
-    for cid in cids:
-        t = by_name.get(cid)
-        crt = ((t or {}).get("status") or {}).get("authParams", {}).get("signedCRT") if t else None
-        if not crt:
-            bad.append(f"Tenant {cid} not filled")
-        elif cert_key(crt) != pem_key(base64.b64decode(t["spec"]["publicKey"]).decode()):
-            bad.append(f"Tenant {cid}: certificate for another key")
-    want = {(tenant_ns(c), f"slice-{j:02d}") for c in cids for j in range(SLICES)}
-    have = {(s["metadata"]["namespace"], s["metadata"]["name"]): s for s in slices}
-    for key in sorted(want):
-        s = have.get(key)
-        if not s or not slice_accepted(s):
-            bad.append(f"slice {key[0]}/{key[1]} not accepted: {((s or {}).get('status') or {}).get('conditions')}")
-        elif cert_key(s["status"]["authParams"]["signedCRT"]) != csr_key(base64.b64decode(s["spec"]["csr"])):
-            bad.append(f"slice {key[0]}/{key[1]}: certificate for another key")
-    return bad, f"{len(cids)} Tenants, {len(want)} slices"
-
-
-def approved(csr):
-    return any(c.get("type") == "Approved" for c in (csr.get("status") or {}).get("conditions") or [])
-
-
-def csr_object(csr):
-    """("tenant", cid) or ("slice", "ns/name") the signer made this CSR for, else None."""
-    meta = csr["metadata"]
-    ref = (meta.get("annotations") or {}).get("tenantgate.io/resourceslice")
-    if ref:
-        return ("slice", ref)
-    labels = meta.get("labels") or {}
-    if labels.get("liqo.io/remote-tenant-csr") == "true":
-        return ("tenant", labels.get("liqo.io/remote-cluster-id"))
-    return None
-
-
-def check_one_approval(csrs, cids):
-    counts, states = {}, {"approved": 0, "other": 0}
-    for csr in csrs:
-        obj = csr_object(csr)
-        if obj is None:
-            continue
-        states["approved" if approved(csr) else "other"] += 1
-        if approved(csr):
-            k = (obj, csr_key(base64.b64decode(csr["spec"]["request"])))
-            counts[k] = counts.get(k, 0) + 1
-    objects = {o for o, _ in counts}
-    want = {("tenant", c) for c in cids} | {("slice", f"{tenant_ns(c)}/slice-{j:02d}")
-                                             for c in cids for j in range(SLICES)}
-    bad = [f"{o}: {n} approved CSRs for one key" for (o, _), n in counts.items() if n != 1]
-    bad += [f"{o}: no approved CSR" for o in sorted(want - objects)]
-    bad += [f"{o}: approved CSRs for {n} keys" for o in objects
-            for n in [sum(1 for (p, _) in counts if p == o)] if n > 1]
-    return bad, f"{states['approved']} approved, {states['other']} not approved"
-
-
-def accept_lines(log_paths):
-    """{(path, namespace, name, object_uid)} of the webhook's allowed, non-dry-run validations."""
-    out = set()
-    for p in log_paths:
-        for raw in Path(p).read_text(errors="replace").splitlines():
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            if (line.get("msg") == "admission" and line.get("verdict") == "allowed"
-                    and str(line.get("path", "")).startswith("/validate/") and not line.get("dry_run")):
-                out.add((line["path"], line.get("namespace"), line.get("tenant"), line.get("object_uid")))
-    return out
-
-
-def check_admission(tenants, slices, log_paths):
-    seen = accept_lines(log_paths)
-    bad = []
-    for path, items in (("/validate/tenants", tenants), ("/validate/resourceslices", slices)):
-        for o in items:
-            m = o["metadata"]
-            if (path, m["namespace"], m["name"], m["uid"]) not in seen:
-                bad.append(f"{path} {m['namespace']}/{m['name']} uid {m['uid']}: no accept line")
-    return bad, f"{len(seen)} accept lines in {len(log_paths)} webhook logs"
-
-
-def check_orphans(provider, cids):
-    nss = {tenant_ns(c) for c in cids}
-    ours = {c for c in cids}
-    bad = []
-    for s in provider.get_json("secrets", "-A")["items"]:
-        if s["metadata"]["namespace"] in nss and s["metadata"]["name"] != "liqo-nonce":
-            bad.append(f"Secret {s['metadata']['namespace']}/{s['metadata']['name']}")
-    for rb in provider.get_json("rolebindings", "-A")["items"]:
-        if rb["metadata"]["namespace"] in nss:
-            bad.append(f"RoleBinding {rb['metadata']['namespace']}/{rb['metadata']['name']}")
-    for crb in provider.get_json("clusterrolebindings")["items"]:
-        if any(s.get("name") in ours for s in crb.get("subjects") or []):
-            bad.append(f"ClusterRoleBinding {crb['metadata']['name']}")
-    left = 0
-    for csr in provider.get_json("csr")["items"]:
-        obj = csr_object(csr)
-        if obj and (obj[1] in ours or obj[1].split("/")[0] in nss):
-            left += 1
-            conds = (csr.get("status") or {}).get("conditions") or []
-            if not any(c.get("type") in ("Approved", "Denied") for c in conds):
-                bad.append(f"CSR {csr['metadata']['name']} for {obj} undecided")
-    return bad, f"{left} decided CSRs left for the controller-manager's cleaner"
-
-
-def report(name, result):
-    bad, info = result
-    if bad:
-        shown = "; ".join(bad[:8]) + (f"; ... {len(bad) - 8} more" if len(bad) > 8 else "")
-        print(f"invariant: {name} FAILED ({len(bad)}: {shown})", flush=True)
-    else:
-        print(f"invariant: {name} ok ({info})", flush=True)
-    return not bad
 
 
 # --- the test ----------------------------------------------------------------------------------
@@ -428,9 +300,9 @@ def test_onboarding_through_a_fault_storm_keeps_the_invariants(provider, bed, cl
     slices = [s for s in provider.get_json(SLICES_RES, "-A")["items"]
               if s["metadata"]["namespace"] in {tenant_ns(c) for c in cids}]
     ok = [report("every Tenant and slice Accepted with a certificate for its own key",
-                 check_accepted(tenants, slices, cids)),
+                 check_accepted(tenants, slices, cids, SLICES)),
           report("exactly one approved CSR per (object, key)",
-                 check_one_approval(provider.get_json("csr")["items"], cids)),
+                 check_one_approval(provider.get_json("csr")["items"], cids, SLICES)),
           report("every stored Tenant and slice admitted by the webhook (name + uid)",
                  check_admission(tenants, slices, sorted(hook.log_dir.glob("tenantgate-webhook-*.log"))))]
 
@@ -442,7 +314,8 @@ def test_onboarding_through_a_fault_storm_keeps_the_invariants(provider, bed, cl
     orphans = {}
 
     def clean():
-        orphans["r"] = check_orphans(provider, cids)
+        orphans["r"] = check_orphans(*(provider.get_json(k, *a)["items"] for k, *a in (
+            ("secrets", "-A"), ("rolebindings", "-A"), ("clusterrolebindings",), ("csr",))), cids)
         return not orphans["r"][0]
     try:
         retry(clean, "no orphans", timeout=60)
