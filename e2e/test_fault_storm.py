@@ -150,6 +150,9 @@ class Storm(threading.Thread):
         raise ValueError(fault)
 
 
+FAILED_TRIES = []       # (what, error) of each client step a fault broke, printed at the end
+
+
 def retry(step, what, timeout=STEP_TIMEOUT):
     """step() until it returns a true value; faults make it raise or return None meanwhile."""
     deadline = time.monotonic() + timeout
@@ -161,6 +164,7 @@ def retry(step, what, timeout=STEP_TIMEOUT):
                 return out
         except (ClusterError, subprocess.SubprocessError, ValueError, KeyError) as e:
             last = e
+            FAILED_TRIES.append((what, str(e).splitlines()[0][:160] if str(e) else type(e).__name__))
         time.sleep(1.0)
     raise AssertionError(f"{what}: not done within {timeout} s through the storm (last: {last})")
 
@@ -322,6 +326,9 @@ def test_onboarding_through_a_fault_storm_keeps_the_invariants(provider, bed, cl
     except AssertionError:
         pass
     ok.append(report("no orphaned CSRs, Secrets, RoleBindings, ClusterRoleBindings", orphans["r"]))
+    print(f"storm: {len(FAILED_TRIES)} client steps failed under a fault and were retried", flush=True)
+    for what, err in FAILED_TRIES[:10]:
+        print(f"  retried: {what}: {err}", flush=True)
     print(f"storm: TG_STORM_SEED={seed}, {time.monotonic() - t0:.1f} s in all", flush=True)
     for cid in cids:
         provider.delete_namespace(tenant_ns(cid))
