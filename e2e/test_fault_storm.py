@@ -164,7 +164,8 @@ def retry(step, what, timeout=STEP_TIMEOUT):
                 return out
         except (ClusterError, subprocess.SubprocessError, ValueError, KeyError) as e:
             last = e
-            FAILED_TRIES.append((what, str(e).splitlines()[0][:160] if str(e) else type(e).__name__))
+            why = [line for line in str(e).splitlines() if line.strip()] or [type(e).__name__]
+            FAILED_TRIES.append((what, why[-1][-200:]))    # kubectl's own message is last
         time.sleep(1.0)
     raise AssertionError(f"{what}: not done within {timeout} s through the storm (last: {last})")
 
