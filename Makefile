@@ -26,7 +26,7 @@ NODE_PACKAGES := $(IMAGE_PACKAGES) runc containernetworking-plugins iproute2 uti
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps image-deps node-deps images node-bin test-node test-liqo-node build build-asan build-fuzz build-release build-types test unit unit-asan fuzz k8s-bin liqo-bin e2e test-liqo demo demo-down bench clean
+.PHONY: all deps image-deps node-deps images node-bin test-node test-liqo-node build build-asan build-fuzz build-release build-types test unit unit-asan fuzz k8s-bin liqo-bin e2e test-liqo demo demo-down bench clean test-storm
 
 all: build
 
@@ -117,6 +117,11 @@ e2e: build k8s-bin liqo-bin
 # The Liqo compatibility suite alone (ctest e2e-liqo; test_liqo_node.py is test-liqo-node).
 test-liqo: build k8s-bin liqo-bin
 	cd $(BUILD) && ctest --output-on-failure -L '^liqo$$'
+
+# The fault storm during onboarding (e2e/test_fault_storm.py); not part of `make test`.
+# TG_STORM_SEED=N replays a schedule, TG_STORM_CONSUMERS=N scales it (default 200).
+test-storm: build k8s-bin
+	cd $(BUILD) && ctest -V -L '^e2e-slow$$'
 
 # A provider and a consumer cluster left running; demo/env says how to reach them.
 demo: build k8s-bin

@@ -31,6 +31,19 @@ static const char *verdict_of(const tg_decision *d)
     return d->response.code >= 500 || d->response.code == 429 ? "error" : "denied";
 }
 
+/* metadata.uid of the reviewed object ("" when absent: the mutating pass
+ * of a CREATE runs before the API server assigns it). Logged so an audit can
+ * match a stored object to the admission that let it in. */
+static const char *object_uid(const tg_review_request *r)
+{
+    json_object *meta = NULL, *uid = NULL;
+
+    if (!r->object || !json_object_object_get_ex(r->object, "metadata", &meta) ||
+        !json_object_object_get_ex(meta, "uid", &uid) || !json_object_is_type(uid, json_type_string))
+        return "";
+    return json_object_get_string(uid);
+}
+
 static void admission_log(const admission *a, const tg_decision *d)
 {
     const tg_review_request *r = &a->review;
@@ -39,7 +52,7 @@ static void admission_log(const admission *a, const tg_decision *d)
     /* No nonce, key, CSR, signature or token ever reaches this line: only
      * names, the verdict and its one-line reason. */
     tg_log(d->response.allowed ? TG_LOG_INFO : TG_LOG_WARN, "admission", TG_LOG_STR("path", a->path),
-           TG_LOG_STR("uid", r->uid), TG_LOG_STR("tenant", r->name), TG_LOG_STR("namespace", r->namespace_),
+           TG_LOG_STR("uid", r->uid), TG_LOG_STR("object_uid", object_uid(r)), TG_LOG_STR("tenant", r->name), TG_LOG_STR("namespace", r->namespace_),
            TG_LOG_STR("op", r->operation), TG_LOG_STR("verdict", verdict), TG_LOG_STR("reason", d->reason),
            TG_LOG_STR("message", d->response.allowed ? NULL : d->response.message),
            TG_LOG_BOOL("dry_run", r->dry_run), TG_LOG_BOOL("crypto_skipped", d->crypto_skipped),
