@@ -98,9 +98,9 @@ static long reconcile_slice(slice_ctx *c)
     pthread_mutex_unlock(&rs_res_mu);
     if (ret == TG_RECONCILE_RETRY)
         goto out;
-    /* The slice user's own right on the provider lives as long as the slice is
-     * authenticated; a slice still waiting for its first certificate has none yet. */
-    if ((accepted || !d.approve || cr.denied) && rs_ensure_binding(c, accepted) != 0) {
+    /* The slice user has no rights of its own (Liqo parity): an older signer's
+     * binding goes once the slice is decided. */
+    if ((accepted || !d.approve || cr.denied) && rs_drop_old_binding(c) != 0) {
         ret = TG_RECONCILE_RETRY;
         goto out;
     }

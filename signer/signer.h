@@ -35,13 +35,12 @@
 /* Liqo's mark of a tenant namespace (value "true"), with liqo.io/remote-cluster-id. */
 #define TG_LABEL_LIQO_TENANT_NS "liqo.io/tenant-namespace"
 #define TG_TENANT_FINALIZER "tenantgate.io/tenant"
+/* The consumer's role when no ClusterRole is labelled remote-controlplane (no Liqo). */
 #define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
 /* Liqo's cluster-wide virtual-kubelet ClusterRole (metrics.liqo.io), bound
  * to Group <consumer> by ClusterRoleBinding TG_CLUSTERWIDE_BINDING_PREFIX<consumer>. */
 #define TG_CLUSTERWIDE_CLUSTERROLE "liqo-virtual-kubelet-remote-clusterwide"
 #define TG_CLUSTERWIDE_BINDING_PREFIX "liqo-binding-liqo-virtual-kubelet-remote-clusterwide-"
-/* What a slice's user may do on the provider, bound per slice (PROTOCOL.md 6a). */
-#define TG_SLICE_USER_CLUSTERROLE "tenantgate-resourceslice-user"
 #define TG_KEYS_SECRET "authentication-keys"
 #define TG_NONCE_SECRET "liqo-nonce"
 #define TG_SIGNED_NONCE_SECRET "liqo-signed-nonce"
