@@ -16,6 +16,22 @@
 
 /* ---------- pure: which roles, which bindings ---------- */
 
+/* Liqo's own role grants /status on the replicated objects, whose status is
+ * the provider's verdict: tenantgate's equivalent, without /status, is bound
+ * in its place (LIQO.md "Rights"). Other labelled roles are bound as they are. */
+static const char *bound_in_place_of(const char *labelled)
+{
+    return strcmp(labelled, TG_LIQO_REMOTE_CONTROLPLANE_ROLE) == 0 ? TG_CONSUMER_CLUSTERROLE : labelled;
+}
+
+static int listed(const char **names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 size_t tg_tenant_roles(json_object *list, const char **names, size_t max)
 {
     json_object *items = tg_json_path(list, "items", NULL);
@@ -30,7 +46,9 @@ size_t tg_tenant_roles(json_object *list, const char **names, size_t max)
         if (!name || !label || strcmp(label, TG_REMOTE_CONTROLPLANE_VALUE) != 0 ||
             strlen(TG_TENANT_BINDING_PREFIX) + strlen(name) > 253)
             continue;
-        names[n++] = name;
+        name = bound_in_place_of(name);
+        if (!listed(names, n, name))
+            names[n++] = name;
     }
     if (n == 0 && max > 0)
         names[n++] = TG_CONSUMER_CLUSTERROLE;   /* no Liqo here: tenantgate's own role */

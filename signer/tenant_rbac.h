@@ -1,8 +1,8 @@
 /* tenant_rbac.h - a consumer's rights on the provider, as Liqo's provider
  * grants them (PROTOCOL.md 6, LIQO.md "Rights"): in the tenant namespace one
  * RoleBinding liqo-binding-<role> of User <consumer> per ClusterRole labelled
- * app.kubernetes.io/name=remote-controlplane (tenantgate-remote-consumer when
- * none is labelled: tenantgate without Liqo), and the cluster-wide
+ * app.kubernetes.io/name=remote-controlplane (tenantgate-remote-consumer in
+ * place of Liqo's liqo-remote-controlplane, and when none is labelled), and the cluster-wide
  * ClusterRoleBinding of Group <consumer> to Liqo's virtual-kubelet role. */
 #ifndef TG_SIGNER_TENANT_RBAC_H
 #define TG_SIGNER_TENANT_RBAC_H
@@ -21,10 +21,13 @@
 /* The name tenantgate used before it followed Liqo's (removed when seen). */
 #define TG_TENANT_LEGACY_BINDING_PREFIX "liqo-tenant-"
 #define TG_TENANT_MAX_ROLES 32
+/* Liqo's own remote-controlplane role: bound as TG_CONSUMER_CLUSTERROLE (no /status). */
+#define TG_LIQO_REMOTE_CONTROLPLANE_ROLE "liqo-remote-controlplane"
 
 /* The ClusterRole names to bind from a ClusterRole list (items[].metadata.name
- * of the labelled ones, in list order, those whose binding name fits), or
- * TG_CONSUMER_CLUSTERROLE when none. Returns how many (<= max); names point
+ * of the labelled ones, in list order, those whose binding name fits, each
+ * once; TG_LIQO_REMOTE_CONTROLPLANE_ROLE replaced by TG_CONSUMER_CLUSTERROLE),
+ * or TG_CONSUMER_CLUSTERROLE when none. Returns how many (<= max); names point
  * into list. Pure. */
 size_t tg_tenant_roles(json_object *list, const char **names, size_t max);
 

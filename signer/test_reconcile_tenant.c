@@ -352,13 +352,15 @@ static void test_liqo_roles_are_bound(void **state)
     tg_api *api = liqo_setting(&s, T_FINALIZED);
 
     (void)state;
+    put_binding(api, RB_LIQO, "cl01", "liqo-remote-controlplane");   /* Liqo's provider's, before replace */
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
-    assert_string_equal(rt_writes(api), "POST " RBS " 201\nPOST " RBS " 201\nDELETE " RB_LEGACY " 200\nPOST " CRBS
-                                        " 201\n");
-    assert_string_equal(tg_json_path_string(fake_api_object(api, RB_LIQO), "roleRef", "name", NULL),
-                        "liqo-remote-controlplane");
+    assert_string_equal(rt_writes(api), "POST " RBS " 201\nPOST " RBS " 201\nDELETE " RB_LEGACY " 200\nDELETE "
+                                        RB_LIQO " 200\nPOST " CRBS " 201\n");
+    /* Liqo's own role is bound as tenantgate's equivalent without /status */
+    assert_null(fake_api_object(api, RB_LIQO));
+    assert_string_equal(tg_json_path_string(fake_api_object(api, RB), "roleRef", "name", NULL),
+                        TG_CONSUMER_CLUSTERROLE);
     assert_string_equal(tg_json_path_string(fake_api_object(api, RB_EXTRA), "roleRef", "name", NULL), "extra-ops");
-    assert_null(fake_api_object(api, RB));
     assert_non_null(fake_api_object(api, RBS "/liqo-binding-someone"));
     rt_signer_clear(&s);
     fake_api_free(api);
@@ -377,7 +379,7 @@ static void test_unlabelled_role_is_unbound(void **state)
     s.rb_known = json_object_new_object();
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
     assert_null(fake_api_object(api, RB_EXTRA));
-    assert_non_null(fake_api_object(api, RB_LIQO));
+    assert_non_null(fake_api_object(api, RB));
     rt_signer_clear(&s);
     fake_api_free(api);
 }
@@ -392,8 +394,10 @@ static void test_deletion_leaves_no_binding(void **state)
     (void)state;
     put_binding(api, RB_LIQO, "cl01", "liqo-remote-controlplane");
     put_binding(api, RB_EXTRA, "cl01", "extra-ops");
+    put_binding(api, RB, "cl01", TG_CONSUMER_CLUSTERROLE);
     put_role(api, "extra-ops", 0);
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_RECONCILE_OK);
+    assert_null(fake_api_object(api, RB));
     assert_null(fake_api_object(api, RB_LIQO));
     assert_null(fake_api_object(api, RB_EXTRA));
     assert_null(fake_api_object(api, RB_LEGACY));
@@ -441,6 +445,16 @@ static void test_roles_pure(void **state)
     assert_string_equal(names[0], TG_CONSUMER_CLUSTERROLE);
     json_object_put(list);
     assert_int_equal(tg_tenant_roles(NULL, names, 4), 1);
+    /* Liqo's own role becomes tenantgate's, listed once even when both are labelled */
+    snprintf(text, sizeof(text), "{\"items\":[{\"metadata\":{\"name\":\"liqo-remote-controlplane\",\"labels\":{\""
+             TG_REMOTE_CONTROLPLANE_LABEL "\":\"" TG_REMOTE_CONTROLPLANE_VALUE "\"}}},{\"metadata\":{\"name\":\""
+             TG_CONSUMER_CLUSTERROLE "\",\"labels\":{\"" TG_REMOTE_CONTROLPLANE_LABEL "\":\""
+             TG_REMOTE_CONTROLPLANE_VALUE "\"}}}]}");
+    list = tg_json_parse(text, strlen(text), NULL, 0);
+    assert_non_null(list);
+    assert_int_equal(tg_tenant_roles(list, names, 4), 1);
+    assert_string_equal(names[0], TG_CONSUMER_CLUSTERROLE);
+    json_object_put(list);
 }
 
 static int is_ours(const char *json)
