@@ -62,6 +62,9 @@ typedef struct tg_signer {
     const char *slice_policy_ns;     /* the slice policy ConfigMap; NULL: no policy */
     const char *slice_policy_name;
     json_object *node_labels;        /* --cluster-labels: a slice's status.nodeLabels; NULL: none */
+    const char *quota_limits_enforcement;   /* --quota-limits-enforcement (Liqo's Quota); NULL: None */
+    /* Liqo's Quota CRD served: (until_ms << 1) | served, atomic (slice_liqo_quota.c) */
+    uint64_t quota_crd;
     unsigned controllers;
     /* The API server's name for this process (kube/whoami.h): the CSRs whose
      * spec.username is not this are someone else's and count for no Tenant
