@@ -727,7 +727,7 @@ def test_drained_tenant_loses_its_binding_and_active_gets_it_back(provider, cons
         sar = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
                "spec": {"user": "someone", "groups": [cid, "system:authenticated"],
                         "resourceAttributes": {"group": "metrics.liqo.io", "resource": "scrape",
-                                               "verb": "get"}}}
+                                               "subresource": "metrics", "verb": "get"}}}
         out = provider.kubectl("create", "-o", "json", "-f", "-", input=sar).stdout
         return json.loads(out)["status"].get("allowed", False)
     subjects = provider.get_json("clusterrolebinding", crb)["subjects"]
