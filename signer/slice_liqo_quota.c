@@ -69,7 +69,9 @@ static int quota_crd_served(slice_ctx *c)
     if (known >> 1 > now)
         return (int)(known & 1);
     r = tg_api_get(c->api, TG_LIQO_OFFLOADING_API, &list, c->err, sizeof(c->err));
-    if (r != 200 && r != 404) {
+    if (r == 403)   /* discovery refused (a hardened cluster): no Quota, said once a minute */
+        tg_log(TG_LOG_WARN, "liqo quota crd not discoverable", TG_LOG_STR("error", c->err));
+    else if (r != 200 && r != 404) {
         json_object_put(list);
         return -1;
     }

@@ -311,6 +311,27 @@ static void test_no_quota_crd_no_quota(void **state)
     fake_api_free(api);
 }
 
+/* Discovery refused (403): no Quota, the slice's verdict stands; a failing
+ * discovery (500): looked at again. */
+static void test_quota_discovery_fails(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 1);
+
+    fake_api_fail(api, "GET", TG_LIQO_OFFLOADING_API, 403, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    api = quota_setting(w, &s, 1);
+    fake_api_fail(api, "GET", TG_LIQO_OFFLOADING_API, 500, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    assert_null(strstr(rt_writes(api), "quotas"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
 /* A stale Quota (another slice's of that name, other resources, cordoned
  * by hand, Soft) is brought to the grant: PUT, now ours. */
 static void test_stale_quota_is_replaced(void **state)
@@ -448,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_quota_spec_pure),
         cmocka_unit_test_setup_teardown(test_accepted_slice_gets_liqo_quota, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_no_quota_crd_no_quota, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_quota_discovery_fails, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_stale_quota_is_replaced, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_quota_post_fails, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_deleting_slice_drops_its_quota, world_setup, world_teardown),
