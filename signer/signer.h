@@ -35,7 +35,8 @@
 /* Liqo's mark of a tenant namespace (value "true"), with liqo.io/remote-cluster-id. */
 #define TG_LABEL_LIQO_TENANT_NS "liqo.io/tenant-namespace"
 #define TG_TENANT_FINALIZER "tenantgate.io/tenant"
-/* The consumer's role when no ClusterRole is labelled remote-controlplane (no Liqo). */
+/* The consumer's role in the tenant namespace: Liqo's liqo-remote-controlplane without
+ * /status, bound in its place and when no ClusterRole is labelled remote-controlplane. */
 #define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
 /* Liqo's cluster-wide virtual-kubelet ClusterRole (metrics.liqo.io), bound
  * to Group <consumer> by ClusterRoleBinding TG_CLUSTERWIDE_BINDING_PREFIX<consumer>. */
