@@ -23,9 +23,9 @@ virtual-kubelet reaches the provider with the slice kubeconfig tenantgate issued
   provider; `liqoctl authenticate` again works.
 
 Liqo's ShadowPod webhook (resource enforcement on, the chart's default) admits a ShadowPod
-only against an `offloading.liqo.io` Quota of the slice user, which Liqo's quotacreator makes
-when Liqo's authentication runs.  If tenantgate's signer made none (break 2 of issue 38), the
-test writes the one Liqo would, and `test_provider_has_liqos_quota_for_the_slice_user` xfails.
+only against an `offloading.liqo.io` Quota of the slice user, which in replace mode
+tenantgate's signer makes as Liqo's quotacreator would (break 2 of issue 38); the test waits
+for it and reads its user and resources.
 
 The virtual-kubelet keeps its kubelet serving certificate under the fixed path /tmp/certs
 (Liqo's); the test removes its files there afterwards.  Marked `node`: ctest label
@@ -207,22 +207,6 @@ def _quota_of(prov, user):
     return next((q for q in items if (q.get("spec") or {}).get("user") == user), None)
 
 
-def _liqos_quota(prov, cid, user):
-    """The Quota Liqo's quotacreator writes for an accepted slice (name and user: the slice
-    user; resources: the slice's granted resources; the chart's limitsEnforcement None)."""
-    ns = f"liqo-tenant-{cid}"
-    rs = _get(prov.cluster, f"resourceslices.{GROUP}", SLICE, "-n", ns)
-    resources = ((rs or {}).get("status") or {}).get("resources") or {}
-    # owned by the slice, as Liqo's is: it goes with the slice
-    owner = {"apiVersion": rs["apiVersion"], "kind": rs["kind"], "name": SLICE,
-             "uid": rs["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
-    prov.cluster.apply({"apiVersion": f"{OFFLOADING}/v1beta1", "kind": "Quota",
-                        "metadata": {"name": user, "namespace": ns, "ownerReferences": [owner]},
-                        "spec": {"user": user, "limitsEnforcement": "None",
-                                 "resources": resources}})
-    return resources
-
-
 def _pod(name, namespace, node, image):
     """A pod bound to the virtual node (the consumer has no scheduler), the bed's pause image."""
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
@@ -358,16 +342,11 @@ def flow(bed, node_provider):
     t_start = time.monotonic()
 
     def quota():
-        """The provider's Quota for the slice user, given 20 s to appear; else Liqo's, written."""
-        try:
-            q = wait_for(lambda: _quota_of(b.prov, slice_user), timeout=20, interval=1,
-                         what=f"a Quota of {slice_user}")
-            f.seen["quota by"] = "the provider"
-            return 0, json.dumps(q["spec"])
-        except TimeoutError:
-            f.seen["quota by"] = "this test (none made by the provider)"
-            written = _liqos_quota(b.prov, cid, slice_user)
-            return 0, f"written as Liqo's quotacreator would: {written}"
+        """The signer's Quota for the slice user, as Liqo's quotacreator makes it."""
+        q = wait_for(lambda: _quota_of(b.prov, slice_user), timeout=60, interval=1,
+                     what=f"a Quota of {slice_user} made by tenantgate-signer")
+        f.seen["quota"] = q["spec"]
+        return 0, json.dumps(q["spec"])
 
     def offload():
         cons_c.create_namespace(offloaded)
@@ -489,9 +468,9 @@ def test_virtual_node_becomes_ready(flow):
 
 def test_provider_has_liqos_quota_for_the_slice_user(flow):
     _passes(flow, "provider quota")
-    if flow.seen["quota by"] != "the provider":
-        pytest.xfail("break 2 of issue 38: no offloading.liqo.io Quota for the slice user in "
-                     "replace mode; the test wrote Liqo's")
+    q = flow.seen["quota"]
+    assert q["user"] == flow.seen["slice user"], q
+    assert q["resources"].get("cpu") == "2" and q["resources"].get("memory") == "4Gi", q
 
 
 def test_offloaded_pod_runs_on_the_providers_node(flow):

@@ -14,12 +14,23 @@ provider), cordon/uncordon, delete the slice, `liqoctl unauthenticate` (nothing 
 peering left), authenticate again (break 1: the nonce stays, as Liqo keeps it) with a new
 ControlPlane certificate (break 5: the old peering's CSR is not reused).
 
-Out of scope here: the virtual kubelet and a Ready node, Liqo's Quota per slice user,
-and comparing the consumer's rights with Liqo's.
+Break 2, Liqo's Quota: once the slice is accepted the provider holds Liqo's offloading Quota
+`<slice user>` (made by tenantgate's signer: Liqo's quotacreator runs only with Liqo's
+authentication on), and Liqo's own ShadowPod webhook, run by the chart with
+`--enable-resource-enforcement`, admits the slice user's ShadowPod within the slice's resources
+and refuses one beyond them.  The offloaded namespace is made on the provider as Liqo's
+NamespaceMap controller makes it for an offloaded namespace (labelled with the consumer's id,
+RoleBinding of Group <consumer> to liqo-virtual-kubelet-remote): the consumer's side of the
+offloading (a virtual node) is the virtual-kubelet suite's.  Cordoning the slice cordons the
+Quota; deleting the slice removes it.
+
+Out of scope here: the virtual kubelet and a Ready node, and comparing the consumer's rights with
+Liqo's (test_liqo_rights.py).
 """
 
 import base64
 import hashlib
+import json
 import subprocess
 import time
 import uuid
@@ -39,6 +50,8 @@ NEWEST = pinned_versions()[0]
 GROUP = "authentication.liqo.io"
 OUR_CRDS = tuple(f"{p}.{GROUP}" for p in ("tenants", "identities", "resourceslices", "renews"))
 SLICE = "mypool"
+QUOTAS = "quotas.offloading.liqo.io"
+OFFLOADED = "replace-offloaded"        # the provider's namespace for the consumer's offloaded pods
 SIGNER_SA = "tenantgate-signer"
 SIGNER_MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "remote-consumer-clusterrole.yaml")
 PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer,remoterenew,remoteresourceslice"
@@ -208,6 +221,7 @@ def _peering_left(prov, cid, slice_user):
                            if s["metadata"]["name"] != "liqo-nonce"]
         left["rolebindings"] = [b["metadata"]["name"]
                                 for b in c.get_json("rolebindings", "-n", ns)["items"]]
+        left["quotas"] = [q["metadata"]["name"] for q in c.get_json(QUOTAS, "-n", ns)["items"]]
     left["clusterrolebindings"] = [
         b["metadata"]["name"] for b in c.get_json("clusterrolebindings")["items"]
         if any(s.get("name") in (cid, slice_user) for s in b.get("subjects") or [])]
@@ -215,6 +229,48 @@ def _peering_left(prov, cid, slice_user):
         r["metadata"]["name"] for r in c.get_json("csr", "-l", f"liqo.io/remote-cluster-id={cid}")["items"]
         if not (r.get("status") or {}).get("conditions")]
     return {k: v for k, v in left.items() if v}
+
+
+def _quota(prov, cid, user):
+    """The spec of Liqo's Quota <user> in the consumer's tenant namespace, or None."""
+    ns = f"liqo-tenant-{cid}"
+    if not prov.cluster.exists(QUOTAS, user, "-n", ns):
+        return None
+    return prov.cluster.get_json(QUOTAS, user, "-n", ns)["spec"]
+
+
+def _offload_namespace(cluster, cid):
+    """What Liqo's NamespaceMap controller makes on the provider for an offloaded namespace."""
+    cluster.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Namespace",
+         "metadata": {"name": OFFLOADED, "labels": {"liqo.io/remote-cluster-id": cid}}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": f"liqo-tenant-{cid}", "namespace": OFFLOADED},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": cid}],
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": "liqo-virtual-kubelet-remote"}}]}))
+    return 0, f"namespace {OFFLOADED} offloaded for {cid}\n", ""
+
+
+def _create_shadowpod(cluster, kubeconfig, cid, name, cpu):
+    """Create a ShadowPod requesting cpu as kubeconfig's user: (rc, out, err) of kubectl."""
+    sp = {"apiVersion": "offloading.liqo.io/v1beta1", "kind": "ShadowPod",
+          "metadata": {"name": name, "namespace": OFFLOADED,
+                       "labels": {"offloading.liqo.io/origin": cid}},
+          "spec": {"pod": {"containers": [{"name": "c", "image": "registry.invalid/none:1",
+                                           "resources": {"requests": {"cpu": cpu,
+                                                                      "memory": "256Mi"}}}]}}}
+    p = cluster.kubectl("create", "-f", "-", kubeconfig=kubeconfig, check=False,
+                        input=json.dumps(sp))
+    return p.returncode, p.stdout, p.stderr
+
+
+def _refused(result, *words):
+    """(rc, out, err) of a create that must be refused with all of words: 0 when it was."""
+    rc, out, err = result
+    if rc != 0 and all(w in err for w in words):
+        return 0, f"refused as expected: {err}", ""
+    return 1, out, f"not refused as expected (rc {rc}, want {words}): {err}"
 
 
 @pytest.fixture(scope="module")
@@ -250,12 +306,30 @@ def flow(replace, tmp_path_factory):
         ("slice whoami", lambda: observe("slice user info", lambda: _whoami(
             prov.cluster, _kubeconfig_secret(cons, pid, f"resourceslice-{SLICE}"),
             work / "slice.kubeconfig"))),
+        ("liqo quota", lambda: _wait(lambda: _quota(prov, cid, slice_user) is not None, 60,
+                                     "Liqo's Quota of the slice user")),
+        ("quota spec", lambda: observe("quota", lambda: _quota(prov, cid, slice_user))),
+        ("granted", lambda: observe("granted", lambda: prov.cluster.get_json(
+            f"resourceslices.{GROUP}", SLICE, "-n", f"liqo-tenant-{cid}")["status"]["resources"])),
+        ("offload namespace", lambda: _offload_namespace(prov.cluster, cid)),
+        ("shadowpod within", lambda: _create_shadowpod(prov.cluster, work / "slice.kubeconfig",
+                                                       cid, "within", "1")),
+        ("shadowpod over", lambda: _refused(_create_shadowpod(
+            prov.cluster, work / "slice.kubeconfig", cid, "over", "3"), "cpu", "quota")),
         ("cordon resourceslice", lambda: liqo.ctl(
             "cordon", "resourceslice", SLICE, "--remote-cluster-id", cid, "--skip-confirm",
             "--kubeconfig", prov.cluster.kubeconfig)),
+        ("quota cordoned", lambda: _wait(lambda: (_quota(prov, cid, slice_user) or {}).get(
+            "cordoned") is True, 60, "the Quota cordoned")),
+        ("shadowpod cordoned", lambda: _refused(_create_shadowpod(
+            prov.cluster, work / "slice.kubeconfig", cid, "cordoned", "100m"), "cordoned")),
         ("uncordon resourceslice", lambda: liqo.ctl(
             "uncordon", "resourceslice", SLICE, "--remote-cluster-id", cid, "--skip-confirm",
             "--kubeconfig", prov.cluster.kubeconfig)),
+        ("quota uncordoned", lambda: _wait(lambda: "cordoned" not in (
+            _quota(prov, cid, slice_user) or {"cordoned": True}), 60, "the Quota uncordoned")),
+        ("remove offloaded namespace", lambda: _kubectl(
+            prov.cluster, "delete", "namespace", OFFLOADED, "--timeout=120s")),
         ("delete resourceslice", lambda: _kubectl(
             cons.cluster, "delete", f"resourceslices.{GROUP}", SLICE, "-n",
             f"liqo-tenant-{pid}", "--timeout=120s")),
@@ -267,10 +341,15 @@ def flow(replace, tmp_path_factory):
             _kubeconfig_secret(cons, pid, f"controlplane-{pid}")))),
     ]
     for step, fn in steps:
-        if not _run(f, step, fn) and step not in ("left behind", "slice whoami", "identities"):
+        if not _run(f, step, fn) and step not in ("left behind", "slice whoami", "identities",
+                                                  "shadowpod within", "shadowpod over",
+                                                  "quota cordoned", "shadowpod cordoned",
+                                                  "quota uncordoned"):
             break
     f.seen["left"] = _peering_left(prov, cid, slice_user)
     yield f
+    prov.cluster.kubectl("delete", "namespace", OFFLOADED, "--ignore-not-found", "--wait=false",
+                         check=False)
     liqo.ctl("unauthenticate", *both)
 
 
@@ -307,9 +386,43 @@ def test_slice_kubeconfig_is_the_slice_user_on_the_provider(flow, replace):
     assert cons.cluster_id in info.get("groups", []), info
 
 
+def test_accepted_slice_has_liqos_quota(flow, replace):
+    """Break 2: Quota <slice user> as Liqo's quotacreator writes it, from the granted resources."""
+    _step_passes(flow, "liqo quota")
+    _step_passes(flow, "quota spec")
+    spec = flow.seen["quota"]
+    assert spec["user"] == flow.seen["slice user"], spec
+    assert spec["limitsEnforcement"] == "None", spec
+    _step_passes(flow, "granted")
+    # the slice's grant on the provider (what was asked, with the policy's defaults for the rest)
+    assert spec["resources"] == flow.seen["granted"], (spec, flow.seen["granted"])
+    assert {k: spec["resources"].get(k) for k in ("cpu", "memory", "pods")} == \
+        {"cpu": "2", "memory": "4Gi", "pods": "10"}, spec
+    assert "cordoned" not in spec, spec
+
+
+def test_liqos_shadowpod_webhook_enforces_the_slice(flow, replace):
+    """The slice user's ShadowPod within the slice's resources is admitted by Liqo's webhook
+    (--enable-resource-enforcement, the chart's default); one beyond them is refused."""
+    _, prov, _, _ = replace
+    args = prov.processes["webhook"].args
+    assert "--enable-resource-enforcement" in args, args
+    _step_passes(flow, "offload namespace")
+    _step_passes(flow, "shadowpod within")
+    _step_passes(flow, "shadowpod over")
+
+
 def test_liqoctl_cordon_and_uncordon(flow):
     _step_passes(flow, "cordon resourceslice")
     _step_passes(flow, "uncordon resourceslice")
+
+
+def test_cordon_reaches_the_quota(flow):
+    """liqoctl cordon resourceslice (Liqo's annotation) cordons the Quota: the webhook refuses
+    new ShadowPods; uncordon lifts it."""
+    _step_passes(flow, "quota cordoned")
+    _step_passes(flow, "shadowpod cordoned")
+    _step_passes(flow, "quota uncordoned")
 
 
 def test_delete_slice_and_unauthenticate_leave_nothing(flow):

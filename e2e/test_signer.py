@@ -26,7 +26,10 @@ from bed import HostProcess, free_port, openssl, wait_for
 NS = "liqo"
 SA = "tenantgate-signer"
 CLUSTER_ROLES = ("tenantgate-signer", "tenantgate-signer-own-signer", "tenantgate-remote-consumer",
-                 "tenantgate-resourceslice-user", "liqo-virtual-kubelet-remote-clusterwide")
+                 "liqo-virtual-kubelet-remote-clusterwide")
+# No ClusterRole is labelled remote-controlplane here (no Liqo): the consumer's binding is to
+# tenantgate's own role, under Liqo's naming (docs/LIQO.md, "Rights").
+CONSUMER_BINDING = "liqo-binding-tenantgate-remote-consumer"
 # NamespaceMaps belong to Liqo's offloading module: a minimal CRD from e2e/testdata, for RBAC checks.
 TEST_CRDS = ("namespacemaps.offloading.liqo.io",)
 PROVIDER_ID = "cl-provider"
@@ -315,7 +318,7 @@ def test_full_onboarding_and_consumer_rights(provider, consumer, provider_signer
     subj = openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253", input=cert).decode()
     assert f"CN={cid}" in subj and "O=liqo.io" in subj
 
-    rb = provider.get_json("rolebinding", f"liqo-tenant-{cid}", "-n", pns)
+    rb = provider.get_json("rolebinding", CONSUMER_BINDING, "-n", pns)
     assert rb["roleRef"]["name"] == "tenantgate-remote-consumer"
     assert rb["subjects"] == [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": cid}]
 
@@ -453,7 +456,7 @@ def test_deleted_tenant_loses_access_and_cannot_be_replayed(provider, consumer, 
 
     provider.kubectl("delete", "tenant", cid, "-n", pns, "--timeout=20s")
     assert not provider.exists("tenant", cid, "-n", pns)
-    assert not provider.exists("rolebinding", f"liqo-tenant-{cid}", "-n", pns)
+    assert not provider.exists("rolebinding", CONSUMER_BINDING, "-n", pns)
     after = provider.get_json("secret", "liqo-nonce", "-n", pns)["data"]["nonce"]
     assert after != nonce_before
     r = kubectl_as(provider, kc, "get", "resourceslices.authentication.liqo.io", "-n", pns)
@@ -714,7 +717,7 @@ def test_drained_tenant_loses_its_binding_and_active_gets_it_back(provider, cons
     pns, cns = tenant_space
     onboard(provider, consumer, cid, pns, cns, tmp_path)
     wait_for(lambda: tenant_ready(provider, cid, pns), timeout=10, what="Tenant status")
-    rb = f"liqo-tenant-{cid}"
+    rb = CONSUMER_BINDING
     crb = f"liqo-binding-liqo-virtual-kubelet-remote-clusterwide-{cid}"
     assert provider.exists("rolebinding", rb, "-n", pns)
 
@@ -724,7 +727,7 @@ def test_drained_tenant_loses_its_binding_and_active_gets_it_back(provider, cons
         sar = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
                "spec": {"user": "someone", "groups": [cid, "system:authenticated"],
                         "resourceAttributes": {"group": "metrics.liqo.io", "resource": "scrape",
-                                               "verb": "get"}}}
+                                               "subresource": "metrics", "verb": "get"}}}
         out = provider.kubectl("create", "-o", "json", "-f", "-", input=sar).stdout
         return json.loads(out)["status"].get("allowed", False)
     subjects = provider.get_json("clusterrolebinding", crb)["subjects"]

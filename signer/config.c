@@ -14,6 +14,7 @@
 #include "signer/approve_decide.h"
 #include "signer/cluster_labels.h"
 #include "signer/controller.h"
+#include "signer/slice_liqo_quota.h"
 
 #define DEFAULT_SLICE_POLICY "tenantgate-resourceslice-policy"
 
@@ -52,6 +53,9 @@ static void usage(FILE *out)
             "                             kubectl tenantgate does) or keep (as Liqo: the tenant\n"
             "                             namespace keeps its nonce, so a Liqo consumer and liqoctl\n"
             "                             can authenticate again; replace mode sets it)\n"
+            "  --quota-limits-enforcement None|Soft|Hard  spec.limitsEnforcement of the Liqo Quota\n"
+            "                             made per accepted slice where Liqo's Quota CRD is served\n"
+            "                             (as Liqo's --default-limits-enforcement; default None)\n"
 "  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
             "  --workers N                reconcile threads, 1-32 (default 8)\n"
             "  --log-level LEVEL          debug, info, warn, error (default info)\n"
@@ -63,6 +67,7 @@ enum {
     OPT_CSR_EXPIRATION, OPT_SIGNER_NAME, OPT_OWN_CA_CERT, OPT_OWN_CA_KEY, OPT_MAX_CERT_LIFETIME,
     OPT_ALLOW_NO_HANDSHAKE, OPT_LOG_LEVEL, OPT_LEADER_ELECT, OPT_LEASE_NAME, OPT_LEASE_NAMESPACE,
     OPT_METRICS_LISTEN, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS, OPT_NONCE_ROTATION,
+    OPT_QUOTA_ENFORCEMENT,
 };
 
 static const struct option options[] = {
@@ -88,6 +93,7 @@ static const struct option options[] = {
     {"slice-policy-configmap", required_argument, NULL, OPT_SLICE_POLICY},
     {"cluster-labels", required_argument, NULL, OPT_CLUSTER_LABELS},
     {"nonce-rotation", required_argument, NULL, OPT_NONCE_ROTATION},
+    {"quota-limits-enforcement", required_argument, NULL, OPT_QUOTA_ENFORCEMENT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -151,6 +157,14 @@ static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, c
             return -1;
         }
         s->rotate_nonce_on_unpeer = strcmp(arg, "on-unpeer") == 0;
+        return 0;
+    case OPT_QUOTA_ENFORCEMENT:
+        if (!tg_liqo_quota_enforcement_valid(arg)) {
+            fprintf(stderr, "tenantgate-signer: --quota-limits-enforcement: expected None, Soft or Hard, found "
+                            "\"%.64s\"\n", arg);
+            return -1;
+        }
+        s->quota_limits_enforcement = arg;
         return 0;
     case OPT_LOG_LEVEL: return tg_log_set_level_named(arg);
     }

@@ -5,8 +5,10 @@
  * authenticate it again (approve_decide.h), get its
  * certificate through a Kubernetes CSR, cache it in Secret
  * liqo-remote-certificate-<name>, write status.authParams and the
- * Authentication and Resources conditions through /status, bind the slice's
- * user to tenantgate-resourceslice-user, and renew at 2/3 of the lifetime.
+ * Authentication and Resources conditions through /status, keep Liqo's
+ * Quota for the slice's user where Liqo's Quota CRD is served (replace mode),
+ * and renew at 2/3 of the lifetime. The slice's user has no RoleBinding of
+ * its own (as under Liqo); an older signer's is removed.
  *
  * The slice, its Tenant, its cache Secret and the policy are read live. The
  * CSRs of the slice and its sibling slices (the maxPerTenant sum) come from
@@ -14,11 +16,12 @@
  * any worker starts, so a restart between any two steps resumes from what the
  * API server holds: a pending CSR is waited for, not made twice. What the
  * caches cannot show yet - a CSR we just made, a verdict we just wrote - is
- * remembered in s->settled. The Secret and the RoleBinding are owned by the
+ * remembered in s->settled. The Secret and the Quota are owned by the
  * slice, so deleting the slice removes them.
  *
  * One concept per file: slice_certificate.c (CSR, cache Secret, renewal),
- * slice_rbac.c (the RoleBinding), slice_status.c (conditions, the PATCH),
+ * slice_rbac.c (the old RoleBinding), slice_liqo_quota.c (Liqo's Quota),
+ * slice_status.c (conditions, the PATCH),
  * slice_policy.c (the class policy), slice_quota.c (the maxPerTenant
  * ledger); this file decides in which order and holds the descriptor. */
 #include <pthread.h>
@@ -32,6 +35,7 @@
 #include "signer/approve_decide.h"
 #include "signer/events.h"
 #include "signer/slice_certificate.h"
+#include "signer/slice_liqo_quota.h"
 #include "signer/slice_quota.h"
 #include "signer/slice_rbac.h"
 #include "signer/slice_status.h"
@@ -49,7 +53,7 @@ static long reconcile_slice(slice_ctx *c)
     tg_approve_policy pol = {.signer_name = c->s->signer_name, .allow_no_handshake = c->s->allow_no_handshake};
     tg_approve_decision d;
     cert_result cr;
-    json_object *st = json_object_new_object(), *auth_cond = NULL, *res_cond = NULL, *old_auth;
+    json_object *st = json_object_new_object(), *auth_cond = NULL, *res_cond = NULL, *old_auth, *after = NULL;
     char msg[700];
     int res_denied = 0, accepted = 0;
     long ret = TG_RECONCILE_RETRY;
@@ -86,21 +90,25 @@ static long reconcile_slice(slice_ctx *c)
     pthread_mutex_lock(&rs_res_mu);
     if (rs_resources_status(c, st, &res_cond, &res_denied) == 0) {
         int res_decided = res_cond != NULL, wrote;
-        json_object *after = NULL;
         json_object_object_add(st, "conditions", rs_conditions_with(c->slice, auth_cond, res_cond));
         auth_cond = res_cond = NULL;
         wrote = rs_patch_status(c, st, &after);
         if (res_decided)   /* before the next decision of this consumer (rs_res_mu): see grant_note */
             rs_grant_note(c, wrote, after);
-        json_object_put(after);
         ret = wrote >= 0 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
     }
     pthread_mutex_unlock(&rs_res_mu);
     if (ret == TG_RECONCILE_RETRY)
         goto out;
-    /* The slice user's own right on the provider lives as long as the slice is
-     * authenticated; a slice still waiting for its first certificate has none yet. */
-    if ((accepted || !d.approve || cr.denied) && rs_ensure_binding(c, accepted) != 0) {
+    /* Liqo's Quota of the slice user follows the grant as now written (the
+     * PATCH's answer; unchanged status: the slice as read) */
+    if (rs_ensure_liqo_quota(c, after ? after : c->slice, d.approve && !cr.denied) != 0) {
+        ret = TG_RECONCILE_RETRY;
+        goto out;
+    }
+    /* The slice user has no rights of its own (Liqo parity): an older signer's
+     * binding goes once the slice is decided. */
+    if ((accepted || !d.approve || cr.denied) && rs_drop_old_binding(c) != 0) {
         ret = TG_RECONCILE_RETRY;
         goto out;
     }
@@ -108,6 +116,7 @@ static long reconcile_slice(slice_ctx *c)
 out:
     json_object_put(auth_cond);
     json_object_put(res_cond);
+    json_object_put(after);
     json_object_put(st);
     free(cr.signed_b64);
     return ret;
@@ -170,9 +179,16 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
         c.consumer = nsf.cluster_id;
     else if (s->ns_cache)
         goto out;   /* no longer a tenant namespace */
-    if (tg_slice_is_own_local(c.slice, s->cluster_id) || !c.csr_b64 || !*c.csr_b64 || !c.uid ||
-        tg_json_path(c.slice, "metadata", "deletionTimestamp", NULL))
+    if (tg_slice_is_own_local(c.slice, s->cluster_id) || !c.csr_b64 || !*c.csr_b64 || !c.uid)
         goto out;
+    if (tg_json_path(c.slice, "metadata", "deletionTimestamp", NULL)) {
+        /* going: its Quota goes now (garbage collection follows the slice's
+         * ownership, but only once the slice itself is gone) */
+        if (c.consumer && tg_slice_user_name(name, c.consumer, c.user, sizeof(c.user)) == 0 &&
+            rs_ensure_liqo_quota(&c, c.slice, 0) != 0)
+            goto fail;
+        goto out;
+    }
     if (!c.consumer || !tg_cluster_id_valid(c.consumer)) {
         /* Liqo: an event, no status. Admission refuses such a slice. */
         tg_api_event(api, c.slice, "Warning", "RemoteCertificateFailed", "spec.consumerClusterID not set or invalid");
@@ -264,8 +280,9 @@ const tg_controller_desc tg_ctl_remote_slice = {
     .scope = {.where = TG_WHERE_TENANT_NS, .peer = TG_PEER_NOT_LOCAL_SLICE,
               .acts_on = "every ResourceSlice in a tenant namespace, labelled or not, but this cluster's own "
                          "local ones; the consumer is the namespace's remote cluster id",
-              .writes = "the slice's status, CSRs for it, Secret liqo-remote-certificate-<slice> and RoleBinding "
-                        "tenantgate-rslice-<slice> in its namespace"},
+              .writes = "the slice's status, CSRs for it, Secret liqo-remote-certificate-<slice>, Liqo's Quota "
+                        "<slice user> in its namespace (where served), and deletes an old RoleBinding "
+                        "tenantgate-rslice-<slice>"},
     .subs = {{TG_INF_TENANT_SLICES, 1, map_slice}, {TG_INF_TENANTS, 0, map_tenant_to_slices},
              {TG_INF_CSRS, 0, map_csr_to_slice}}, .nsubs = 3,
     .reconcile = reconcile_key,

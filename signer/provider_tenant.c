@@ -1,5 +1,5 @@
 /* provider_tenant.c - the provider's Tenant controller (PROTOCOL.md 6): re-checks
- * the Tenant, keeps its finalizer and RoleBinding, makes the CSR for its key
+ * the Tenant, keeps its finalizer and bindings (tenant_rbac.h), makes the CSR for its key
  * and copies the issued certificate into status.authParams. Deletion rotates
  * the nonce. Settled records (settled.h) spare the GET for its own writes. */
 #include "signer/reconcile_common.h"
@@ -21,6 +21,7 @@
 #include "signer/approve_decide.h"
 #include "signer/renewal.h"
 #include "signer/tenant_plan.h"
+#include "signer/tenant_rbac.h"
 
 /* ---------- the CSR and Tenant informer caches ---------- */
 
@@ -262,79 +263,6 @@ static int holds_tenant(json_object *tenant)
     return has_finalizer(tenant, TG_TENANT_FINALIZER) || has_finalizer(tenant, TG_TENANT_FINALIZER_LEGACY);
 }
 
-/* RoleBindings known to exist: "ns/name" -> when this process last saw the
- * POST succeed or answer 409. Known for RB_RECHECK_S only, so one deleted
- * behind our back is recreated by a later reconcile. */
-#define RB_RECHECK_S 600
-
-static int rolebinding_known(tg_signer *s, const char *key, time_t now)
-{
-    json_object *at = NULL;
-    int known;
-
-    pthread_mutex_lock(&s->rb_mu);
-    known = s->rb_known && json_object_object_get_ex(s->rb_known, key, &at) &&
-            now - (time_t)json_object_get_int64(at) < RB_RECHECK_S;
-    pthread_mutex_unlock(&s->rb_mu);
-    return known;
-}
-
-static void rolebinding_set_known(tg_signer *s, const char *key, int known, time_t now)
-{
-    pthread_mutex_lock(&s->rb_mu);
-    if (s->rb_known && known)
-        json_object_object_add(s->rb_known, key, json_object_new_int64((int64_t)now));
-    else if (s->rb_known)
-        json_object_object_del(s->rb_known, key);
-    pthread_mutex_unlock(&s->rb_mu);
-}
-
-/* present: POST the binding unless recently known to exist; else DELETE it.
- * ns NULL: a ClusterRoleBinding. */
-static long ensure_binding(tg_signer *s, tg_api *api, const char *ns, const char *name, const char *cid,
-                           const char *subject_kind, const char *role, int present, char *err, size_t err_len)
-{
-    char path[1024], key[640];
-    time_t now = time(NULL);
-    long r;
-
-    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
-    if (!present) {
-        rolebinding_set_known(s, key, 0, now);
-        if (ns)
-            snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings/%s", ns, name);
-        else
-            snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/%s", name);
-        r = tg_api_call(api, "DELETE", path, TG_KUBE_CT_JSON, NULL, NULL, err, err_len);
-        return r == 404 ? 200 : r;
-    }
-    if (rolebinding_known(s, key, now))
-        return 200;
-    r = rc_post_binding(api, ns, name, cid, subject_kind, cid, role, NULL, err, err_len);
-    if (r == 409)
-        r = 200;   /* already there */
-    if (r == 200 || r == 201)
-        rolebinding_set_known(s, key, 1, now);
-    return r;
-}
-
-/* The consumer's bindings: User <cid> to tenantgate-remote-consumer in the
- * tenant namespace, and (Liqo parity) Group <cid> to Liqo's cluster-wide
- * virtual-kubelet ClusterRole. */
-static long ensure_rolebinding(tg_signer *s, tg_api *api, const char *ns, const char *cid, int present, char *err,
-                               size_t err_len)
-{
-    char name[320];
-    long r;
-
-    snprintf(name, sizeof(name), "liqo-tenant-%s", cid);
-    r = ensure_binding(s, api, ns, name, cid, "User", TG_CONSUMER_CLUSTERROLE, present, err, err_len);
-    if (r < 0 || r >= 300)
-        return r;
-    snprintf(name, sizeof(name), TG_CLUSTERWIDE_BINDING_PREFIX "%s", cid);
-    return ensure_binding(s, api, NULL, name, cid, "Group", TG_CLUSTERWIDE_CLUSTERROLE, present, err, err_len);
-}
-
 static time_t tenant_created(json_object *tenant)
 {
     const char *ts = tg_json_path_string(tenant, "metadata", "creationTimestamp", NULL);
@@ -367,7 +295,7 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
 
     if (!holds_tenant(tenant))
         return 200;
-    if ((r = ensure_rolebinding(s, api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
+    if ((r = tg_tenant_bind(s, api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
         return r;
     /* Liqo's consumer keeps its signed nonce across peerings and refuses
      * another nonce later (liqoctl: "nonce secret already exists with a
@@ -673,7 +601,7 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
         updated = NULL;
         cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     }
-    st = ensure_rolebinding(s, api, ns, cid, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
+    st = tg_tenant_bind(s, api, ns, cid, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
     if (st < 0 || st >= 300)
         goto fail;
 
@@ -730,7 +658,7 @@ const tg_controller_desc tg_ctl_tenant = {
     .name = "tenant", .key_prefix = "tenant", .bit = TG_CTL_TENANT, .side = "provider",
     .scope = {.where = TG_WHERE_TENANT_NS, .peer = TG_PEER_SPEC_CLUSTER_ID,
               .acts_on = "Tenant whose spec.clusterID is the remote cluster id of its tenant namespace",
-              .writes = "the Tenant (status, finalizer), CSRs labelled for it, RoleBinding in its namespace, "
+              .writes = "the Tenant (status, finalizer), CSRs labelled for it, RoleBindings liqo-binding-* in its namespace, "
                         "the consumer's ClusterRoleBinding"},
     .subs = {{TG_INF_TENANTS, 1, map_tenant}, {TG_INF_CSRS, 0, map_csr_to_tenant}}, .nsubs = 2,
     .reconcile = reconcile_key,

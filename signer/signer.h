@@ -40,13 +40,13 @@
 #define TG_TENANT_FINALIZER "tenant.liqo.io/finalizer"
 /* What tenantgate before 2026-11-29 put on: still released, and replaced. */
 #define TG_TENANT_FINALIZER_LEGACY "tenantgate.io/tenant"
+/* The consumer's role in the tenant namespace: Liqo's liqo-remote-controlplane without
+ * /status, bound in its place and when no ClusterRole is labelled remote-controlplane. */
 #define TG_CONSUMER_CLUSTERROLE "tenantgate-remote-consumer"
 /* Liqo's cluster-wide virtual-kubelet ClusterRole (metrics.liqo.io), bound
  * to Group <consumer> by ClusterRoleBinding TG_CLUSTERWIDE_BINDING_PREFIX<consumer>. */
 #define TG_CLUSTERWIDE_CLUSTERROLE "liqo-virtual-kubelet-remote-clusterwide"
 #define TG_CLUSTERWIDE_BINDING_PREFIX "liqo-binding-liqo-virtual-kubelet-remote-clusterwide-"
-/* What a slice's user may do on the provider, bound per slice (PROTOCOL.md 6a). */
-#define TG_SLICE_USER_CLUSTERROLE "tenantgate-resourceslice-user"
 #define TG_KEYS_SECRET "authentication-keys"
 #define TG_NONCE_SECRET "liqo-nonce"
 #define TG_SIGNED_NONCE_SECRET "liqo-signed-nonce"
@@ -68,6 +68,9 @@ typedef struct tg_signer {
     const char *slice_policy_ns;     /* the slice policy ConfigMap; NULL: no policy */
     const char *slice_policy_name;
     json_object *node_labels;        /* --cluster-labels: a slice's status.nodeLabels; NULL: none */
+    const char *quota_limits_enforcement;   /* --quota-limits-enforcement (Liqo's Quota); NULL: None */
+    /* Liqo's Quota CRD served: (until_ms << 1) | served, atomic (slice_liqo_quota.c) */
+    uint64_t quota_crd;
     unsigned controllers;
     /* The API server's name for this process (kube/whoami.h): the CSRs whose
      * spec.username is not this are someone else's and count for no Tenant

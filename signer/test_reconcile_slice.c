@@ -21,6 +21,7 @@
 #include "pki/slice.h"
 #include "signer/approve_decide.h"
 #include "signer/reconcile_common.h"
+#include "signer/slice_liqo_quota.h"
 #include "signer/slice_plan.h"
 #include "signer/test_reconcile_fixture.h"
 
@@ -33,6 +34,7 @@
 #define SECRET SECRETS "/liqo-remote-certificate-" NAME
 #define RBS "/apis/rbac.authorization.k8s.io/v1/namespaces/" NS "/rolebindings"
 #define RB RBS "/tenantgate-rslice-" NAME
+#define QUOTAS TG_LIQO_OFFLOADING_API "/namespaces/" NS "/quotas"
 #define WAIT_MS 10000          /* provider_resourceslice.c: a CSR made, not decided */
 #define POSITIVE_MS 1000000    /* want: any delay of at least this (a renewal far ahead) */
 #define DENIED_RETRY_MS (-2)   /* want: TG_SLICE_DENIED_RETRY_S after the denial, give or take the seconds passed */
@@ -76,14 +78,16 @@ static const row rows[] = {
     {"CSR POST answers 500", S_REPLICATED, T_ACTIVE, C_NONE, X_NONE, "POST", CSR_API, 500,
      "POST " CSR_API " 500\n", TG_RECONCILE_RETRY, NULL},
     {"CSR pending: wait", S_REPLICATED, T_ACTIVE, C_PENDING, X_NONE, NULL, NULL, 0, STATUS, WAIT_MS, NULL},
-    {"CSR issued: cached, published, bound", S_REPLICATED, T_ACTIVE, C_ISSUED, X_NONE, NULL, NULL, 0,
-     "POST " SECRETS " 201\n" STATUS "POST " RBS " 201\n", POSITIVE_MS, "Accepted"},
+    {"CSR issued: cached, published, no binding of its own", S_REPLICATED, T_ACTIVE, C_ISSUED, X_NONE, NULL, NULL,
+     0, "POST " SECRETS " 201\n" STATUS, POSITIVE_MS, "Accepted"},
+    {"CSR issued: an older signer's binding goes", S_REPLICATED, T_ACTIVE, C_ISSUED, X_RB, NULL, NULL, 0,
+     "POST " SECRETS " 201\n" STATUS "DELETE " RB " 200\n", POSITIVE_MS, "Accepted"},
     {"CSR issued, cache Secret POST fails", S_REPLICATED, T_ACTIVE, C_ISSUED, X_NONE, "POST", SECRETS, 500,
      "POST " SECRETS " 500\n", TG_RECONCILE_RETRY, NULL},
     {"CSR issued, status PATCH conflicts", S_REPLICATED, T_ACTIVE, C_ISSUED, X_NONE, "PATCH", SLICE "/status", 409,
      "POST " SECRETS " 201\nPATCH " SLICE "/status 409\n", TG_RECONCILE_RETRY, NULL},
-    {"CSR issued, RoleBinding POST fails", S_REPLICATED, T_ACTIVE, C_ISSUED, X_NONE, "POST", RBS, -1,
-     "POST " SECRETS " 201\n" STATUS "POST " RBS " -1\n", TG_RECONCILE_RETRY, "Accepted"},
+    {"CSR issued, old RoleBinding's DELETE fails", S_REPLICATED, T_ACTIVE, C_ISSUED, X_RB, "DELETE", RB, -1,
+     "POST " SECRETS " 201\n" STATUS "DELETE " RB " -1\n", TG_RECONCILE_RETRY, "Accepted"},
     {"CSR denied: shown, binding removed", S_REPLICATED, T_ACTIVE, C_DENIED, X_RB, NULL, NULL, 0,
      DENIED_EVENT("NoMatchingTenant") STATUS "DELETE " RB " 200\n", DENIED_RETRY_MS, "Denied"},
     {"no Tenant: denied", S_REPLICATED, T_ABSENT, C_NONE, X_NONE, NULL, NULL, 0,
@@ -222,10 +226,253 @@ static void test_slice_rows(void **state)
     EVP_PKEY_free(w.key);
 }
 
+/* ---------- Liqo's Quota (issue 38, break 2) ---------- */
+
+/* Liqo's offloading API as discovery shows it where Liqo is installed. */
+static void serve_quota_crd(tg_api *api)
+{
+    fake_api_put(api, TG_LIQO_OFFLOADING_API, "{\"kind\":\"APIResourceList\",\"groupVersion\":"
+                 "\"offloading.liqo.io/v1beta1\",\"resources\":[{\"name\":\"shadowpods\"},{\"name\":\"quotas\"}]}");
+}
+
+#define ASKED "{\"cpu\":\"2\",\"memory\":\"4Gi\"}"
+
+/* The slice, its Tenant and an issued CSR, the slice asking for ASKED. */
+static tg_api *quota_setting(const world *w, tg_signer *s, int crd)
+{
+    tg_api *api = fake_api_new();
+
+    rt_signer_init(s);
+    s->csr_cache = csr_cache(w, C_ISSUED);
+    store_slice(api, w, S_REPLICATED);
+    json_object_object_add(tg_json_path(fake_api_object(api, SLICE), "spec", NULL), "resources",
+                           tg_json_parse(ASKED, strlen(ASKED), NULL, 0));
+    store_tenant(api, w, T_ACTIVE);
+    if (crd)
+        serve_quota_crd(api);
+    return api;
+}
+
+/* The stored Quota of the slice's user, or NULL. */
+static json_object *stored_quota(tg_api *api, const char *user)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), QUOTAS "/%s", user);
+    return fake_api_object(api, path);
+}
+
+static void slice_user(char *user, size_t len)
+{
+    assert_int_equal(tg_slice_user_name(NAME, CONSUMER, user, len), 0);
+}
+
+/* Accepted: Quota <user> as Liqo's quotacreator writes it, owned by the
+ * slice; a second run (a restart) writes nothing more. */
+static void test_accepted_slice_gets_liqo_quota(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 1);
+    char user[TG_SLICE_USER_MAX];
+    json_object *q;
+
+    slice_user(user, sizeof(user));
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS "POST " QUOTAS " 201\n");
+    assert_non_null(q = stored_quota(api, user));
+    assert_string_equal(tg_json_path_string(q, "spec", "user", NULL), user);
+    assert_string_equal(tg_json_path_string(q, "spec", "limitsEnforcement", NULL), "None");
+    assert_string_equal(tg_json_path_string(q, "spec", "resources", "cpu", NULL), "2");
+    assert_string_equal(tg_json_path_string(q, "spec", "resources", "memory", NULL), "4Gi");
+    assert_null(tg_json_path(q, "spec", "cordoned", NULL));
+    assert_string_equal(tg_json_path_string(json_object_array_get_idx(tg_json_path(q, "metadata", "ownerReferences",
+                        NULL), 0), "uid", NULL), tg_json_path_string(fake_api_object(api, SLICE), "metadata", "uid",
+                        NULL));
+    /* restarted: the same Quota is found, none is added */
+    s.quota_crd = 0;
+    json_object_array_del_idx(fake_api_writes(api), 0, json_object_array_length(fake_api_writes(api)));
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_null(strstr(rt_writes(api), "quotas"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* Without Liqo's Quota CRD (tenantgate alone): no Quota call but discovery. */
+static void test_no_quota_crd_no_quota(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 0);
+
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* Discovery refused (403): no Quota, the slice's verdict stands; a failing
+ * discovery (500): looked at again. */
+static void test_quota_discovery_fails(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 1);
+
+    fake_api_fail(api, "GET", TG_LIQO_OFFLOADING_API, 403, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    api = quota_setting(w, &s, 1);
+    fake_api_fail(api, "GET", TG_LIQO_OFFLOADING_API, 500, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    assert_null(strstr(rt_writes(api), "quotas"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* A stale Quota (another slice's of that name, other resources, cordoned
+ * by hand, Soft) is brought to the grant: PUT, now ours. */
+static void test_stale_quota_is_replaced(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 1);
+    char user[TG_SLICE_USER_MAX], path[512], text[1024];
+    json_object *q;
+
+    slice_user(user, sizeof(user));
+    s.quota_limits_enforcement = "Hard";
+    snprintf(path, sizeof(path), QUOTAS "/%s", user);
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"" NS "\",\"ownerReferences\":"
+             "[{\"kind\":\"ResourceSlice\",\"name\":\"" NAME "\",\"uid\":\"old\",\"controller\":true}]},"
+             "\"spec\":{\"user\":\"%s\",\"resources\":{\"cpu\":\"64\"},\"cordoned\":true}}", user, user);
+    fake_api_put(api, path, text);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_non_null(strstr(rt_writes(api), "POST " SECRETS " 201\n" STATUS "PUT " QUOTAS "/"));
+    assert_null(strstr(rt_writes(api), "POST " QUOTAS));
+    q = stored_quota(api, user);
+    assert_string_equal(tg_json_path_string(q, "spec", "resources", "cpu", NULL), "2");
+    assert_string_equal(tg_json_path_string(q, "spec", "limitsEnforcement", NULL), "Hard");
+    assert_null(tg_json_path(q, "spec", "cordoned", NULL));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* The Quota write fails: retried, no verdict lost. */
+static void test_quota_post_fails(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 1);
+
+    fake_api_fail(api, "POST", QUOTAS, 500, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS "POST " QUOTAS " 500\n");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* A slice being deleted takes its Quota along; another owner's stays. */
+static void test_deleting_slice_drops_its_quota(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 1);
+    char user[TG_SLICE_USER_MAX];
+
+    slice_user(user, sizeof(user));
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_non_null(stored_quota(api, user));
+    json_object_object_add(tg_json_path(fake_api_object(api, SLICE), "metadata", NULL), "deletionTimestamp",
+                           json_object_new_string("2026-11-28T00:00:01Z"));
+    json_object_array_del_idx(fake_api_writes(api), 0, json_object_array_length(fake_api_writes(api)));
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_OK);
+    assert_null(stored_quota(api, user));
+    assert_non_null(strstr(rt_writes(api), "DELETE " QUOTAS "/"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* The spec from odd or hostile slices: only an Accepted grant that is an
+ * object makes one; Liqo's cordon annotations, as Liqo reads them. */
+static void test_quota_spec_pure(void **state)
+{
+    static const struct {
+        const char *slice;
+        int tenant_cordoned;
+        int made, cordoned;
+    } cases[] = {
+        {"{}", 0, 0, 0},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Resources\",\"status\":\"Denied\"}],\"resources\":{}}}", 0, 0, 0},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Resources\",\"status\":\"Accepted\"}],\"resources\":\"x\"}}", 0,
+         0, 0},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Resources\",\"status\":\"Accepted\"}]}}", 0, 1, 0},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Resources\",\"status\":\"Accepted\"}],\"resources\":{\"cpu\":1}}}",
+         1, 1, 1},
+        {"{\"metadata\":{\"annotations\":{\"liqo.io/cordon\":\"true\"}},\"status\":{\"conditions\":[{\"type\":"
+         "\"Resources\",\"status\":\"Accepted\"}]}}", 0, 1, 1},
+        {"{\"metadata\":{\"annotations\":{\"liqo.io/cordon-tenant\":\"False\"}},\"status\":{\"conditions\":[{\"type\":"
+         "\"Resources\",\"status\":\"Accepted\"}]}}", 0, 1, 0},
+        {"{\"metadata\":{\"annotations\":{\"liqo.io/cordon-tenant\":\"\"}},\"status\":{\"conditions\":[{\"type\":"
+         "\"Resources\",\"status\":\"Accepted\"}]}}", 0, 1, 1},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_object *slice = tg_json_parse(cases[i].slice, strlen(cases[i].slice), NULL, 0);
+        json_object *spec = tg_liqo_quota_spec(slice, "u-1", "Bogus", cases[i].tenant_cordoned);
+        if (!!spec != cases[i].made)
+            fail_msg("case %zu: made %d", i, !!spec);
+        if (spec) {
+            assert_string_equal(tg_json_path_string(spec, "limitsEnforcement", NULL), "None");
+            assert_non_null(tg_json_path(spec, "resources", NULL));
+            if (!!tg_json_path(spec, "cordoned", NULL) != cases[i].cordoned)
+                fail_msg("case %zu: cordoned", i);
+        }
+        json_object_put(spec);
+        json_object_put(slice);
+    }
+    assert_null(tg_liqo_quota_spec(NULL, "u-1", NULL, 0));
+    assert_false(tg_liqo_quota_enforcement_valid("none"));   /* Liqo's own schema wants None */
+    assert_true(tg_liqo_quota_enforcement_valid("Soft"));
+}
+
+static int world_setup(void **state)
+{
+    static world w;
+    static char *pem;
+    size_t len = 0;
+
+    w.key = tg_key_generate(TG_KEY_ED25519);
+    if (!w.key || !(pem = tg_slice_csr_build(w.key, NAME, CONSUMER, &len)))
+        return -1;
+    w.csr_b64 = rt_b64(pem, len);
+    free(pem);
+    *state = &w;
+    return 0;
+}
+
+static int world_teardown(void **state)
+{
+    world *w = *state;
+
+    free(w->csr_b64);
+    EVP_PKEY_free(w->key);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slice_rows),
+        cmocka_unit_test(test_quota_spec_pure),
+        cmocka_unit_test_setup_teardown(test_accepted_slice_gets_liqo_quota, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_no_quota_crd_no_quota, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_quota_discovery_fails, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_quota_is_replaced, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_quota_post_fails, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_deleting_slice_drops_its_quota, world_setup, world_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,13 +17,18 @@
 #include "kube/tenant_json.h"
 #include "signer/approve_decide.h"
 #include "signer/reconcile_common.h"
+#include "signer/tenant_rbac.h"
 #include "signer/test_reconcile_fixture.h"
 
 #define NS "liqo-tenant-cl01"
 #define TENANT TENANTS_API "/namespaces/" NS "/tenants/cl01"
 #define NONCE "/api/v1/namespaces/" NS "/secrets/liqo-nonce"
 #define RBS "/apis/rbac.authorization.k8s.io/v1/namespaces/" NS "/rolebindings"
-#define RB RBS "/liqo-tenant-cl01"
+#define RB RBS "/liqo-binding-tenantgate-remote-consumer"
+#define RB_LEGACY RBS "/liqo-tenant-cl01"
+#define RB_LIQO RBS "/liqo-binding-liqo-remote-controlplane"
+#define RB_EXTRA RBS "/liqo-binding-extra-ops"
+#define CRS "/apis/rbac.authorization.k8s.io/v1/clusterroles"
 #define CRBS "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
 #define CRB CRBS "/" TG_CLUSTERWIDE_BINDING_PREFIX "cl01"
 #define WAIT_MS 30000          /* provider_tenant.c TENANT_WAIT_MS */
@@ -95,7 +100,7 @@ static const row rows[] = {
     {"deleted, on-unpeer: bindings off, nonce rotated, finalizer off", T_DELETING, N_SEED, C_NONE, 1, 1, NULL, NULL,
      0, "DELETE " RB " 200\nDELETE " CRB " 404\nPATCH " NONCE " 200\nPATCH " TENANT " 200\n", TG_RECONCILE_OK, 0},
     {"deleted, on-unpeer: nonce rotation conflicts, finalizer stays", T_DELETING, N_SEED, C_NONE, 0, 1, "PATCH",
-     NONCE, 409, "DELETE " RB " 404\nDELETE " CRB " 404\nPATCH " NONCE " 409\n", TG_RECONCILE_RETRY, 1},
+     NONCE, 409, "DELETE " CRB " 404\nPATCH " NONCE " 409\n", TG_RECONCILE_RETRY, 1},
     /* Issue 38, break 5: a re-peering with the same key (the same request)
      * gets a new CSR, never the old peering's certificate */
     {"re-peered: the old peering's unlabelled CSR is ignored", T_REPEERED, N_SEED, C_ISSUED, 0, 0, NULL, NULL, 0,
@@ -186,6 +191,28 @@ static tg_cache *csr_cache(csr_kind kind)
     return c;
 }
 
+/* A RoleBinding at path of User who to ClusterRole role, labelled for who. */
+static void put_binding(tg_api *api, const char *path, const char *who, const char *role)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"" NS "\",\"labels\":"
+             "{\"" TG_LABEL_REMOTE_CLUSTER_ID "\":\"%s\"}},\"subjects\":[{\"kind\":\"User\",\"name\":\"%s\"}],"
+             "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"%s\"}}", strrchr(path, '/') + 1, who, who, role);
+    fake_api_put(api, path, text);
+}
+
+/* A ClusterRole, labelled remote-controlplane as Liqo's chart does when labelled. */
+static void put_role(tg_api *api, const char *name, int labelled)
+{
+    char path[512], text[512];
+
+    snprintf(path, sizeof(path), CRS "/%s", name);
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"" TG_REMOTE_CONTROLPLANE_LABEL
+             "\":\"%s\"}}}", name, labelled ? TG_REMOTE_CONTROLPLANE_VALUE : "something-else");
+    fake_api_put(api, path, text);
+}
+
 static void run_row(const row *r)
 {
     tg_api *api = fake_api_new();
@@ -199,7 +226,7 @@ static void run_row(const row *r)
         store_tenant(api, r->tenant);
     store_nonce(api, r->nonce);
     if (r->rb_exists)
-        fake_api_put(api, RB, "{\"metadata\":{\"name\":\"liqo-tenant-cl01\",\"namespace\":\"" NS "\"}}");
+        put_binding(api, RB, "cl01", TG_CONSUMER_CLUSTERROLE);
     if (r->fail_path)
         fake_api_fail(api, r->fail_method, r->fail_path, r->fail_status, 1);
     ret = tg_reconcile_tenant(&s, api, NS, "cl01");
@@ -307,6 +334,167 @@ static void test_second_run_is_quiet(void **state)
     fake_api_free(api);
 }
 
+/* One Tenant reconcile in Liqo's setting: roles labelled remote-controlplane
+ * (and one that is not), a binding under the old name, another user's. */
+static tg_api *liqo_setting(tg_signer *s, tenant_kind kind)
+{
+    tg_api *api = fake_api_new();
+
+    rt_signer_init(s);
+    s->csr_cache = csr_cache(C_PENDING);
+    store_tenant(api, kind);
+    store_nonce(api, N_SEED);
+    put_role(api, "liqo-remote-controlplane", 1);
+    put_role(api, "extra-ops", 1);
+    put_role(api, "tenantgate-remote-consumer", 0);
+    put_binding(api, RB_LEGACY, "cl01", TG_CONSUMER_CLUSTERROLE);
+    put_binding(api, RBS "/liqo-binding-someone", "cl02", "liqo-remote-controlplane");
+    return api;
+}
+
+/* Liqo installed: every labelled role bound under Liqo's name, the old
+ * binding pruned, another user's left alone. */
+static void test_liqo_roles_are_bound(void **state)
+{
+    tg_signer s;
+    tg_api *api = liqo_setting(&s, T_FINALIZED);
+
+    (void)state;
+    put_binding(api, RB_LIQO, "cl01", "liqo-remote-controlplane");   /* Liqo's provider's, before replace */
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    assert_string_equal(rt_writes(api), "POST " RBS " 201\nPOST " RBS " 201\nDELETE " RB_LEGACY " 200\nDELETE "
+                                        RB_LIQO " 200\nPOST " CRBS " 201\n");
+    /* Liqo's own role is bound as tenantgate's equivalent without /status */
+    assert_null(fake_api_object(api, RB_LIQO));
+    assert_string_equal(tg_json_path_string(fake_api_object(api, RB), "roleRef", "name", NULL),
+                        TG_CONSUMER_CLUSTERROLE);
+    assert_string_equal(tg_json_path_string(fake_api_object(api, RB_EXTRA), "roleRef", "name", NULL), "extra-ops");
+    assert_non_null(fake_api_object(api, RBS "/liqo-binding-someone"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* A role no longer labelled loses its binding at the next check. */
+static void test_unlabelled_role_is_unbound(void **state)
+{
+    tg_signer s;
+    tg_api *api = liqo_setting(&s, T_FINALIZED);
+
+    (void)state;
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    put_role(api, "extra-ops", 0);
+    json_object_put(s.rb_known);   /* RB_RECHECK_S has passed */
+    s.rb_known = json_object_new_object();
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    assert_null(fake_api_object(api, RB_EXTRA));
+    assert_non_null(fake_api_object(api, RB));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* Deleting the Tenant removes every binding made for it, whatever the
+ * roles are now, and nobody else's. */
+static void test_deletion_leaves_no_binding(void **state)
+{
+    tg_signer s;
+    tg_api *api = liqo_setting(&s, T_DELETING);
+
+    (void)state;
+    put_binding(api, RB_LIQO, "cl01", "liqo-remote-controlplane");
+    put_binding(api, RB_EXTRA, "cl01", "extra-ops");
+    put_binding(api, RB, "cl01", TG_CONSUMER_CLUSTERROLE);
+    put_role(api, "extra-ops", 0);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_RECONCILE_OK);
+    assert_null(fake_api_object(api, RB));
+    assert_null(fake_api_object(api, RB_LIQO));
+    assert_null(fake_api_object(api, RB_EXTRA));
+    assert_null(fake_api_object(api, RB_LEGACY));
+    assert_non_null(fake_api_object(api, RBS "/liqo-binding-someone"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* Listing the roles fails: nothing bound, retried. */
+static void test_role_list_fails(void **state)
+{
+    tg_signer s;
+    tg_api *api = liqo_setting(&s, T_FINALIZED);
+
+    (void)state;
+    fake_api_fail(api, "GET", CRS, 403, 1);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_RECONCILE_RETRY);
+    assert_string_equal(rt_writes(api), "");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* Hostile or odd answers: only remote-controlplane roles with names that fit. */
+static void test_roles_pure(void **state)
+{
+    char text[1024], longname[260];
+    const char *names[4];
+    json_object *list;
+
+    (void)state;
+    memset(longname, 'a', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    snprintf(text, sizeof(text), "{\"items\":[{\"metadata\":{\"name\":\"a\",\"labels\":{\"" TG_REMOTE_CONTROLPLANE_LABEL
+             "\":\"" TG_REMOTE_CONTROLPLANE_VALUE "\"}}},{\"metadata\":{\"name\":\"cluster-admin\"}},"
+             "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"" TG_REMOTE_CONTROLPLANE_LABEL "\":\""
+             TG_REMOTE_CONTROLPLANE_VALUE "\"}}},{\"metadata\":{\"labels\":{\"" TG_REMOTE_CONTROLPLANE_LABEL "\":\""
+             TG_REMOTE_CONTROLPLANE_VALUE "\"}}},7]}", longname);
+    list = tg_json_parse(text, strlen(text), NULL, 0);
+    assert_non_null(list);
+    assert_int_equal(tg_tenant_roles(list, names, 4), 1);
+    assert_string_equal(names[0], "a");
+    json_object_put(list);
+    list = tg_json_parse("{\"items\":[]}", 12, NULL, 0);
+    assert_int_equal(tg_tenant_roles(list, names, 4), 1);
+    assert_string_equal(names[0], TG_CONSUMER_CLUSTERROLE);
+    json_object_put(list);
+    assert_int_equal(tg_tenant_roles(NULL, names, 4), 1);
+    /* Liqo's own role becomes tenantgate's, listed once even when both are labelled */
+    snprintf(text, sizeof(text), "{\"items\":[{\"metadata\":{\"name\":\"liqo-remote-controlplane\",\"labels\":{\""
+             TG_REMOTE_CONTROLPLANE_LABEL "\":\"" TG_REMOTE_CONTROLPLANE_VALUE "\"}}},{\"metadata\":{\"name\":\""
+             TG_CONSUMER_CLUSTERROLE "\",\"labels\":{\"" TG_REMOTE_CONTROLPLANE_LABEL "\":\""
+             TG_REMOTE_CONTROLPLANE_VALUE "\"}}}]}");
+    list = tg_json_parse(text, strlen(text), NULL, 0);
+    assert_non_null(list);
+    assert_int_equal(tg_tenant_roles(list, names, 4), 1);
+    assert_string_equal(names[0], TG_CONSUMER_CLUSTERROLE);
+    json_object_put(list);
+}
+
+static int is_ours(const char *json)
+{
+    json_object *rb = tg_json_parse(json, strlen(json), NULL, 0);
+    int r = tg_tenant_binding_is_ours(rb, "cl01");
+
+    json_object_put(rb);
+    return r;
+}
+
+#define SUBJ_USER "\"subjects\":[{\"kind\":\"User\",\"name\":\"cl01\"}]"
+#define REF_CR "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"x\"}"
+
+/* Only the controller's own bindings are ever pruned. */
+static void test_binding_is_ours(void **state)
+{
+    (void)state;
+    assert_true(is_ours("{\"metadata\":{\"name\":\"liqo-binding-x\"}," SUBJ_USER "," REF_CR "}"));
+    assert_true(is_ours("{\"metadata\":{\"name\":\"liqo-tenant-cl01\"}," SUBJ_USER "," REF_CR "}"));
+    assert_false(is_ours("{\"metadata\":{\"name\":\"liqo-tenant-cl02\"}," SUBJ_USER "," REF_CR "}"));
+    assert_false(is_ours("{\"metadata\":{\"name\":\"admin-binding\"}," SUBJ_USER "," REF_CR "}"));
+    assert_false(is_ours("{\"metadata\":{\"name\":\"liqo-binding-x\"},\"subjects\":[{\"kind\":\"Group\","
+                         "\"name\":\"cl01\"}]," REF_CR "}"));
+    assert_false(is_ours("{\"metadata\":{\"name\":\"liqo-binding-x\"},\"subjects\":[{\"kind\":\"User\","
+                         "\"name\":\"cl01\"},{\"kind\":\"User\",\"name\":\"ops\"}]," REF_CR "}"));
+    assert_false(is_ours("{\"metadata\":{\"name\":\"liqo-binding-x\"}," SUBJ_USER ",\"roleRef\":{\"kind\":"
+                         "\"Role\",\"name\":\"x\"}}"));
+    assert_false(is_ours("{\"metadata\":{\"name\":\"liqo-binding-x\"}}"));
+    assert_false(is_ours("[]"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +503,12 @@ int main(void)
         cmocka_unit_test(test_deletion_keeps_the_nonce_with_keep),
         cmocka_unit_test(test_csr_carries_the_tenant_uid),
         cmocka_unit_test(test_second_run_is_quiet),
+        cmocka_unit_test(test_liqo_roles_are_bound),
+        cmocka_unit_test(test_unlabelled_role_is_unbound),
+        cmocka_unit_test(test_deletion_leaves_no_binding),
+        cmocka_unit_test(test_role_list_fails),
+        cmocka_unit_test(test_roles_pure),
+        cmocka_unit_test(test_binding_is_ours),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
