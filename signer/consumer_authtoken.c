@@ -262,14 +262,18 @@ static void read_token(json_object *tok, auth_job *j)
 }
 
 /* The request and its outcome, once the key is there. */
-static long run_procedure(tg_signer *s, tg_api *api, json_object *tok, auth_job *j, const char *url, const char *ca)
+static long run_procedure(tg_signer *s, tg_api *api, json_object *tok, auth_job *j, const char *url, const char *ca,
+                          tg_auth_status was)
 {
     json_object *answer = NULL;
     char err[768], reason[1024];
     tg_auth_status st;
     long rc;
 
-    if (write_status(api, tok, j, TG_AUTH_PENDING, "Sent: waiting for the provider's answer", NULL) != 200)
+    /* Pending already (a retry): no write, or its watch event would queue
+     * the key again at once and beat the back-off. */
+    if (was != TG_AUTH_PENDING &&
+        write_status(api, tok, j, TG_AUTH_PENDING, "Sent: waiting for the provider's answer", NULL) != 200)
         return TG_RECONCILE_RETRY;
     rc = post_identity(s, j, url, ca, &answer, err, sizeof(err));
     st = tg_auth_outcome(rc, j->token_len == 0);
@@ -333,7 +337,7 @@ static long procedure(tg_signer *s, tg_api *api, json_object *tok, auth_job *j)
         write_status(api, tok, j, TG_AUTH_PENDING, reason, NULL);
         return TG_RECONCILE_RETRY;
     }
-    return run_procedure(s, api, tok, j, url, ca);
+    return run_procedure(s, api, tok, j, url, ca, st);
 }
 
 long tg_reconcile_auth_token(tg_signer *s, tg_api *api, const char *ns, const char *name)

@@ -306,6 +306,35 @@ static void test_good_token_writes_in_order(void **state)
     EVP_PKEY_free(stored_key);
 }
 
+/* A retry that gets the same answer writes nothing: a write's watch event
+ * would queue the key again at once, past the back-off. */
+static void test_same_failure_again_writes_nothing(void **state)
+{
+    tg_api *api = fake_api_new(), *remote = fake_api_new();
+    const row *r500 = &rows[6];
+    size_t n;
+    tg_signer s;
+
+    (void)state;
+    assert_non_null(stored_key = tg_key_generate(TG_KEY_ED25519));
+    assert_int_equal(r500->answer, 500);
+    rt_signer_init(&s);
+    s.cluster_id = SELF;
+    fake_api_serve(remote, URL);
+    store_token_secret(api, r500);
+    set_answer(remote, r500);
+    assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_RETRY);
+    n = json_object_array_length(fake_api_writes(api));
+    set_answer(remote, r500);
+    assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_RETRY);
+    assert_int_equal(json_object_array_length(fake_api_writes(remote)), 2);
+    assert_int_equal(json_object_array_length(fake_api_writes(api)), n);
+    rt_signer_clear(&s);
+    fake_api_free(remote);
+    fake_api_free(api);
+    EVP_PKEY_free(stored_key);
+}
+
 static void test_outcome_table(void **state)
 {
     (void)state;
@@ -327,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_outcome_table),
         cmocka_unit_test(test_authtoken_rows),
         cmocka_unit_test(test_good_token_writes_in_order),
+        cmocka_unit_test(test_same_failure_again_writes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
