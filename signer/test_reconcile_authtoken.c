@@ -106,11 +106,12 @@ static EVP_PKEY *stored_key;   /* the key of R_KEY / R_FULL */
 
 static void store_token_secret(tg_api *api, const row *r)
 {
-    char text[4096], ann[1024] = "", digest[17], *b64 = r->token ? rt_b64(r->token, strlen(r->token)) : NULL;
+    char text[4096], ann[1024] = "", digest[17], *b64;
     const char *url = r->set == A_HTTP_URL ? "http://auth.example:8443" : URL;
 
     if (r->set == A_ABSENT)
         return;
+    b64 = r->token ? rt_b64(r->token, strlen(r->token)) : NULL;
     snprintf(ann, sizeof(ann), "\"%s\":\"%s\"", TG_ANN_AUTH_URL, url);
     if (r->set == A_NO_URL)
         ann[0] = '\0';
