@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bed import openssl, wait_for
+from bed import free_port, openssl, wait_for
 from test_auth_server import AuthServer, auth_env, server  # noqa: F401  (fixtures)
 from test_signer import Signer
 from tenantgate_services import http_get
@@ -59,9 +59,9 @@ def signer(consumer, consumer_rbac, signer_bin, auth_env, tmp_path):
     clean_secrets(consumer)
 
 
-def token_secret(consumer, auth, token, name="remote-token-p", ca=True):
+def token_secret(consumer, auth, token, name="remote-token-p", ca=True, url=None):
     data = {} if token is None else {"token": base64.b64encode(token.encode()).decode()}
-    ann = {"tenantgate.io/auth-url": auth.client.url}
+    ann = {"tenantgate.io/auth-url": url or auth.client.url}
     if ca:
         ann["tenantgate.io/auth-ca"] = Path(auth.serving["ca"]).read_text()
     consumer.apply({"apiVersion": "v1", "kind": "Secret",
@@ -162,4 +162,21 @@ def test_deleting_and_recreating_the_token_secret(provider, consumer, server, si
     # the identity is kept (the provider issues it once): same key and certificate, one CSR
     again = result_data(consumer, server)
     assert again["certificate"] == first["certificate"] and again["private.key"] == first["private.key"]
+    assert len(csrs_for(provider, signer.cid)) == 1
+
+
+def test_a_pending_procedure_resumes_with_its_key_after_a_restart(provider, consumer, server, signer):
+    """Nobody listens at the URL: Pending, the key already in the result Secret. The signer
+    stops, the URL is fixed while it is down, and the restarted signer finishes with that key."""
+    token_secret(consumer, server, server.token(), url=f"https://127.0.0.1:{free_port()}")
+    _, reason = wait_status(consumer, signer, "Pending")
+    wait_for(lambda: status_of(consumer)[1].startswith("AuthServerUnreachable"), timeout=30,
+             what="AuthServerUnreachable")
+    pending_key = result_data(consumer, server)["private.key"]
+    assert set(result_data(consumer, server)) == {"private.key"}
+    signer.stop()
+    token_secret(consumer, server, server.token())
+    signer.start()
+    wait_status(consumer, signer, "Established")
+    assert result_data(consumer, server)["private.key"] == pending_key
     assert len(csrs_for(provider, signer.cid)) == 1
