@@ -15,6 +15,7 @@
 
 #include "kube/base64.h"
 #include "kube/json.h"
+#include "kube/yaml.h"
 #include "pki/csr.h"
 #include "pki/keys.h"
 #include "signer/auth_token_plan.h"
@@ -336,6 +337,47 @@ static void test_same_failure_again_writes_nothing(void **state)
     EVP_PKEY_free(stored_key);
 }
 
+/* A provider's answer is data: a server URL and namespace made to look like
+ * more kubeconfig (an exec plugin would run a command wherever the
+ * kubeconfig is used) stay strings in the rendered kubeconfig. */
+static void test_hostile_answer_stays_data(void **state)
+{
+    static const char evil[] = "https://p:6443\nusers:\n- name: x\n  user:\n    exec: {command: sh}";
+    tg_api *api = fake_api_new(), *remote = fake_api_new();
+    json_object *kc, *users;
+    unsigned char *text;
+    size_t len;
+    char answer[8192], *crt;
+    tg_signer s;
+
+    (void)state;
+    assert_non_null(stored_key = tg_key_generate(TG_KEY_ED25519));
+    rt_signer_init(&s);
+    s.cluster_id = SELF;
+    fake_api_serve(remote, URL);
+    store_token_secret(api, &rows[0]);
+    crt = rt_cert_b64(stored_key, 3600);
+    snprintf(answer, sizeof(answer),
+             "{\"namespace\":\"a\\n- b\",\"certificate\":\"%s\",\"apiServerUrl\":\"%s\"}", crt,
+             "https://p:6443\\nusers:\\n- name: x\\n  user:\\n    exec: {command: sh}");
+    fake_api_answer(remote, "POST", "/identity/certificate", 202, answer);
+    assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_OK);
+    assert_non_null(text = rc_secret_data(fake_api_object(api, RESULT), "kubeconfig", &len));
+    assert_non_null(kc = tg_yaml_parse((char *)text, len, NULL, 0));
+    users = tg_json_path(kc, "users", NULL);
+    assert_int_equal(json_object_array_length(users), 1);
+    assert_null(tg_json_path(json_object_array_get_idx(users, 0), "user", "exec", NULL));
+    assert_string_equal(tg_json_string(tg_json_path(json_object_array_get_idx(tg_json_path(kc, "clusters", NULL), 0),
+                                                    "cluster", NULL), "server"), evil);
+    json_object_put(kc);
+    free(text);
+    free(crt);
+    rt_signer_clear(&s);
+    fake_api_free(remote);
+    fake_api_free(api);
+    EVP_PKEY_free(stored_key);
+}
+
 static void test_outcome_table(void **state)
 {
     (void)state;
@@ -358,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_authtoken_rows),
         cmocka_unit_test(test_good_token_writes_in_order),
         cmocka_unit_test(test_same_failure_again_writes_nothing),
+        cmocka_unit_test(test_hostile_answer_stays_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
