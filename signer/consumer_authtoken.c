@@ -45,9 +45,19 @@ typedef struct auth_job {
     size_t key_len;
 } auth_job;
 
+/* 1 when two reasons start with the same code (the text before ':'). */
+static int same_code(const char *a, const char *b)
+{
+    size_t n = strcspn(a, ":");
+
+    return strncmp(a, b, n) == 0 && (b[n] == ':' || b[n] == '\0') && strcspn(b, ":") == n;
+}
+
 /* Merge patch of the token Secret's status annotations; denied: the digest
  * of the denied token, or NULL to clear it. Only when something changes, so
- * the watch event of our own write finds nothing more to do. */
+ * the watch event of our own write finds nothing more to do: while Pending,
+ * only a new reason code counts (a timeout's message changes every time,
+ * and each write would queue the key again past the back-off). */
 static long write_status(tg_api *api, json_object *tok, const auth_job *j, tg_auth_status st, const char *reason,
                          const char *denied)
 {
@@ -59,7 +69,8 @@ static long write_status(tg_api *api, json_object *tok, const auth_job *j, tg_au
     char path[1024], err[512];
     long rc;
 
-    if (cur_st && strcmp(cur_st, tg_auth_status_name(st)) == 0 && cur_reason && strcmp(cur_reason, reason) == 0 &&
+    if (cur_st && strcmp(cur_st, tg_auth_status_name(st)) == 0 && cur_reason &&
+        (st == TG_AUTH_PENDING ? same_code(cur_reason, reason) : strcmp(cur_reason, reason) == 0) &&
         (denied ? cur_denied && strcmp(cur_denied, denied) == 0 : !cur_denied))
         return 200;
     patch = json_object_new_object();

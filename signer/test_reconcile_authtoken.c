@@ -329,7 +329,10 @@ static void test_same_failure_again_writes_nothing(void **state)
     n = json_object_array_length(fake_api_writes(api));
     set_answer(remote, r500);
     assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_RETRY);
-    assert_int_equal(json_object_array_length(fake_api_writes(remote)), 2);
+    /* another status, same code (Retrying): nothing written either */
+    fake_api_answer(remote, "POST", "/identity/certificate", 503, NULL);
+    assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_RETRY);
+    assert_int_equal(json_object_array_length(fake_api_writes(remote)), 3);
     assert_int_equal(json_object_array_length(fake_api_writes(api)), n);
     rt_signer_clear(&s);
     fake_api_free(remote);
