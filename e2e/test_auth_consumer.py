@@ -122,12 +122,14 @@ def test_good_token_establishes_an_identity_that_works(provider, consumer, serve
     assert status_of(consumer)[0] == "Established"
     assert result_data(consumer, server)["private.key"] == data["private.key"]
     assert len(csrs_for(provider, signer.cid)) == 1
+    assert server.token() not in signer.log() and b"PRIVATE KEY" not in Path(
+        signer.process.log_path).read_bytes()
 
 
 def test_wrong_token_is_denied(consumer, server, signer):
     token_secret(consumer, server, "0" * 128)
     _, reason = wait_status(consumer, signer, "Denied")
-    assert "401" in reason and "0" * 128 not in reason
+    assert "401" in reason and "0" * 128 not in reason and "0" * 128 not in signer.log()
     assert "certificate" not in result_data(consumer, server)
 
 
