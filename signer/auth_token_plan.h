@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include <json-c/json.h>
+
 /* On the token Secret (labels: Liqo's; annotations: ours). */
 #define TG_LABEL_AUTH_TOKEN "discovery.liqo.io/auth-token"
 #define TG_LABEL_AUTH_CLUSTER_ID "discovery.liqo.io/cluster-id"
@@ -39,6 +41,15 @@ tg_auth_status tg_auth_outcome(long http_status, int token_empty);
 
 /* 1 when the procedure stops for good at this status (the queue forgets it). */
 int tg_auth_status_final(tg_auth_status st);
+
+/* The result Secret's data (base64 values, a new object) for the answer of
+ * a 2xx: certificate and apiServerCA as sent (base64 PEM), apiServerUrl and
+ * namespace, and a kubeconfig for provider_id with the key (self_id: its
+ * user). NULL with err when the answer is not an object, lacks certificate
+ * or apiServerUrl, or a value is not base64 of PEM. Secret: the kubeconfig
+ * holds the key. */
+json_object *tg_auth_result_data(json_object *answer, const char *provider_id, const char *self_id,
+                                 const char *key_pem, size_t key_len, char *err, size_t err_len);
 
 /* The first 16 hex digits of SHA-256 over the token, into out[17]: enough to
  * tell a changed token, nothing to guess a 512-bit one from. */

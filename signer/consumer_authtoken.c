@@ -28,7 +28,6 @@
 #include "pki/keys.h"
 #include "pki/tenant.h"
 #include "signer/auth_token_plan.h"
-#include "signer/kubeconfig_render.h"
 
 #define SECRETS "/api/v1/namespaces/%s/secrets"
 #define AUTH_PATH "/identity/certificate"
@@ -213,54 +212,22 @@ static long post_identity(tg_signer *s, const auth_job *j, const char *url, cons
     return rc;
 }
 
-/* The answer into the result Secret: certificate, API server and CA,
- * namespace, and a kubeconfig with the key. 0 or -1 with err. */
+/* The answer into the result Secret (tg_auth_result_data). 0 or -1 with err. */
 static int store_identity(tg_signer *s, tg_api *api, auth_job *j, json_object *answer, char *err, size_t err_len)
 {
-    const char *crt_b64 = tg_json_string(answer, "certificate"), *ca_b64 = tg_json_string(answer, "apiServerCA");
-    const char *server = tg_json_string(answer, "apiServerUrl"), *tns = tg_json_string(answer, "namespace");
-    unsigned char *crt = NULL, *ca = NULL;
-    size_t crt_len = 0, ca_len = 0, kc_len = 0;
-    char *kc = NULL, *kc_b64 = NULL, *b64, path[1024];
-    json_object *patch = NULL, *data;
-    tg_kubeconfig_in in;
-    int ret = -1;
+    json_object *data = tg_auth_result_data(answer, j->pid, s->cluster_id, j->key_pem, j->key_len, err, err_len);
+    json_object *patch;
+    char path[1024];
+    long rc;
 
-    if (!crt_b64 || !server || !(crt = tg_base64_decode(crt_b64, strlen(crt_b64), &crt_len, err, err_len)) ||
-        (ca_b64 && !(ca = tg_base64_decode(ca_b64, strlen(ca_b64), &ca_len, err, err_len)))) {
-        snprintf(err, err_len, "the answer lacks certificate or apiServerUrl, or is not base64");
-        goto out;
-    }
-    in = (tg_kubeconfig_in){.provider_id = j->pid, .server = server, .ca = ca, .ca_len = ca_len,
-                            .cert = crt, .cert_len = crt_len, .key_pem = j->key_pem, .key_len = j->key_len,
-                            .user = s->cluster_id, .namespace_ = tns};
-    if (!(kc = tg_kubeconfig_render(&in, &kc_len, err, err_len)) ||
-        !(kc_b64 = tg_base64_encode((unsigned char *)kc, kc_len, NULL)))
-        goto out;
+    if (!data)
+        return -1;
     patch = json_object_new_object();
-    data = json_object_new_object();
-    json_object_object_add(data, "certificate", rc_jstr(crt_b64));
-    b64 = tg_base64_encode((const unsigned char *)server, strlen(server), NULL);
-    json_object_object_add(data, "apiServerUrl", rc_jstr(b64));
-    free(b64);
-    if (ca_b64)
-        json_object_object_add(data, "apiServerCa", rc_jstr(ca_b64));
-    if (tns) {
-        b64 = tg_base64_encode((const unsigned char *)tns, strlen(tns), NULL);
-        json_object_object_add(data, "namespace", rc_jstr(b64));
-        free(b64);
-    }
-    json_object_object_add(data, "kubeconfig", rc_jstr(kc_b64));
     json_object_object_add(patch, "data", data);
     snprintf(path, sizeof(path), SECRETS "/%s", j->ns, j->result);
-    ret = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, err_len) == 200 ? 0 : -1;
-out:
+    rc = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, err_len);
     json_object_put(patch);
-    rc_free_secret(kc_b64, kc_b64 ? strlen(kc_b64) : 0);
-    rc_free_secret(kc, kc_len);
-    free(crt);
-    free(ca);
-    return ret;
+    return rc == 200 ? 0 : -1;
 }
 
 /* The token (data.token, trailing whitespace dropped: `echo` adds a newline). */
