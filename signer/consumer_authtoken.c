@@ -320,7 +320,7 @@ static long procedure(tg_signer *s, tg_api *api, json_object *tok, auth_job *j)
 
 long tg_reconcile_auth_token(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
-    char path[1024], err[512], result[320];
+    char path[1024], err[512];
     json_object *tok = NULL;
     auth_job j = {.ns = ns, .name = name};
     long st, ret;
@@ -344,8 +344,7 @@ long tg_reconcile_auth_token(tg_signer *s, tg_api *api, const char *ns, const ch
                   ? TG_RECONCILE_OK
                   : TG_RECONCILE_RETRY;
     } else {
-        snprintf(result, sizeof(result), TG_AUTH_RESULT_PREFIX "%s", j.pid);
-        memcpy(j.result, result, sizeof(result));
+        snprintf(j.result, sizeof(j.result), TG_AUTH_RESULT_PREFIX "%s", j.pid);
         ret = procedure(s, api, tok, &j);
     }
     rc_free_secret(j.token, j.token_len);
