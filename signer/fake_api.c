@@ -15,7 +15,7 @@ struct tg_api {
     int names;                 /* generateName counter */
     json_object *writes;       /* [{method, path, body, status}] */
     size_t ngets;
-    struct { char method[8], path[512]; long status; int times; } faults[MAX_FAULTS];
+    struct { char method[8], path[512]; long status; int times; json_object *answer; } faults[MAX_FAULTS];
     int nfaults;
     const char *server;        /* fake_api_serve */
 };
@@ -39,6 +39,8 @@ void fake_api_free(tg_api *a)
         return;
     if (served == a)
         served = NULL;
+    for (int i = 0; i < a->nfaults; i++)
+        json_object_put(a->faults[i].answer);
     json_object_put(a->writes);
     json_object_put(a->store);
     free(a);
@@ -111,13 +113,22 @@ void fake_api_fail(tg_api *a, const char *method, const char *path, long status,
     a->faults[a->nfaults++].times = times;
 }
 
-/* An injected answer for this call, or 0. */
-static long injected(tg_api *a, const char *method, const char *key)
+void fake_api_answer(tg_api *a, const char *method, const char *path, long status, const char *json)
+{
+    if (a->nfaults == MAX_FAULTS)
+        return;
+    fake_api_fail(a, method, path, status, 1);
+    a->faults[a->nfaults - 1].answer = json ? json_tokener_parse(json) : NULL;
+}
+
+/* An injected answer for this call (*got: its body, if any), or 0. */
+static long injected(tg_api *a, const char *method, const char *key, json_object **got)
 {
     for (int i = 0; i < a->nfaults; i++)
         if (a->faults[i].times > 0 && strcmp(a->faults[i].path, key) == 0 &&
             (!a->faults[i].method[0] || strcmp(a->faults[i].method, method) == 0)) {
             a->faults[i].times--;
+            *got = a->faults[i].answer ? json_object_get(a->faults[i].answer) : NULL;
             return a->faults[i].status;
         }
     return 0;
@@ -365,7 +376,7 @@ long tg_api_call(tg_api *a, const char *method, const char *path, tg_kube_conten
     if (out)
         *out = NULL;
     snprintf(key, sizeof(key), "%.*s", (int)(q ? q - path : (long)strlen(path)), path);
-    if (!(st = injected(a, method, key)))
+    if (!(st = injected(a, method, key, &got)))
         st = dispatch(a, method, key, q ? q + 1 : NULL, ct, body, &got);
     if (strcmp(method, "GET") != 0)
         record(a, method, path, body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL, st);

@@ -34,6 +34,11 @@ json_object *fake_api_object(tg_api *a, const char *path);
  * answer status instead: -1 a transport error, or an HTTP status. */
 void fake_api_fail(tg_api *a, const char *method, const char *path, long status, int times);
 
+/* The next call of method (NULL: any) on path answers status with json (a
+ * JSON text, or NULL: no body), whatever the store holds: the canned answer
+ * of a server that is not an API server (the auth server, for instance). */
+void fake_api_answer(tg_api *a, const char *method, const char *path, long status, const char *json);
+
 /* The calls other than GETs, in order (borrowed): objects {method, path,
  * body (JSON text or null), status (-1: transport error)}; an event is
  * {"method": "EVENT", "path": "<ns>/<name> <reason>", "body": message}. */

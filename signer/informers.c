@@ -66,4 +66,8 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     [TG_INF_IDENTITY_SECRETS] = {.name = "idsecret", .path = "/api/v1/secrets",
                                  .label_selector = TG_LABEL_IDENTITY_TYPE, .keep_fields = keep_nothing,
                                  .index_metadata = TG_CACHE_BY_NAMESPACE},
+    /* Any namespace's, judged by the controller's scope (the install namespace). */
+    [TG_INF_AUTH_TOKENS] = {.name = "authtoken", .path = "/api/v1/secrets",
+                            .label_selector = "discovery.liqo.io/auth-token", .keep_fields = keep_nothing,
+                            .index_metadata = TG_CACHE_BY_NAMESPACE},
 };

@@ -40,6 +40,7 @@ long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const 
 long tg_reconcile_identity(tg_signer *s, tg_api *api, const char *ns, const char *name); /* consumer_identity.c */
 long tg_reconcile_resourceslice(tg_signer *s, tg_api *api, const char *ns, const char *name); /* consumer_resourceslice.c */
 long tg_reconcile_renew(tg_signer *s, tg_api *api, const char *ns, const char *name);  /* consumer_renew.c */
+long tg_reconcile_auth_token(tg_signer *s, tg_api *api, const char *ns, const char *name); /* consumer_authtoken.c */
 /* consumer_replicator.c: code is a replicated kind's key prefix (replica_plan.h). */
 long tg_reconcile_replica(tg_signer *s, tg_api *api, const char *code, const char *ns, const char *name);
 /* consumer_keys.c: the cluster key (owned by s, loaded once), created in the

@@ -29,7 +29,8 @@
 #define TG_CTL_REMOTE_RENEW 0x200u      /* provider: answers replicated Renews from the Tenant */
 #define TG_CTL_REMOTE_SLICE 0x400u      /* provider: replicated ResourceSlices (remoteresourceslice) */
 #define TG_CTL_REPLICATOR 0x800u       /* consumer: Liqo's CRD replicator for slices, Renews, NamespaceMaps */
-#define TG_CTL_ALL 0xfffu
+#define TG_CTL_AUTHTOKEN 0x1000u       /* consumer: Liqo's first token flow (labelled auth-token Secrets) */
+#define TG_CTL_ALL 0x1fffu
 
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
 /* Liqo's mark of a tenant namespace (value "true"), with liqo.io/remote-cluster-id. */

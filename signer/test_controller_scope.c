@@ -88,6 +88,11 @@ static const scope_row rows[] = {
     {&tg_ctl_renew, TG_INF_LOCAL_RENEWS, OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"r2\"}", ""),
      "renew/" TENANT_NS "/r2", OBJ("{\"namespace\":\"liqo-tenant-fake\",\"name\":\"r2\"}", ""),
      "a tenant-like name without the labels", 0},
+    {&tg_ctl_authtoken, TG_INF_AUTH_TOKENS,
+     OBJ("{\"namespace\":\"liqo\",\"name\":\"remote-token-p\",\"labels\":{\"discovery.liqo.io/auth-token\":\"true\"}}", ""),
+     "authtoken/liqo/remote-token-p",
+     OBJ("{\"namespace\":\"team-a\",\"name\":\"remote-token-p\",\"labels\":{\"discovery.liqo.io/auth-token\":\"true\"}}", ""),
+     "a namespace user's own namespace", 0},
 };
 
 /* The two informer-less controllers: their keys are judged alone. */
