@@ -42,19 +42,16 @@ from pathlib import Path
 import pytest
 
 from bed import free_port, wait_for
-from liqo_modules import liqo_bin
-from liqo_processes import LIQO_NS, LiqoOnCluster, chart_dir, virtual_kubelet_process
+from liqo_processes import LIQO_NS, virtual_kubelet_process
+from liqo_replace_mode import GROUP, NEWEST, liqo_root, own_signer_args, replace_mode
 from tenantgate_services import Webhook, WebhookInstall, WEBHOOK_SA, built
 from test_liqo import Liqo
 from test_liqo_renewal import _cert_facts
-from test_liqo_replace import (GROUP, NEWEST, OUR_CRDS, LiqoWithoutAuthentication,
-                               SignerProcess, _signer_manifests)
 
 pytestmark = pytest.mark.node
 
 SLICE = "vkpool"
 LIFETIME_S = 90                 # the signer's --max-cert-lifetime (its minimum)
-OWN_SIGNER_RBAC = "own-signer-rbac.yaml"
 OFFLOADING = "offloading.liqo.io"
 VK_CERTS = Path("/tmp/certs")   # virtual-kubelet's serving certificate store (fixed in Liqo)
 VK_CERT_UPDATED = "Updated remote cluster client certificate"
@@ -97,49 +94,22 @@ def _webhook_on(cluster, source_dir, build_dir, work):
 @pytest.fixture(scope="module")
 def bed(node_provider, consumer, source_dir, build_dir, signer_bin, tmp_path_factory):
     from conftest import install_crds     # conftest's own module, as pytest loaded it
-    try:
-        root = liqo_bin()
-    except RuntimeError as e:
-        pytest.fail(str(e))
-    tag = uuid.uuid4().hex[:6]
-    chart = chart_dir(NEWEST)
     work = tmp_path_factory.mktemp("liqo-node")
     for cluster in (node_provider, consumer):
         install_crds(cluster, source_dir)
-    prov = LiqoWithoutAuthentication(node_provider, f"vp-{tag}", NEWEST, root / NEWEST, chart,
-                                     work / "provider")
-    cons = LiqoOnCluster(consumer, f"vc-{tag}", NEWEST, root / NEWEST, chart, work / "consumer")
-    manifests = [*_signer_manifests(source_dir),
-                 source_dir / "manifests" / "signer" / OWN_SIGNER_RBAC]
-    pki = Path(node_provider.ca_file).parent
-    inst = hook = signer = None
-    b = None
+    inst = hook = None
     try:
         inst, hook = _webhook_on(node_provider, source_dir, build_dir, work)
-        for side in (prov, cons):
-            side.install()
-        for f in manifests:
-            node_provider.kubectl("apply", "-f", f)
-        for side in (prov, cons):
-            side.start()
-        signer = SignerProcess(signer_bin, node_provider, prov.cluster_id, work, extra_args=(
-            "--signer-name", "tenantgate.io/identity", "--ca-cert", str(pki / "ca.crt"),
-            "--ca-key", str(pki / "ca.key"), "--max-cert-lifetime", str(LIFETIME_S)))
-        wait_for(signer.ready, timeout=60, interval=0.5, what="tenantgate-signer ready")
-        b = Bed(Liqo(root, NEWEST), prov, cons, signer, hook, work)
-        yield b
+        with replace_mode(node_provider, consumer, source_dir, signer_bin, work, "v",
+                          own_signer=True, signer_args=own_signer_args(node_provider, LIFETIME_S)) \
+                as (prov, cons, signer):
+            b = Bed(Liqo(liqo_root(), NEWEST), prov, cons, signer, hook, work)
+            try:
+                yield b
+            finally:
+                if b.vk:
+                    print(f"virtual-kubelet exit status {b.vk.stop()}")
     finally:
-        if b and b.vk:
-            print(f"virtual-kubelet exit status {b.vk.stop()}")
-        if signer:
-            print(f"signer exit status {signer.process.stop()}")
-        for side in (prov, cons):
-            print(f"{side.cluster.name}: Liqo exit statuses {side.stop()}")
-        for f in reversed(manifests):
-            node_provider.kubectl("delete", "-f", f, "--ignore-not-found", check=False)
-        for side in (prov, cons):
-            side.uninstall(keep_crds=OUR_CRDS)
-            install_crds(side.cluster, source_dir)
         if hook:
             hook.stop()
         if inst:

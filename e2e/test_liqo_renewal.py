@@ -21,19 +21,14 @@ import calendar
 import hashlib
 import json
 import time
-import uuid
-from pathlib import Path
 
 import pytest
 import yaml
 
 from bed import openssl, wait_for
-from liqo_modules import liqo_bin
-from liqo_processes import LiqoOnCluster, chart_dir
+from liqo_replace_mode import GROUP, NEWEST, liqo_root, own_signer_args, replace_mode
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_liqo import Liqo
-from test_liqo_replace import (GROUP, NEWEST, OUR_CRDS, LiqoWithoutAuthentication,
-                               SignerProcess, _signer_manifests)
 
 pytestmark = pytest.mark.usefixtures("webhook")
 
@@ -41,49 +36,16 @@ LIFETIME_S = 90           # the signer's --max-cert-lifetime (its minimum)
 RENEWALS = 2              # new certificates each kubeconfig must show
 LOOK_EVERY_S = 3
 SLICE = "renewpool"
-OWN_SIGNER_RBAC = "own-signer-rbac.yaml"
 
 
 @pytest.fixture(scope="module")
 def bed(provider, consumer, crds, webhook, source_dir, signer_bin, tmp_path_factory):
     """Liqo on both clusters, tenantgate's signer in own-signer mode on the provider;
     yields (Liqo handle, provider's Liqo, consumer's Liqo, signer)."""
-    from conftest import install_crds     # conftest's own module, as pytest loaded it
-    try:
-        root = liqo_bin()
-    except RuntimeError as e:
-        pytest.fail(str(e))
-    tag = uuid.uuid4().hex[:6]
-    chart = chart_dir(NEWEST)
     work = tmp_path_factory.mktemp("liqo-renewal")
-    prov = LiqoWithoutAuthentication(provider, f"np-{tag}", NEWEST, root / NEWEST, chart,
-                                     work / "provider")
-    cons = LiqoOnCluster(consumer, f"nc-{tag}", NEWEST, root / NEWEST, chart, work / "consumer")
-    manifests = [*_signer_manifests(source_dir), source_dir / "manifests" / "signer" / OWN_SIGNER_RBAC]
-    pki = Path(provider.ca_file).parent
-    signer = None
-    try:
-        for side in (prov, cons):
-            side.install()
-        for f in manifests:
-            provider.kubectl("apply", "-f", f)
-        for side in (prov, cons):
-            side.start()
-        signer = SignerProcess(signer_bin, provider, prov.cluster_id, work, extra_args=(
-            "--signer-name", "tenantgate.io/identity", "--ca-cert", str(pki / "ca.crt"),
-            "--ca-key", str(pki / "ca.key"), "--max-cert-lifetime", str(LIFETIME_S)))
-        wait_for(signer.ready, timeout=60, interval=0.5, what="tenantgate-signer ready")
-        yield Liqo(root, NEWEST), prov, cons, signer
-    finally:
-        if signer:
-            print(f"signer exit status {signer.process.stop()}")
-        for side in (prov, cons):
-            print(f"{side.cluster.name}: Liqo exit statuses {side.stop()}")
-        for f in reversed(manifests):
-            provider.kubectl("delete", "-f", f, "--ignore-not-found", check=False)
-        for side in (prov, cons):
-            side.uninstall(keep_crds=OUR_CRDS)
-            install_crds(side.cluster, source_dir)
+    with replace_mode(provider, consumer, source_dir, signer_bin, work, "n", own_signer=True,
+                      signer_args=own_signer_args(provider, LIFETIME_S)) as (prov, cons, signer):
+        yield Liqo(liqo_root(), NEWEST), prov, cons, signer
 
 
 def _slice_accepted(cons, pid):

@@ -33,101 +33,28 @@ import hashlib
 import json
 import subprocess
 import time
-import uuid
-from pathlib import Path
 
 import pytest
 
 from bed import openssl, wait_for
-from liqo_modules import liqo_bin, pinned_versions
-from liqo_processes import LIQO_NS, LiqoOnCluster, chart_dir
-from tenantgate_services import http_get, webhook, webhook_install  # noqa: F401
+from liqo_replace_mode import GROUP, NEWEST, liqo_root, replace_mode
+from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_liqo import Liqo
 
 pytestmark = pytest.mark.usefixtures("webhook")
 
-NEWEST = pinned_versions()[0]
-GROUP = "authentication.liqo.io"
-OUR_CRDS = tuple(f"{p}.{GROUP}" for p in ("tenants", "identities", "resourceslices", "renews"))
 SLICE = "mypool"
 QUOTAS = "quotas.offloading.liqo.io"
 OFFLOADED = "replace-offloaded"        # the provider's namespace for the consumer's offloaded pods
-SIGNER_SA = "tenantgate-signer"
-SIGNER_MANIFESTS = ("serviceaccount.yaml", "rbac.yaml", "remote-consumer-clusterrole.yaml")
-PROVIDER_CONTROLLERS = "nonce,tenant,approver,signer,remoterenew,remoteresourceslice"
-
-
-class LiqoWithoutAuthentication(LiqoOnCluster):
-    """The provider's Liqo as docs/LIQO.md "Replace mode" installs it."""
-
-    def values(self):
-        v = super().values()
-        v["authentication"] = {"enabled": False}
-        return v
-
-
-class SignerProcess:
-    """tenantgate-signer with the provider controllers, on its ServiceAccount's token."""
-
-    def __init__(self, binary, cluster, cluster_id, work, extra_args=()):
-        from bed import HostProcess, free_port
-        kc = cluster.serviceaccount_kubeconfig(LIQO_NS, SIGNER_SA, duration="6h")
-        self.metrics_port = free_port()
-        self.log_path = Path(work) / "signer.log"
-        self.process = HostProcess(
-            [binary, "--kubeconfig", kc, "--log-level", "debug", "--metrics-listen",
-             f"127.0.0.1:{self.metrics_port}", "--cluster-id", cluster_id,
-             "--controllers", PROVIDER_CONTROLLERS, "--nonce-rotation", "keep", *extra_args],
-            self.log_path)
-        self.process.name = "tenantgate-signer"
-
-    def ready(self):
-        if not self.process.alive():
-            raise RuntimeError(f"signer exited:\n{self.process.log_tail(30)}")
-        return http_get(self.metrics_port, "/readyz")[0] == 200
-
-
-def _signer_manifests(source_dir):
-    return [source_dir / "manifests" / "signer" / f for f in SIGNER_MANIFESTS]
 
 
 @pytest.fixture(scope="module")
 def replace(provider, consumer, crds, webhook, source_dir, signer_bin, tmp_path_factory):
     """Liqo on both clusters, authentication off on the provider, tenantgate's signer there;
     yields (Liqo handle, provider's Liqo, consumer's Liqo, signer)."""
-    from conftest import install_crds     # conftest's own module, as pytest loaded it
-    try:
-        root = liqo_bin()
-    except RuntimeError as e:
-        pytest.fail(str(e))
-    tag = uuid.uuid4().hex[:6]
-    chart = chart_dir(NEWEST)
     work = tmp_path_factory.mktemp("liqo-replace")
-    prov = LiqoWithoutAuthentication(provider, f"rp-{tag}", NEWEST, root / NEWEST, chart,
-                                     work / "provider")
-    cons = LiqoOnCluster(consumer, f"rc-{tag}", NEWEST, root / NEWEST, chart, work / "consumer")
-    signer = None
-    try:
-        for side in (prov, cons):
-            side.install()
-        for f in _signer_manifests(source_dir):
-            provider.kubectl("apply", "-f", f)
-        for side in (prov, cons):
-            side.start()
-        signer = SignerProcess(signer_bin, provider, prov.cluster_id, work)
-        wait_for(signer.ready, timeout=60, interval=0.5, what="tenantgate-signer ready")
-        yield Liqo(root, NEWEST), prov, cons, signer
-    finally:
-        if signer:
-            print(f"signer exit status {signer.process.stop()}")
-        for side in (prov, cons):
-            statuses = side.stop()
-            print(f"{side.cluster.name}: Liqo exit statuses {statuses}")
-        for f in reversed(_signer_manifests(source_dir)):
-            provider.kubectl("delete", "-f", f, "--ignore-not-found", check=False)
-        for side in (prov, cons):
-            side.uninstall(keep_crds=OUR_CRDS)
-            install_crds(side.cluster, source_dir)
+    with replace_mode(provider, consumer, source_dir, signer_bin, work, "r") as (prov, cons, signer):
+        yield Liqo(liqo_root(), NEWEST), prov, cons, signer
 
 
 def test_liqo_runs_without_its_authentication(replace):

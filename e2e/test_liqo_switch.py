@@ -22,17 +22,15 @@ import uuid
 import pytest
 
 from bed import wait_for
-from liqo_modules import liqo_bin, pinned_versions
 from liqo_processes import LiqoOnCluster, chart_dir
+from liqo_replace_mode import (GROUP, NEWEST, OUR_CRDS, LiqoWithoutAuthentication, SignerProcess,
+                               liqo_root, signer_manifests)
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_liqo import Liqo
-from test_liqo_replace import (GROUP, OUR_CRDS, LiqoWithoutAuthentication, SignerProcess,
-                               _client_cert_serial, _kubeconfig_secret, _peering_left,
-                               _signer_manifests, _whoami)
+from test_liqo_replace import _client_cert_serial, _kubeconfig_secret, _peering_left, _whoami
 
 pytestmark = pytest.mark.usefixtures("webhook")
 
-NEWEST = pinned_versions()[0]
 SLICES = ("before", "inreplace", "back")      # one slice made in each phase
 
 
@@ -77,17 +75,13 @@ class Provider:
 def switch(provider, consumer, crds, webhook, source_dir, signer_bin, tmp_path_factory):
     """yields (Liqo handle, Provider, consumer's Liqo, record of what each phase saw)."""
     from conftest import install_crds
-    try:
-        root = liqo_bin()
-    except RuntimeError as e:
-        pytest.fail(str(e))
-    tag = uuid.uuid4().hex[:6]
+    root, tag = liqo_root(), uuid.uuid4().hex[:6]
     work = tmp_path_factory.mktemp("liqo-switch")
     prov = Provider(provider, f"sp-{tag}", root, work, signer_bin)
     cons = LiqoOnCluster(consumer, f"sc-{tag}", NEWEST, root / NEWEST, chart_dir(NEWEST),
                          work / "consumer")
     try:
-        for f in _signer_manifests(source_dir):
+        for f in signer_manifests(source_dir):
             provider.kubectl("apply", "-f", f)
         cons.install()
         prov.run("guard")
@@ -96,7 +90,7 @@ def switch(provider, consumer, crds, webhook, source_dir, signer_bin, tmp_path_f
     finally:
         prov.stop()
         print(f"consumer: Liqo exit statuses {cons.stop()}")
-        for f in reversed(_signer_manifests(source_dir)):
+        for f in reversed(signer_manifests(source_dir)):
             provider.kubectl("delete", "-f", f, "--ignore-not-found", check=False)
         for side in ([prov.liqo] if prov.liqo else []) + [cons]:
             side.uninstall(keep_crds=OUR_CRDS)
@@ -243,7 +237,7 @@ def test_mode_overlays_apply_on_a_liqo_provider(switch, source_dir):
     """docs/LIQO.md's overlays, against the provider holding Liqo's chart: the API server takes
     both (server-side dry run), and replace mode's signer runs the controllers this suite runs."""
     import yaml
-    from test_liqo_replace import PROVIDER_CONTROLLERS
+    from liqo_replace_mode import PROVIDER_CONTROLLERS
     _, prov, _, _ = switch
     for mode in ("liqo-guard", "liqo-replace"):
         overlay = source_dir / "manifests" / "overlays" / mode
