@@ -79,9 +79,7 @@ static void api_send(chain *ch, const char *method, const char *path, json_objec
 
 static void invalid_token(chain *ch)
 {
-    finish(ch, TG_AUTH_INVALID_TOKEN, "%s",
-           "expected a valid bootstrap token of this cluster (unknown, expired, revoked and used tokens "
-           "are not told apart)");
+    finish(ch, TG_AUTH_INVALID_TOKEN, "%s", TG_AUTH_V1_INVALID_TOKEN_MSG);
 }
 
 /* --- polling: the nonce Secret, or the Tenant ------------------------------ */

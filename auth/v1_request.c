@@ -44,8 +44,7 @@ static int parse_token(json_object *doc, tg_btoken *t, tg_auth_reason *reason, c
         return fail(reason, TG_AUTH_MALFORMED_REQUEST, why, why_len, "expected a string \"token\"");
     if (tg_btoken_parse(json_object_get_string(v), (size_t)json_object_get_string_len(v), t, ignored,
                         sizeof(ignored)) != 0)
-        return fail(reason, TG_AUTH_INVALID_TOKEN, why, why_len,
-                    "expected a valid bootstrap token of this cluster (kubectl tenantgate create token)");
+        return fail(reason, TG_AUTH_INVALID_TOKEN, why, why_len, TG_AUTH_V1_INVALID_TOKEN_MSG);
     return 0;
 }
 

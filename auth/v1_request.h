@@ -19,6 +19,11 @@
 
 #define TG_AUTH_TENANT_API "authentication.liqo.io/v1beta1"
 
+/* The one message of InvalidToken, whatever was wrong with the token. */
+#define TG_AUTH_V1_INVALID_TOKEN_MSG                                                                \
+    "expected a valid bootstrap token of this cluster (kubectl tenantgate create token; unknown, "   \
+    "expired, revoked, used and mistyped tokens are not told apart)"
+
 typedef struct tg_auth_v1_request {
     tg_btoken token;               /* secret: wiped by clear */
     char cluster_id[TG_AUTH_MAX_CLUSTER_ID + 1];  /* the consumer's */
