@@ -1,7 +1,13 @@
 /* auth_client.c - see auth_client.h. */
 #include "auth_client.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +17,9 @@
 
 #include "authpin.h"
 #include "cli.h"
+
+/* Reading the chain to pin: a connect and a handshake, at most this long. */
+#define FETCH_TIMEOUT_MS 20000L
 
 /* "https://host[:port][/...]" -> "host:port" for BIO_set_conn_hostname, and
  * the host alone for SNI. */
@@ -49,32 +58,70 @@ static int split_url(const char *url, char *hostport, size_t hp_len, char *host,
     return 0;
 }
 
+/* A TCP connection to host:port within timeout_ms, with reads and writes
+ * bounded by it too; -1 when none. */
+static int connect_within(const char *host, const char *port, long timeout_ms)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL, *ai;
+    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+    int fd = -1;
+
+    if (getaddrinfo(host, port, &hints, &res) != 0)
+        return -1;
+    for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+        struct pollfd p;
+        int err = 0;
+        socklen_t len = sizeof(err);
+
+        if ((fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol)) < 0)
+            continue;
+        p.fd = fd;
+        p.events = POLLOUT;
+        if ((connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 &&
+             (errno != EINPROGRESS || poll(&p, 1, (int)timeout_ms) != 1 ||
+              getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)) ||
+            fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    }
+    return fd;
+}
+
 STACK_OF(X509) *cli_auth_fetch_chain(const char *url, long timeout_ms, char *err, size_t err_len)
 {
     char hostport[300], host[256];
+    const char *port;
     SSL_CTX *ctx = NULL;
-    BIO *b = NULL;
     SSL *ssl = NULL;
     STACK_OF(X509) *out = NULL, *got;
+    int fd = -1;
 
-    (void)timeout_ms;              /* the connect is blocking: bounded by the OS */
     if (split_url(url, hostport, sizeof(hostport), host, sizeof(host)) != 0) {
         snprintf(err, err_len, "expected an https:// URL, found \"%.64s\"", url);
         return NULL;
     }
+    port = strrchr(hostport, ':') + 1;
+    if (timeout_ms <= 0 || timeout_ms > FETCH_TIMEOUT_MS)
+        timeout_ms = FETCH_TIMEOUT_MS;
     signal(SIGPIPE, SIG_IGN);
+    if ((fd = connect_within(host, port, timeout_ms)) < 0) {
+        snprintf(err, err_len, "cannot connect to %s within %ld ms", hostport, timeout_ms);
+        return NULL;
+    }
     if (!(ctx = SSL_CTX_new(TLS_client_method())) || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) ||
-        !(b = BIO_new_ssl_connect(ctx))) {
+        !(ssl = SSL_new(ctx)) || !SSL_set_fd(ssl, fd)) {
         snprintf(err, err_len, "cannot set up TLS");
         goto out;
     }
-    BIO_get_ssl(b, &ssl);
     SSL_set_tlsext_host_name(ssl, host);
-    BIO_set_conn_hostname(b, hostport);
-    if (BIO_do_connect(b) <= 0 || BIO_do_handshake(b) <= 0) {
-        snprintf(err, err_len, "cannot reach %s over TLS: %s", hostport,
-                 ERR_reason_error_string(ERR_peek_last_error()) ? ERR_reason_error_string(ERR_peek_last_error())
-                                                                : "connection failed");
+    if (SSL_connect(ssl) != 1) {
+        snprintf(err, err_len, "no TLS handshake with %s", hostport);
         goto out;
     }
     if ((got = SSL_get_peer_cert_chain(ssl)) != NULL)
@@ -83,8 +130,9 @@ STACK_OF(X509) *cli_auth_fetch_chain(const char *url, long timeout_ms, char *err
         snprintf(err, err_len, "%s presented no certificate", hostport);
 out:
     ERR_clear_error();
-    BIO_free_all(b);
+    SSL_free(ssl);
     SSL_CTX_free(ctx);
+    close(fd);
     return out;
 }
 
@@ -105,7 +153,7 @@ int cli_auth_trust(const char *url, const char *ca_file, const char *pin, long t
         return -1;
     }
     if (!(chain = cli_auth_fetch_chain(url, timeout_ms, err, err_len)))
-        return -1;
+        return -2;
     if ((i = cli_auth_pin_find(chain, want)) < 0)
         snprintf(err, err_len, "no certificate presented by %s has the public key of --auth-ca-hash: "
                  "not the provider's auth server, or its certificate changed (ask for a new command line)", url);
@@ -161,7 +209,7 @@ int cli_auth_pin_for(const char *url, const char *ca_file, char *out, size_t out
         BIO_free(b);
         if (!cert)
             snprintf(err, err_len, "--auth-ca: %s holds no PEM certificate", ca_file);
-    } else if ((chain = cli_auth_fetch_chain(url, 0, err, err_len)) != NULL) {
+    } else if ((chain = cli_auth_fetch_chain(url, FETCH_TIMEOUT_MS, err, err_len)) != NULL) {
         cert = X509_dup(sk_X509_value(chain, sk_X509_num(chain) - 1));
         sk_X509_pop_free(chain, X509_free);
     }

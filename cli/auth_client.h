@@ -12,12 +12,13 @@
 #include "online.h"
 
 /* The certificates url's server presents (leaf first), read without
- * verifying them: only to look for a pinned one. NULL with err. */
+ * verifying them: only to look for a pinned one. Connect and handshake
+ * within timeout_ms (at most 20 s). NULL with err. */
 STACK_OF(X509) *cli_auth_fetch_chain(const char *url, long timeout_ms, char *err, size_t err_len);
 
 /* The trust anchor for url: ca_file's PEM, or the certificate of the
  * presented chain matching pin ("sha256:<hex>"). Exactly one of the two.
- * *pem malloc'd. 0, or -1 with err. */
+ * *pem malloc'd. 0, or with err -2 (url unreachable) or -1. */
 int cli_auth_trust(const char *url, const char *ca_file, const char *pin, long timeout_ms, char **pem,
                    size_t *pem_len, char *err, size_t err_len);
 

@@ -150,9 +150,10 @@ static int open_auth(const char *cmd, const online_opts *o, cli_flow *f, cli_clu
     size_t len = 0;
     int rc;
 
-    if (cli_auth_trust(o->auth_url, o->auth_ca, o->auth_ca_hash, o->timeout_ms, &pem, &len, err, sizeof(err)) !=
-        0)
-        return cli_flow_fail(f, NULL, o->auth_ca ? TG_EXIT_USAGE : TG_EXIT_REJECTED, "(provider) %s", err);
+    rc = cli_auth_trust(o->auth_url, o->auth_ca, o->auth_ca_hash, o->timeout_ms, &pem, &len, err, sizeof(err));
+    if (rc != 0)
+        return cli_flow_fail(f, NULL, rc == -2 ? TG_EXIT_UNREACHABLE : o->auth_ca ? TG_EXIT_USAGE : TG_EXIT_REJECTED,
+                             "(provider) %s", err);
     rc = cli_auth_open(a, cmd, o->auth_url, pem, len);
     free(pem);
     if (rc == 0)
@@ -176,8 +177,9 @@ int cli_authenticate_url(const char *cmd, const char *usage, online_opts *o)
     cli_flow_init(&f, cmd, stdout, o->timeout_ms);
     cli_flow_bind(&f, &local);
     memset(&auth, 0, sizeof(auth));
-    if ((rc = cli_online_discover_ids(&f, o, &local, NULL)) != 0 ||
-        (rc = cli_require_resources(&f, &local, "identities")) != 0 || (rc = open_auth(cmd, o, &f, &auth)) != 0)
+    /* the provider's server first: a wrong hash changes nothing on the consumer */
+    if ((rc = open_auth(cmd, o, &f, &auth)) != 0 || (rc = cli_online_discover_ids(&f, o, &local, NULL)) != 0 ||
+        (rc = cli_require_resources(&f, &local, "identities")) != 0)
         goto out;
     if ((rc = get_nonce(&f, &auth, o, nonce, provider_id)) != 0)
         goto out;
