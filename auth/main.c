@@ -145,6 +145,9 @@ static int take_flag(settings *st, int c, const char *v)
     return -1;
 }
 
+/* How long /v1/nonce and /v1/tenant wait for the signer. */
+#define V1_WAIT_MS 60000
+
 /* The API client, and what the kubeconfig says consumers should reach. */
 static tg_kube_client *kube_setup(settings *st, uv_loop_t *loop, tg_kube_config *kc, char *err, size_t err_len)
 {
@@ -216,6 +219,10 @@ static int run(settings *st)
     if (!st->cfg.cluster_name)
         st->cfg.cluster_name = st->cfg.cluster_id;
     st->cfg.kube = c;
+    st->cfg.v1 = (tg_auth_v1_config){.token_ns = st->ns, .provider_id = st->cfg.cluster_id,
+                                     .api_server_url = st->cfg.api_server_url, .api_server_ca = st->cfg.api_server_ca,
+                                     .api_server_ca_len = st->cfg.api_server_ca_len, .wait_ms = V1_WAIT_MS,
+                                     .poll_ms = 250};
     st->cfg.authentication_disabled = st->auth && strcmp(st->auth, "off") == 0;
     if (!st->cfg.authentication_disabled) {
         tg_auth_token_secret_start(&token, c, st->ns, token_check_ms);

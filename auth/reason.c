@@ -23,6 +23,12 @@ static const struct {
     [TG_AUTH_ISSUANCE_FAILED] = {"IssuanceFailed", 500},
     [TG_AUTH_TOKEN_UNAVAILABLE] = {"TokenUnavailable", 503},
     [TG_AUTH_CERTIFICATE_TIMEOUT] = {"CertificateTimeout", 504},
+    [TG_AUTH_NONCE_ISSUED] = {"NonceIssued", 200},
+    [TG_AUTH_TENANT_SIGNED] = {"TenantSigned", 201},
+    [TG_AUTH_INVALID_TOKEN] = {"InvalidToken", 401},
+    [TG_AUTH_TENANT_REFUSED] = {"TenantRefused", 403},
+    [TG_AUTH_TENANT_EXISTS] = {"TenantExists", 409},
+    [TG_AUTH_PROVIDER_TIMEOUT] = {"ProviderTimeout", 504},
 };
 
 const char *tg_auth_reason_name(tg_auth_reason r)

@@ -23,6 +23,13 @@ typedef enum tg_auth_reason {
     TG_AUTH_ISSUANCE_FAILED,       /* 500 the API server refused or did not answer a step */
     TG_AUTH_TOKEN_UNAVAILABLE,     /* 503 the token Secret has not been read yet */
     TG_AUTH_CERTIFICATE_TIMEOUT,   /* 504 approved, but no certificate in time */
+    /* v1 one-string peering (POST /v1/nonce, /v1/tenant) */
+    TG_AUTH_NONCE_ISSUED,          /* 200 the nonce of the consumer's tenant namespace */
+    TG_AUTH_TENANT_SIGNED,         /* 201 Tenant created and signed: the Identity's parameters */
+    TG_AUTH_INVALID_TOKEN,         /* 401 unknown, expired, revoked, used or wrong bootstrap token: one answer */
+    TG_AUTH_TENANT_REFUSED,        /* 403 the API server (tenantgate-webhook) refused the Tenant */
+    TG_AUTH_TENANT_EXISTS,         /* 409 a Tenant for this consumer exists already */
+    TG_AUTH_PROVIDER_TIMEOUT,      /* 504 no nonce, or no signed Tenant, in time */
     TG_AUTH_REASON_COUNT
 } tg_auth_reason;
 

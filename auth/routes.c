@@ -1,4 +1,5 @@
-/* routes.c - GET /ids and POST /identity/certificate. Order of the checks in
+/* routes.c - GET /ids, POST /identity/certificate, and the v1 one-string
+ * peering's POST /v1/nonce and /v1/tenant (v1_flow.h). Order of the checks in
  * a POST, so that nothing is learnt before the token matched (docs/auth.md
  * "No oracle"): the source's budget, the body's shape, the token, then the
  * CSR and the issuance. Every request is logged once (never the token) and
@@ -14,6 +15,7 @@
 #include "auth/request.h"
 #include "auth/server_priv.h"
 #include "auth/token.h"
+#include "auth/v1_request.h"
 #include "common/log.h"
 
 typedef struct route {
@@ -226,33 +228,43 @@ static void start_issuance(tg_auth_server *s, attempt *a, h2o_req_t *req, const 
     }
 }
 
+/* The steps every POST takes first: the method, the source's budget, the
+ * body's size. 0 when the request may go on; else it has been answered. */
+static int post_admitted(tg_auth_server *s, attempt *a, h2o_req_t *req)
+{
+    uint64_t retry_ms;
+
+    if (!iov_is(req->method, "POST")) {
+        answer_error(a, req, TG_AUTH_METHOD_NOT_ALLOWED, "expected POST");
+        return -1;
+    }
+    if (tg_ratelimit_admit(s->limits, &a->key, uv_now(s->loop), &retry_ms) != 0) {
+        char secs[24];
+        int n = snprintf(secs, sizeof(secs), "%llu", (unsigned long long)(retry_ms + 999) / 1000);
+        h2o_iovec_t v = h2o_strdup(&req->pool, secs, (size_t)n);
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, v.base, v.len);
+        answer_error(a, req, TG_AUTH_RATE_LIMITED, "too many requests or failures from this address, retry later");
+        return -1;
+    }
+    if (req->entity.len > TG_AUTH_MAX_BODY) {
+        tg_ratelimit_failure(s->limits, &a->key, uv_now(s->loop));
+        req->http1_is_persistent = 0;
+        answer_error(a, req, TG_AUTH_PAYLOAD_TOO_LARGE, "expected a body of at most 64 KiB");
+        return -1;
+    }
+    return 0;
+}
+
 static int on_identity(tg_auth_server *s, h2o_req_t *req)
 {
     attempt a;
     tg_auth_request r;
     tg_auth_reason reason;
-    uint64_t retry_ms;
     char why[400];
 
     attempt_init(&a, s, req, TG_AUTH_PATH_IDENTITY);
-    if (!iov_is(req->method, "POST")) {
-        answer_error(&a, req, TG_AUTH_METHOD_NOT_ALLOWED, "expected POST");
+    if (post_admitted(s, &a, req) != 0)
         return 0;
-    }
-    if (tg_ratelimit_admit(s->limits, &a.key, uv_now(s->loop), &retry_ms) != 0) {
-        char secs[24];
-        int n = snprintf(secs, sizeof(secs), "%llu", (unsigned long long)(retry_ms + 999) / 1000);
-        h2o_iovec_t v = h2o_strdup(&req->pool, secs, (size_t)n);
-        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, v.base, v.len);
-        answer_error(&a, req, TG_AUTH_RATE_LIMITED, "too many requests or failures from this address, retry later");
-        return 0;
-    }
-    if (req->entity.len > TG_AUTH_MAX_BODY) {
-        tg_ratelimit_failure(s->limits, &a.key, uv_now(s->loop));
-        req->http1_is_persistent = 0;
-        answer_error(&a, req, TG_AUTH_PAYLOAD_TOO_LARGE, "expected a body of at most 64 KiB");
-        return 0;
-    }
     if (tg_auth_request_parse(req->entity.base ? req->entity.base : "", req->entity.len, &r, &reason, why,
                               sizeof(why)) != 0) {
         tg_ratelimit_failure(s->limits, &a.key, uv_now(s->loop));
@@ -276,6 +288,83 @@ static int on_identity(tg_auth_server *s, h2o_req_t *req)
     else
         start_issuance(s, &a, req, &r);
     tg_auth_request_clear(&r);
+    return 0;
+}
+
+/* --- v1 one-string peering (docs/auth.md "v1 one-string peering") ---------- */
+
+static void on_v1_done(const tg_auth_v1_result *res, void *data)
+{
+    pending *p = data;
+    tg_auth_server *s = p->a.s;
+
+    if (p->req)
+        p->guard->p = NULL;
+    /* the token was checked by the chain: a wrong one counts as a failure */
+    if (res->reason == TG_AUTH_INVALID_TOKEN)
+        tg_ratelimit_failure(s->limits, &p->a.key, uv_now(s->loop));
+    else if (res->reason == TG_AUTH_NONCE_ISSUED || res->reason == TG_AUTH_TENANT_SIGNED)
+        tg_ratelimit_success(s->limits, &p->a.key);
+    if (res->body)
+        attempt_end(&p->a, p->req, res->reason, NULL, res->body, res->len);
+    else
+        answer_error(&p->a, p->req, res->reason, res->why);
+    s->in_flight--;
+    free(p);
+}
+
+static void start_v1(tg_auth_server *s, attempt *a, h2o_req_t *req, tg_auth_v1_kind kind, tg_auth_v1_request *r)
+{
+    pending *p = calloc(1, sizeof(*p));
+    guard *g;
+
+    if (!p) {
+        answer_error(a, req, TG_AUTH_ISSUANCE_FAILED, "out of memory");
+        return;
+    }
+    p->a = *a;
+    p->req = req;
+    g = h2o_mem_alloc_shared(&req->pool, sizeof(*g), on_req_disposed);
+    g->p = p;
+    p->guard = g;
+    s->in_flight++;
+    if (tg_auth_v1_start(s->cfg.kube, &s->cfg.v1, kind, r, on_v1_done, p) != 0) {
+        g->p = NULL;
+        s->in_flight--;
+        free(p);
+        answer_error(a, req, TG_AUTH_ISSUANCE_FAILED, "cannot reach the API server");
+    }
+}
+
+/* Both v1 POSTs: admitted, parsed (a malformed body or token counts as a
+ * failure), then the chain of v1_flow.h checks the token and does the work. */
+static int on_v1(tg_auth_server *s, h2o_req_t *req, const char *path, tg_auth_v1_kind kind)
+{
+    attempt a;
+    tg_auth_v1_request r;
+    tg_auth_reason reason;
+    char why[400];
+    const char *body = req->entity.base ? req->entity.base : "";
+    int rc;
+
+    attempt_init(&a, s, req, path);
+    if (post_admitted(s, &a, req) != 0)
+        return 0;
+    rc = kind == TG_AUTH_V1_NONCE ? tg_auth_v1_parse_nonce(body, req->entity.len, &r, &reason, why, sizeof(why))
+                                  : tg_auth_v1_parse_tenant(body, req->entity.len, &r, &reason, why, sizeof(why));
+    if (rc == 0 && strcmp(r.cluster_id, s->cfg.cluster_id) == 0) {
+        reason = TG_AUTH_INVALID_CLUSTER_ID;
+        snprintf(why, sizeof(why), "expected another cluster's id, got this cluster's own");
+        rc = -1;
+    }
+    if (rc != 0) {
+        tg_ratelimit_failure(s->limits, &a.key, uv_now(s->loop));
+        answer_error(&a, req, reason, why);
+    } else {
+        memcpy(a.cluster_id, r.cluster_id, sizeof(a.cluster_id));
+        start_v1(s, &a, req, kind, &r);
+    }
+    tg_auth_v1_request_clear(&r);
     return 0;
 }
 
@@ -306,9 +395,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         return on_ids(s, req);
     if (iov_is(req->path_normalized, TG_AUTH_PATH_IDENTITY))
         return on_identity(s, req);
+    if (iov_is(req->path_normalized, TG_AUTH_PATH_V1_NONCE))
+        return on_v1(s, req, TG_AUTH_PATH_V1_NONCE, TG_AUTH_V1_NONCE);
+    if (iov_is(req->path_normalized, TG_AUTH_PATH_V1_TENANT))
+        return on_v1(s, req, TG_AUTH_PATH_V1_TENANT, TG_AUTH_V1_TENANT);
     /* "other": arbitrary paths must not become metric label values */
     attempt_init(&a, s, req, "other");
-    answer_error(&a, req, TG_AUTH_NOT_FOUND, "expected GET /ids or POST /identity/certificate");
+    answer_error(&a, req, TG_AUTH_NOT_FOUND, "expected GET /ids, or POST /identity/certificate, /v1/nonce or /v1/tenant");
     return 0;
 }
 

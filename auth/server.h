@@ -15,6 +15,7 @@
 #include "auth/issue.h"
 #include "auth/ratelimit.h"
 #include "auth/token_secret.h"
+#include "auth/v1_flow.h"
 #include "kube/client.h"
 
 typedef struct tg_auth_server_config {
@@ -36,6 +37,7 @@ typedef struct tg_auth_server_config {
     const char *api_server_ca;     /* PEM, or NULL */
     size_t api_server_ca_len;
     tg_auth_issue_config issue;
+    tg_auth_v1_config v1;          /* POST /v1/nonce, /v1/tenant (bootstrap tokens) */
     tg_kube_client *kube;
     tg_auth_token_secret *token;   /* NULL only with authentication disabled */
 } tg_auth_server_config;

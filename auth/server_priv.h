@@ -16,6 +16,8 @@
 
 #define TG_AUTH_PATH_IDS "/ids"
 #define TG_AUTH_PATH_IDENTITY "/identity/certificate"
+#define TG_AUTH_PATH_V1_NONCE "/v1/nonce"
+#define TG_AUTH_PATH_V1_TENANT "/v1/tenant"
 
 struct tg_auth_server {
     tg_auth_server_config cfg;

@@ -404,3 +404,224 @@ def test_no_token_read_means_503_not_open(tmp_path):
 def test_sigterm_exits(auth):
     auth.proc.send_signal(signal.SIGTERM)
     assert auth.proc.wait(10) == 0
+
+
+# --- v1 one-string peering (docs/auth.md "v1 one-string peering") --------------------------------
+#
+# A second stand-in API, with state: bootstrap token Secrets (a DELETE honours uid and
+# resourceVersion preconditions under a lock, as the API server does), the tenant namespace,
+# the nonce Secret (filled at once, as the signer's nonce controller would) and Tenants (signed
+# at once). What the webhook and the signer do is e2e/test_auth_v1.py's.
+
+import hashlib  # noqa: E402
+import re  # noqa: E402
+import secrets as pysecrets  # noqa: E402
+import concurrent.futures  # noqa: E402
+from datetime import datetime, timedelta, timezone  # noqa: E402
+
+V1_CONSUMER = "c-" + "5" * 8
+
+
+class V1State:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.tokens = {}           # id -> Secret
+        self.tenants = {}
+        self.rv = 1
+
+    def add_token(self, usage="reusable", ttl=3600):
+        tid = "".join(pysecrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
+        secret = "".join(pysecrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(32))
+        exp = (datetime.now(timezone.utc) + timedelta(seconds=ttl)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        data = {"token-id": tid, "secret-sha256": hashlib.sha256(secret.encode()).hexdigest(), "expiration": exp,
+                "usage": usage}
+        with self.lock:
+            self.rv += 1
+            self.tokens[tid] = {"kind": "Secret", "type": "tenantgate.io/bootstrap-token",
+                                "metadata": {"name": "tenantgate-token-" + tid, "uid": "uid-" + tid,
+                                             "resourceVersion": str(self.rv)},
+                                "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
+        return f"{tid}.{secret}"
+
+
+def v1_handler(state):
+    class V1API(http.server.BaseHTTPRequestHandler):
+        def _send(self, code, obj):
+            body = json.dumps(obj).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _body(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            return json.loads(self.rfile.read(n)) if n else None
+
+        def _answer(self):
+            body, p = self._body(), self.path
+            if p == "/api/v1/namespaces/liqo/secrets/auth-token" and self.command == "GET":
+                return self._send(200, {"kind": "Secret", "data": {"token": base64.b64encode(TOKEN.encode()).decode()}})
+            m = re.fullmatch(r"/api/v1/namespaces/liqo/secrets/tenantgate-token-([a-z0-9]+)", p)
+            if m:
+                with state.lock:
+                    sec = state.tokens.get(m.group(1))
+                    if sec is None:
+                        return self._send(404, {"kind": "Status", "code": 404})
+                    if self.command == "GET":
+                        return self._send(200, sec)
+                    pre = (body or {}).get("preconditions") or {}
+                    if pre.get("uid") != sec["metadata"]["uid"] or \
+                            pre.get("resourceVersion") != sec["metadata"]["resourceVersion"]:
+                        return self._send(409, {"kind": "Status", "code": 409})
+                    del state.tokens[m.group(1)]
+                    return self._send(200, {"kind": "Status", "status": "Success"})
+            if p == "/api/v1/namespaces" and self.command == "POST":
+                return self._send(201, body)
+            ns = f"liqo-tenant-{V1_CONSUMER}"
+            if p == f"/api/v1/namespaces/{ns}/secrets" and self.command == "POST":
+                return self._send(201, body)
+            if p == f"/api/v1/namespaces/{ns}/secrets/liqo-nonce":
+                return self._send(200, {"kind": "Secret", "data": {"nonce": base64.b64encode(b"N" * 88).decode()}})
+            tp = f"/apis/authentication.liqo.io/v1beta1/namespaces/{ns}/tenants"
+            if p == tp and self.command == "POST":
+                with state.lock:
+                    if V1_CONSUMER in state.tenants:
+                        return self._send(409, {"kind": "Status", "code": 409, "message": "exists"})
+                    body["status"] = {"tenantNamespace": ns, "authParams": {"signedCRT": "Y2VydA=="}}
+                    state.tenants[V1_CONSUMER] = body
+                return self._send(201, body)
+            if p == f"{tp}/{V1_CONSUMER}" and self.command == "GET":
+                return self._send(200, state.tenants[V1_CONSUMER])
+            return self._send(503, {"kind": "Status", "code": 503})
+        do_GET = do_POST = do_PUT = do_DELETE = _answer
+
+        def log_message(self, *a):
+            pass
+    return V1API
+
+
+@pytest.fixture
+def v1(tmp_path):
+    state = V1State()
+    cert, key = mint_cert(str(tmp_path), "api", "v1api")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), v1_handler(state))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    a = Auth(tmp_path, "https://127.0.0.1:%d" % srv.server_address[1], "--free-failures", "1000", "--burst", "1000",
+             "--rate", "1000")
+    a.wait_ready()
+    a.state = state
+    yield a
+    a.stop()
+    srv.shutdown()
+
+
+def v1_post(a, path, obj=None, raw=None):
+    r, data = a.request("POST", path, raw if raw is not None else json.dumps(obj),
+                        {"Content-Type": "application/json"})
+    return r.status, (json.loads(data) if data.startswith(b"{") else data)
+
+
+def v1_tenant(token, cluster=V1_CONSUMER, **extra):
+    t = {"apiVersion": "authentication.liqo.io/v1beta1", "kind": "Tenant",
+         "metadata": {"name": cluster, "namespace": "kube-system"}, "spec": {"clusterID": cluster, **extra}}
+    return {"token": token, "tenant": t}
+
+
+def test_v1_good_token_gets_the_nonce_then_the_signed_tenant(v1):
+    token = v1.state.add_token()
+    status, body = v1_post(v1, "/v1/nonce", {"token": token, "clusterID": V1_CONSUMER})
+    assert status == 200 and body == {"clusterID": "provider-1", "nonce": "N" * 88}, body
+    status, body = v1_post(v1, "/v1/tenant", v1_tenant(token))
+    assert status == 201, body
+    assert body["tenant"]["metadata"]["namespace"] == f"liqo-tenant-{V1_CONSUMER}"   # not the body's
+    assert body["tenant"]["status"]["authParams"]["signedCRT"] == "Y2VydA=="
+    assert body["clusterID"] == "provider-1" and body["apiServerUrl"] == "https://provider.example:6443"
+    # a second Tenant for the same consumer
+    status, body = v1_post(v1, "/v1/tenant", v1_tenant(token))
+    assert status == 409 and body["reason"] == "TenantExists"
+    assert token.split(".")[1] not in open(v1.stderr_path).read()
+
+
+def test_v1_hostile_bodies(v1):
+    token = v1.state.add_token()
+    cases = [
+        ("/v1/nonce", b"", "MalformedRequest"),
+        ("/v1/nonce", b"[1]", "MalformedRequest"),
+        ("/v1/nonce", b'{"token":"%s","clusterID":"a","clusterID":"b"}' % token.encode(), "MalformedRequest"),
+        ("/v1/nonce", json.dumps({"token": token, "clusterID": "../../etc"}).encode(), "InvalidClusterID"),
+        ("/v1/nonce", json.dumps({"token": token, "clusterID": "provider-1"}).encode(), "InvalidClusterID"),
+        ("/v1/nonce", json.dumps({"token": token, "clusterID": "x" * 64}).encode(), "InvalidClusterID"),
+        ("/v1/nonce", json.dumps({"token": {"a": 1}, "clusterID": V1_CONSUMER}).encode(), "MalformedRequest"),
+        ("/v1/tenant", json.dumps({"token": token}).encode(), "MalformedRequest"),
+        ("/v1/tenant", json.dumps({"token": token, "tenant": {"kind": "Secret"}}).encode(), "MalformedRequest"),
+        ("/v1/tenant", json.dumps(v1_tenant(token, cluster="UPPER")).encode(), "InvalidClusterID"),
+        ("/v1/tenant", b"\xff\xfe" * 100, "MalformedRequest"),
+        ("/v1/tenant", b'{"token":' * 5000, "MalformedRequest"),
+    ]
+    for path, raw, reason in cases:
+        status, body = v1_post(v1, path, raw=raw)
+        assert status == 400 and body["reason"] == reason and body["message"].startswith("expected"), (raw[:60], body)
+    r, _ = v1.request("GET", "/v1/nonce")
+    assert r.status == 405 and r.getheader("Allow") == "POST"
+    status, body = v1_post(v1, "/v1/tenant", raw=b"{" + b" " * (70 << 10) + b"}")
+    assert status == 413
+    assert v1.state.tenants == {}
+
+
+def test_v1_brute_force_on_token_ids_gets_one_answer_then_backs_off(tmp_path, v1):
+    real = v1.state.add_token()
+    tid, secret = real.split(".")
+    answers = set()
+    guesses = [f"{pysecrets.token_hex(3)}.{secret}" for _ in range(20)] + \
+              [f"{tid}.{pysecrets.token_hex(16)}", "short", f"{tid}.{secret[:-1]}"]
+    for guess in guesses:
+        status, body = v1_post(v1, "/v1/nonce", {"token": guess, "clusterID": V1_CONSUMER})
+        answers.add((status, json.dumps(body, sort_keys=True)))
+    assert len(answers) == 1 and next(iter(answers))[0] == 401, answers
+    assert json.loads(next(iter(answers))[1])["reason"] == "InvalidToken"
+    assert secret not in open(v1.stderr_path).read()
+    assert 'tenantgate_auth_requests_total{path="/v1/nonce",code="401",reason="InvalidToken"} 23' in v1.metrics()
+
+
+def test_v1_failures_back_off(tmp_path):
+    state = V1State()
+    cert, key = mint_cert(str(tmp_path), "api", "v1api")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), v1_handler(state))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    a = Auth(tmp_path, "https://127.0.0.1:%d" % srv.server_address[1], "--burst", "100", "--rate", "100")
+    try:
+        a.wait_ready()
+        seen = [v1_post(a, "/v1/nonce", {"token": "aaaaaa." + "b" * 32, "clusterID": V1_CONSUMER})[0]
+                for _ in range(6)]
+        assert seen[:3] == [401, 401, 401] and 429 in seen[3:], seen
+    finally:
+        a.stop()
+        srv.shutdown()
+
+
+def test_v1_single_use_token_is_spent_once_even_racing(v1):
+    token = v1.state.add_token(usage="single-use")
+    status, _ = v1_post(v1, "/v1/nonce", {"token": token, "clusterID": V1_CONSUMER})
+    assert status == 200                           # the nonce does not spend it
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda _: v1_post(v1, "/v1/tenant", v1_tenant(token)), range(8)))
+    codes = sorted(s for s, _ in got)
+    assert codes.count(201) == 1 and codes.count(401) == 7, codes
+    assert v1.state.tokens == {}
+    # the replay is answered as an unknown token is
+    replay = v1_post(v1, "/v1/nonce", {"token": token, "clusterID": V1_CONSUMER})
+    unknown = v1_post(v1, "/v1/nonce", {"token": "zzzzzz." + token.split(".")[1], "clusterID": V1_CONSUMER})
+    assert replay == unknown and replay[0] == 401
+
+
+def test_v1_expired_token_is_the_same_answer(v1):
+    token = v1.state.add_token(ttl=-1)
+    unknown = v1_post(v1, "/v1/nonce", {"token": "zzzzzz." + "a" * 32, "clusterID": V1_CONSUMER})
+    assert v1_post(v1, "/v1/nonce", {"token": token, "clusterID": V1_CONSUMER}) == unknown

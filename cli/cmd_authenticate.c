@@ -12,12 +12,18 @@
 static const char usage[] =
     "Usage: " TG_CLI_NAME " authenticate --remote-kubeconfig FILE\n"
     "           [--cluster-id CONSUMER_ID] [--remote-cluster-id PROVIDER_ID] [OPTIONS]\n"
+    "       " TG_CLI_NAME " authenticate --auth-url URL --token ID.SECRET\n"
+    "           (--auth-ca-hash sha256:HEX | --auth-ca FILE) [OPTIONS]\n"
     "\n"
     "From the consumer, with access to both clusters: the whole handshake. The\n"
     "(local) cluster is the consumer (--kubeconfig), the (remote) one the provider\n"
     "(--remote-kubeconfig). Nonce on the provider, signed nonce and Tenant on the\n"
     "consumer, Tenant applied on the provider, Identity applied on the consumer;\n"
     "one progress line per step. tenantgate-signer must run on both clusters.\n"
+    "\n"
+    "With --auth-url instead, only the consumer's kubeconfig: the provider's\n"
+    "tenantgate-auth hands out the nonce and creates the Tenant for whoever holds\n"
+    "a bootstrap token (`create token` on the provider prints this command line).\n"
     "\n"
     "Options:\n"
     IDS_HELP
@@ -28,6 +34,11 @@ static const char usage[] =
     "  --remote-namespace NS    provider's Liqo namespace (its clusterid ConfigMap;\n"
     "                           default liqo)\n"
     PUBKEY_HELP
+    "  --auth-url URL           the provider's tenantgate-auth (https://...)\n"
+    "  --token ID.SECRET        a bootstrap token of the provider\n"
+    "  --auth-ca-hash sha256:HEX  trust the auth server whose chain holds a\n"
+    "                           certificate with this public key (SPKI) hash\n"
+    "  --auth-ca FILE           or trust the CA certificate(s) in FILE\n"
     "  --timeout DURATION       for the whole handshake (default 2m)\n"
     "  -h, --help               show this help\n"
     EXIT_HELP;
@@ -43,11 +54,15 @@ int cmd_authenticate(int argc, char **argv)
     cli_flow f;
     int rc = cli_online_parse(cmd, usage,
                               F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
-                                  F_PUBKEY_FORMAT | F_REMOTE_NS,
-                              F_REMOTE, argc, argv, &o);
+                                  F_PUBKEY_FORMAT | F_REMOTE_NS | F_AUTH_URL,
+                              0, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if (o.auth_url != NULL || o.token != NULL || o.auth_ca_hash != NULL || o.auth_ca != NULL)
+        return cli_authenticate_url(cmd, usage, &o);
+    if (o.remote_kubeconfig == NULL)
+        return cli_usage_error(cmd, usage, "--remote-kubeconfig (or --auth-url and --token) is required");
     if (o.cluster_id != NULL && o.remote_id != NULL && strcmp(o.cluster_id, o.remote_id) == 0)
         return cli_usage_error(cmd, usage, "--cluster-id and --remote-cluster-id must differ");
     if ((rc = cli_online_open_both(cmd, &o, &local, &remote, &f)) != 0)

@@ -4,6 +4,8 @@
  * namespace holding the SHA-256 of the token's secret, never the secret. */
 #define _GNU_SOURCE   /* strptime, timegm */
 #include "online_cmd.h"
+#include "auth_client.h"
+#include "authpin.h"
 
 #include <string.h>
 #include <time.h>
@@ -18,6 +20,8 @@
 #define TOKEN_DESCRIPTION "tenantgate.io/description"
 #define TOKEN_DEFAULT_TTL_MS (24L * 3600 * 1000)
 #define DESCRIPTION_MAX 256
+#define URL_SAFE \
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:/[]%"
 
 #define TOKEN_COMMON_HELP                                                                        \
     COMMON_HELP                                                                                  \
@@ -36,6 +40,11 @@ static const char create_usage[] =
     "  --ttl DURATION           how long it is valid (default 24h, at most 24h)\n"
     "  --single-use             valid for one peering only\n"
     "  --description TEXT       a note kept beside it (who it is for)\n"
+    "  --auth-url URL           print instead the consumer's whole command line,\n"
+    "                           `authenticate --auth-url URL --token ... --auth-ca-hash\n"
+    "                           sha256:...` (the one string), for tenantgate-auth at URL\n"
+    "  --auth-ca FILE           the hash is of FILE's CA certificate (default: of the\n"
+    "                           root-most certificate URL presents: check it)\n"
     TOKEN_COMMON_HELP
     "  -h, --help               show this help\n"
     EXIT_HELP;
@@ -62,7 +71,7 @@ static const char delete_usage[] =
     EXIT_HELP;
 
 typedef struct token_opts {
-    const char *kubeconfig, *context, *ns, *ttl, *description, *id;
+    const char *kubeconfig, *context, *ns, *ttl, *description, *id, *auth_url, *auth_ca;
     int single_use;
     long ttl_ms;
 } token_opts;
@@ -78,6 +87,8 @@ static int parse(const char *cmd, const char *usage, int is_create, int takes_id
         { "ttl", required_argument, 'T', is_create ? &o->ttl : NULL, NULL },
         { "single-use", no_argument, 'S', NULL, is_create ? &o->single_use : NULL },
         { "description", required_argument, 'D', is_create ? &o->description : NULL, NULL },
+        { "auth-url", required_argument, 'U', is_create ? &o->auth_url : NULL, NULL },
+        { "auth-ca", required_argument, 'A', is_create ? &o->auth_ca : NULL, NULL },
         { NULL, 0, 0, NULL, NULL },
     };
     int rc;
@@ -98,6 +109,13 @@ static int parse(const char *cmd, const char *usage, int is_create, int takes_id
     if (o->ttl != NULL && (o->ttl_ms = cli_parse_duration(o->ttl)) <= 0)
         return cli_usage_error(cmd, usage, "--ttl: expected a duration such as 30m, 2h or 24h (at most "
                                "24h), found \"%.32s\"", o->ttl);
+    if (o->auth_ca != NULL && o->auth_url == NULL)
+        return cli_usage_error(cmd, usage, "--auth-ca goes with --auth-url");
+    /* it is printed into a command line: no characters a shell would read */
+    if (o->auth_url != NULL && (strncmp(o->auth_url, "https://", 8) != 0 ||
+                                strspn(o->auth_url, URL_SAFE) != strlen(o->auth_url)))
+        return cli_usage_error(cmd, usage, "--auth-url: expected https://HOST[:PORT][/PATH] of letters, digits "
+                               "and -._~:/[]%%");
     if (o->description != NULL && strlen(o->description) > DESCRIPTION_MAX)
         return cli_usage_error(cmd, usage, "--description: at most %d characters", DESCRIPTION_MAX);
     return 0;
@@ -159,11 +177,28 @@ static int open_cluster(const char *cmd, const token_opts *o, cli_cluster *c, cl
     return rc;
 }
 
+/* The one string: the consumer's whole command line. */
+static int print_command_line(const char *cmd, const token_opts *o, const char *token, const char *pin)
+{
+    char line[1024];
+
+    if (!o->auth_ca)
+        fprintf(stderr, "The hash is of the root-most certificate %s presents now: check that it is your auth "
+                "server's CA (or give --auth-ca).\n", o->auth_url);
+    int rc;
+
+    snprintf(line, sizeof(line), "kubectl tenantgate authenticate --auth-url %s --token %s --auth-ca-hash %s",
+             o->auth_url, token, pin);
+    rc = cli_print_line(cmd, line);
+    OPENSSL_cleanse(line, sizeof(line));
+    return rc;
+}
+
 int cli_token_create(int argc, char **argv)
 {
     const char *cmd = "create token";
     cli_api_call call = { .verb = "create", .resource = "secrets", .group = "" };
-    char path[256], expires[32], text[TG_BTOKEN_LEN + 1], terr[256];
+    char path[256], expires[32], text[TG_BTOKEN_LEN + 1], terr[256], pin[CLI_PIN_TEXT_LEN + 1];
     char *raw = NULL;
     token_opts o;
     tg_btoken t;
@@ -175,6 +210,8 @@ int cli_token_create(int argc, char **argv)
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if (o.auth_url != NULL && cli_auth_pin_for(o.auth_url, o.auth_ca, pin, sizeof(pin), terr, sizeof(terr)) != 0)
+        return cli_error(cmd, "cannot take the hash of the auth server's certificate: %s", terr);
     if (tg_btoken_generate(&t) != 0)
         return cli_error(cmd, "cannot read the random number generator");
     if ((rc = open_cluster(cmd, &o, &c, &f)) != 0)
@@ -193,7 +230,7 @@ int cli_token_create(int argc, char **argv)
         fprintf(stderr, "Token %s expires %s (%s). It is shown only now.\n", t.id, expires,
                 o.single_use ? "single use" : "reusable until then");
         tg_btoken_format(&t, text);
-        rc = cli_print_line(cmd, text);
+        rc = o.auth_url ? print_command_line(cmd, &o, text, pin) : cli_print_line(cmd, text);
         OPENSSL_cleanse(text, sizeof(text));
     }
     OPENSSL_cleanse(&t, sizeof(t));

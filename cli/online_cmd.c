@@ -35,6 +35,10 @@ int cli_online_parse(const char *cmd, const char *usage, unsigned allowed, unsig
           TAKES(F_REMOTE_TENANT_NS, &o->remote_tenant_ns), NULL },
         { "public-key-format", required_argument, 'P', TAKES(F_PUBKEY_FORMAT, &pubkey_format), NULL },
         { "remote-namespace", required_argument, 'S', TAKES(F_REMOTE_NS, &o->remote_ns), NULL },
+        { "auth-url", required_argument, 'U', TAKES(F_AUTH_URL, &o->auth_url), NULL },
+        { "token", required_argument, 'k', TAKES(F_AUTH_URL, &o->token), NULL },
+        { "auth-ca-hash", required_argument, 'H', TAKES(F_AUTH_URL, &o->auth_ca_hash), NULL },
+        { "auth-ca", required_argument, 'A', TAKES(F_AUTH_URL, &o->auth_ca), NULL },
         { NULL, 0, 0, NULL, NULL },
     };
 #undef TAKES

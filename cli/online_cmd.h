@@ -26,12 +26,14 @@ enum {
     F_REMOTE_TENANT_NS = 1u << 9,
     F_PUBKEY_FORMAT = 1u << 10,  /* --public-key-format */
     F_REMOTE_NS = 1u << 11,      /* --remote-namespace (the remote cluster's Liqo namespace) */
+    F_AUTH_URL = 1u << 12,       /* --auth-url, --token, --auth-ca-hash, --auth-ca */
 };
 
 typedef struct online_opts {
     const char *kubeconfig, *context, *remote_kubeconfig, *remote_context;
     const char *install_ns, *cluster_id, *remote_id, *nonce, *nonce_file, *remote_tenant_ns;
     const char *remote_ns;
+    const char *auth_url, *token, *auth_ca_hash, *auth_ca;
     long timeout_ms;
     int as_json, wait;
     tg_pubkey_format pubkey_format;
@@ -82,5 +84,9 @@ int cli_online_open_one(const char *cmd, const online_opts *o, cli_cluster *c, c
 int cli_online_open_both(const char *cmd, const online_opts *o, cli_cluster *local,
                          cli_cluster *remote, cli_flow *f);
 void cli_online_close_both(cli_cluster *local, cli_cluster *remote);
+
+/* authenticate --auth-url (cmd_authenticate_url.c): the handshake through
+ * the provider's tenantgate-auth with the consumer's kubeconfig only. */
+int cli_authenticate_url(const char *cmd, const char *usage, online_opts *o);
 
 #endif

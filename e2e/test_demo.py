@@ -88,7 +88,8 @@ def demo(source_dir, build_dir, k8s_bin):
         pytest.fail(f"a demo is up in this checkout ({source_dir}/demo/env): make demo-down, then run again")
     env = dict(os.environ, TG_BUILD_DIR=str(build_dir), TG_DEMO_WEBHOOK_PORT=str(free_port()),
                TG_DEMO_METRICS_PORT=str(free_port()),
-               TG_DEMO_SIGNER_METRICS_PORTS=f"{free_port()} {free_port()}")
+               TG_DEMO_SIGNER_METRICS_PORTS=f"{free_port()} {free_port()}",
+               TG_DEMO_AUTH_PORTS=f"{free_port()} {free_port()}")
     up = subprocess.run([str(script), "up"], env=env, capture_output=True, text=True, timeout=900)
     try:
         assert up.returncode == 0, f"e2e/demo up failed:\n{up.stdout}\n{up.stderr}"

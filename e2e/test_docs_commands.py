@@ -146,7 +146,8 @@ def demo_bed(source_dir, build_dir, k8s_bin):
         pytest.fail(f"{env_file} exists: a demo runs in this checkout; `make demo-down` first")
     # The metrics ports may move (the webhook's 18443 is the local overlay's URL and may not).
     env = dict(os.environ, TG_BUILD_DIR=str(build_dir), TG_DEMO_METRICS_PORT=str(free_port()),
-               TG_DEMO_SIGNER_METRICS_PORTS=f"{free_port()} {free_port()}")
+               TG_DEMO_SIGNER_METRICS_PORTS=f"{free_port()} {free_port()}",
+               TG_DEMO_AUTH_PORTS=f"{free_port()} {free_port()}")
     demo = str(source_dir / "e2e" / "demo")
     up = subprocess.run([demo, "up"], env=env, capture_output=True, text=True, timeout=900)
     try:

@@ -1,0 +1,97 @@
+/* btoken_record.c - see btoken_record.h. */
+#include "btoken_record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "kube/base64.h"
+#include "kube/json.h"
+
+void tg_auth_btoken_secret_name(const char *id, char *buf, size_t len)
+{
+    snprintf(buf, len, TG_AUTH_BTOKEN_SECRET_PREFIX "%s", id);
+}
+
+long long tg_auth_rfc3339_utc(const char *s)
+{
+    struct tm tm;
+    char tail;
+
+    memset(&tm, 0, sizeof(tm));
+    if (!s || strlen(s) != 20 ||
+        sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+               &tm.tm_sec, &tail) != 7 || tail != 'Z')
+        return -1;
+    if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+        tm.tm_min > 59 || tm.tm_sec > 60 || tm.tm_year < 1970)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (long long)timegm(&tm);
+}
+
+/* data[key] decoded into buf as a string; 0, or -1 when absent or too long. */
+static int data_text(json_object *secret, const char *key, char *buf, size_t len)
+{
+    const char *b64 = tg_json_path_string(secret, "data", key, NULL);
+    size_t n = 0;
+    unsigned char *raw = b64 ? tg_base64_decode(b64, strlen(b64), &n, NULL, 0) : NULL;
+    int rc = -1;
+
+    if (raw && n < len && !memchr(raw, '\0', n)) {
+        memcpy(buf, raw, n);
+        buf[n] = '\0';
+        rc = 0;
+    }
+    if (raw)
+        sodium_memzero(raw, n);
+    free(raw);
+    return rc;
+}
+
+static int meta_copy(json_object *secret, const char *key, char *buf, size_t len)
+{
+    const char *v = tg_json_path_string(secret, "metadata", key, NULL);
+
+    if (!v || strlen(v) >= len)
+        return -1;
+    strcpy(buf, v);
+    return 0;
+}
+
+int tg_auth_btoken_accepts(json_object *secret, const tg_btoken *t, time_t now, tg_auth_btoken_record *rec)
+{
+    /* a stand-in hash, compared when there is no record, so both paths hash */
+    static const char nothing[TG_BTOKEN_HASH_HEX_LEN + 1] =
+        "0000000000000000000000000000000000000000000000000000000000000000";
+    char id[16] = "", hash[TG_BTOKEN_HASH_HEX_LEN + 1] = "", expiration[32] = "", usage[16] = "";
+    const char *type = secret ? tg_json_string(secret, "type") : NULL;
+    long long until;
+    int ok;
+
+    memset(rec, 0, sizeof(*rec));
+    if (!secret) {
+        (void)tg_btoken_secret_matches(nothing, t->secret);
+        return 0;
+    }
+    ok = type && strcmp(type, TG_AUTH_BTOKEN_TYPE) == 0 && data_text(secret, "token-id", id, sizeof(id)) == 0 &&
+         strcmp(id, t->id) == 0 && data_text(secret, "secret-sha256", hash, sizeof(hash)) == 0 &&
+         strlen(hash) == TG_BTOKEN_HASH_HEX_LEN;
+    ok = tg_btoken_secret_matches(ok ? hash : nothing, t->secret) && ok;
+    sodium_memzero(hash, sizeof(hash));
+    if (!ok || data_text(secret, "expiration", expiration, sizeof(expiration)) != 0 ||
+        data_text(secret, "usage", usage, sizeof(usage)) != 0)
+        return 0;
+    until = tg_auth_rfc3339_utc(expiration);
+    if (until < 0 || until <= (long long)now)
+        return 0;
+    if (strcmp(usage, "single-use") == 0)
+        rec->single_use = 1;
+    else if (strcmp(usage, "reusable") != 0)
+        return 0;
+    return meta_copy(secret, "uid", rec->uid, sizeof(rec->uid)) == 0 &&
+           meta_copy(secret, "resourceVersion", rec->resource_version, sizeof(rec->resource_version)) == 0;
+}
