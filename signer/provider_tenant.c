@@ -295,7 +295,7 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
 
     if (!holds_tenant(tenant))
         return 200;
-    if ((r = tg_tenant_bind(s, api, ns, cid, 0, err, err_len)) >= 300 || r < 0)
+    if ((r = tg_tenant_bind(s, api, ns, cid, tenant, 0, err, err_len)) >= 300 || r < 0)
         return r;
     /* Liqo's consumer keeps its signed nonce across peerings and refuses
      * another nonce later (liqoctl: "nonce secret already exists with a
@@ -601,7 +601,7 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
         updated = NULL;
         cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     }
-    st = tg_tenant_bind(s, api, ns, cid, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
+    st = tg_tenant_bind(s, api, ns, cid, tenant, t.condition != TG_CONDITION_DRAINED, err, sizeof(err));
     if (st < 0 || st >= 300)
         goto fail;
 

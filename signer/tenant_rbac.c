@@ -122,22 +122,64 @@ static long delete_binding(tg_signer *s, tg_api *api, const char *ns, const char
     return r == 404 ? 200 : r;
 }
 
-/* POST the binding unless recently known to exist; *posted set when it did.
- * ns NULL: a ClusterRoleBinding. */
-static long post_binding(tg_signer *s, tg_api *api, const char *ns, const char *name, const char *cid,
-                         const char *subject_kind, const char *role, int *posted, char *err, size_t err_len)
+/* [{Tenant}] for metadata.ownerReferences, or NULL without a uid. */
+static json_object *tenant_owners(json_object *tenant)
 {
-    char key[640];
+    const char *name = tg_json_path_string(tenant, "metadata", "name", NULL);
+    const char *uid = tg_json_path_string(tenant, "metadata", "uid", NULL);
+    json_object *ref, *list;
+
+    if (!name || !uid)
+        return NULL;
+    ref = json_object_new_object();
+    json_object_object_add(ref, "apiVersion", rc_jstr("authentication.liqo.io/v1beta1"));
+    json_object_object_add(ref, "kind", rc_jstr("Tenant"));
+    json_object_object_add(ref, "name", rc_jstr(name));
+    json_object_object_add(ref, "uid", rc_jstr(uid));
+    list = json_object_new_array();
+    json_object_array_add(list, ref);
+    return list;
+}
+
+/* A binding already there (made by Liqo, or for an earlier Tenant): owned by
+ * this Tenant from now on. */
+static long adopt_binding(tg_api *api, const char *ns, const char *name, json_object *owners, char *err,
+                          size_t err_len)
+{
+    json_object *patch = json_object_new_object(), *meta = json_object_new_object();
+    char path[1024];
+    long r;
+
+    json_object_object_add(meta, "ownerReferences", json_object_get(owners));
+    json_object_object_add(patch, "metadata", meta);
+    snprintf(path, sizeof(path), RBAC_API "/namespaces/%s/rolebindings/%s", ns, name);
+    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, NULL, err, err_len);
+    json_object_put(patch);
+    return r;
+}
+
+/* POST the binding unless recently known to exist; *posted set when it did.
+ * ns NULL: a ClusterRoleBinding (a cluster-scoped object has no namespaced
+ * owner: the finalizers remove it). */
+static long post_binding(tg_signer *s, tg_api *api, const char *ns, const char *name, const char *cid,
+                         const char *subject_kind, const char *role, json_object *owners, int *posted, char *err,
+                         size_t err_len)
+{
+    char key[720];
+    const char *uid = owners ? tg_json_path_string(json_object_array_get_idx(owners, 0), "uid", NULL) : NULL;
     time_t now = time(NULL);
     long r;
 
-    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
+    if (!ns)
+        owners = NULL;
+    snprintf(key, sizeof(key), "%s/%s@%s", ns ? ns : "", name, ns && uid ? uid : "");
     if (binding_known(s, key, now))
         return 200;
     *posted = 1;
-    r = rc_post_binding(api, ns, name, cid, subject_kind, cid, role, NULL, err, err_len);
-    if (r == 409)
-        r = 200;   /* already there */
+    r = rc_post_binding(api, ns, name, cid, subject_kind, cid, role, owners ? json_object_get(owners) : NULL, err,
+                        err_len);
+    if (r == 409)   /* already there */
+        r = owners ? adopt_binding(api, ns, name, owners, err, err_len) : 200;
     if (r == 200 || r == 201)
         binding_set_known(s, key, 1, now);
     return r == 201 ? 200 : r;
@@ -192,7 +234,8 @@ static long list_roles(tg_api *api, json_object **list, char *err, size_t err_le
     return r == 200 ? 200 : r;
 }
 
-static long bind_roles(tg_signer *s, tg_api *api, const char *ns, const char *cid, char *err, size_t err_len)
+static long bind_roles(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *owners, char *err,
+                       size_t err_len)
 {
     json_object *list = NULL;
     const char *roles[TG_TENANT_MAX_ROLES];
@@ -208,7 +251,7 @@ static long bind_roles(tg_signer *s, tg_api *api, const char *ns, const char *ci
     n = tg_tenant_roles(list, roles, TG_TENANT_MAX_ROLES);
     for (size_t i = 0; i < n && r == 200; i++) {
         snprintf(name, sizeof(name), TG_TENANT_BINDING_PREFIX "%s", roles[i]);
-        r = post_binding(s, api, ns, name, cid, "User", roles[i], &posted, err, err_len);
+        r = post_binding(s, api, ns, name, cid, "User", roles[i], owners, &posted, err, err_len);
     }
     /* pruning needs a list: only when something was (re)checked, at most every RB_RECHECK_S */
     if (r == 200 && posted)
@@ -217,18 +260,20 @@ static long bind_roles(tg_signer *s, tg_api *api, const char *ns, const char *ci
     return r;
 }
 
-long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, int present, char *err,
-                    size_t err_len)
+long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *tenant, int present,
+                    char *err, size_t err_len)
 {
+    json_object *owners = present && tenant ? tenant_owners(tenant) : NULL;
     char name[320];
     int posted = 0;
     long r;
 
-    r = present ? bind_roles(s, api, ns, cid, err, err_len) : prune(s, api, ns, cid, NULL, 0, err, err_len);
+    r = present ? bind_roles(s, api, ns, cid, owners, err, err_len) : prune(s, api, ns, cid, NULL, 0, err, err_len);
+    json_object_put(owners);
     if (r != 200)
         return r;
     snprintf(name, sizeof(name), TG_CLUSTERWIDE_BINDING_PREFIX "%s", cid);
     if (!present)
         return delete_binding(s, api, NULL, name, err, err_len);
-    return post_binding(s, api, NULL, name, cid, "Group", TG_CLUSTERWIDE_CLUSTERROLE, &posted, err, err_len);
+    return post_binding(s, api, NULL, name, cid, "Group", TG_CLUSTERWIDE_CLUSTERROLE, NULL, &posted, err, err_len);
 }

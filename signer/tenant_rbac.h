@@ -37,9 +37,12 @@ size_t tg_tenant_roles(json_object *list, const char **names, size_t max);
 int tg_tenant_binding_is_ours(json_object *rb, const char *cid);
 
 /* present: bind cid's roles (and prune the bindings of roles no longer
- * labelled); else remove every binding the controller made for cid. Returns
- * the HTTP status of the failing call, 200 when all is done, or -1. */
-long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, int present, char *err,
-                    size_t err_len);
+ * labelled); else remove every binding the controller made for cid. The
+ * RoleBindings are owned by tenant (NULL: none), as Liqo's are: whichever
+ * side finalizes the Tenant (docs/LIQO.md, Switching modes), the garbage
+ * collector removes them with it. Returns the HTTP status of the failing
+ * call, 200 when all is done, or -1. */
+long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *tenant, int present,
+                    char *err, size_t err_len);
 
 #endif

@@ -76,8 +76,9 @@ static const row rows[] = {
      "EVENT " NS "/cl01 NonceNotFound\n", TG_RECONCILE_OK, 1},
     {"finalizer PATCH conflicts", T_NEW, N_SEED, C_NONE, 0, 0, "PATCH", TENANT, 409,
      "PATCH " TENANT " 409\n", TG_RECONCILE_RETRY, 1},
-    {"RoleBinding exists: 409 is fine", T_NEW, N_SEED, C_NONE, 1, 0, NULL, NULL, 0,
-     "PATCH " TENANT " 200\nPOST " RBS " 409\nPOST " CRBS " 201\nPOST " CSR_API " 201\n", WAIT_MS, 1},
+    {"RoleBinding exists: adopted by the Tenant", T_NEW, N_SEED, C_NONE, 1, 0, NULL, NULL, 0,
+     "PATCH " TENANT " 200\nPOST " RBS " 409\nPATCH " RB " 200\nPOST " CRBS " 201\nPOST " CSR_API " 201\n",
+     WAIT_MS, 1},
     {"RoleBinding POST fails", T_FINALIZED, N_SEED, C_NONE, 0, 0, "POST", RBS, 500,
      "POST " RBS " 500\n", TG_RECONCILE_RETRY, 1},
     {"CSR POST transport error", T_FINALIZED, N_SEED, C_NONE, 0, 0, "POST", CSR_API, -1,
@@ -369,6 +370,17 @@ static void test_liqo_roles_are_bound(void **state)
     assert_string_equal(tg_json_path_string(fake_api_object(api, RB), "roleRef", "name", NULL),
                         TG_CONSUMER_CLUSTERROLE);
     assert_string_equal(tg_json_path_string(fake_api_object(api, RB_EXTRA), "roleRef", "name", NULL), "extra-ops");
+    /* owned by the Tenant: whichever side finalizes it, the garbage collector takes them */
+    {
+        json_object *owner = json_object_array_get_idx(
+            tg_json_path(fake_api_object(api, RB), "metadata", "ownerReferences", NULL), 0);
+        assert_non_null(owner);
+        assert_string_equal(tg_json_path_string(owner, "kind", NULL), "Tenant");
+        assert_string_equal(tg_json_path_string(owner, "name", NULL), "cl01");
+        assert_non_null(tg_json_path_string(owner, "uid", NULL));
+        assert_null(tg_json_path(fake_api_object(api, CRBS "/" TG_CLUSTERWIDE_BINDING_PREFIX "cl01"), "metadata",
+                                 "ownerReferences", NULL));
+    }
     assert_non_null(fake_api_object(api, RBS "/liqo-binding-someone"));
     rt_signer_clear(&s);
     fake_api_free(api);
