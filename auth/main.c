@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "kube/clusterid.h"
 #include "kube/kubeconfig.h"
+#include "pki/bootstrap_token.h"
 #include "pki/tenant.h"
 
 #define MAX_SECONDS_MS 3600000ULL
@@ -31,6 +32,9 @@ static void usage(FILE *out)
             "  --metrics-listen ADDR:PORT  /healthz /readyz /metrics (default 0.0.0.0:8081; \"off\")\n"
             "  --kubeconfig FILE         API access (default: in-cluster service account)\n"
             "  --namespace NS            the token Secret's and the cluster id's namespace (default liqo)\n"
+            "  --token-namespace NS      where `kubectl tenantgate create token` keeps the bootstrap\n"
+            "                            tokens of POST /v1/*: a namespace of their own, since the\n"
+            "                            server may read its Secrets (default tenantgate-tokens)\n"
             "  --cluster-id ID           this cluster's id (default: Liqo's cluster-id ConfigMap in NS)\n"
             "  --cluster-name NAME       answered by GET /ids (default: the cluster id)\n"
             "  --api-server-url URL      the API server address consumers are given (default: the\n"
@@ -60,7 +64,7 @@ static void usage(FILE *out)
 typedef struct settings {
     tg_auth_server_config cfg;
     char listen_host[256], metrics_host[256];
-    const char *kubeconfig, *ns, *ca_file, *auth;
+    const char *kubeconfig, *ns, *token_ns, *ca_file, *auth;
     long rate, burst, free_failures, expiration;
 } settings;
 
@@ -68,7 +72,8 @@ enum {
     OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_NS, OPT_CID, OPT_CNAME, OPT_URL, OPT_CA,
     OPT_AUTH, OPT_ROLE, OPT_EXPIRATION, OPT_CERT_WAIT, OPT_TOKEN_CHECK, OPT_REQ_TIMEOUT, OPT_MAX_CONNS,
     OPT_MAX_PEER, OPT_RATE, OPT_BURST, OPT_FREE_FAIL, OPT_BACKOFF_BASE, OPT_BACKOFF_MAX, OPT_GRACE, OPT_CHECK,
-    OPT_LOG_LEVEL, OPT_ANY_ID,
+    OPT_LOG_LEVEL, OPT_ANY_ID, OPT_TOKEN_NS,
+    OPT_LAST = OPT_TOKEN_NS,    /* opts[] below is in this order: opts[c - OPT_CERT] */
 };
 
 static const struct option opts[] = {
@@ -99,9 +104,12 @@ static const struct option opts[] = {
     {"cert-check-interval", required_argument, NULL, OPT_CHECK},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"any-cluster-id", no_argument, NULL, OPT_ANY_ID},
+    {"token-namespace", required_argument, NULL, OPT_TOKEN_NS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+/* One entry per OPT_* in order, then help and the terminator. */
+_Static_assert(sizeof(opts) / sizeof(opts[0]) == OPT_LAST - OPT_CERT + 3, "opts[] out of step with OPT_*");
 
 static uint64_t token_check_ms = 30000;
 
@@ -120,6 +128,7 @@ static int take_flag(settings *st, int c, const char *v)
         return tg_flag_listen_addr(v, st->metrics_host, sizeof(st->metrics_host), &cfg->metrics_port);
     case OPT_KUBECONFIG: st->kubeconfig = v; return 0;
     case OPT_NS: st->ns = v; return 0;
+    case OPT_TOKEN_NS: st->token_ns = v; return 0;
     case OPT_CID: cfg->cluster_id = v; return tg_cluster_id_valid(v) ? 0 : -1;
     case OPT_CNAME: cfg->cluster_name = v; return 0;
     case OPT_URL: cfg->api_server_url = v; return strncmp(v, "https://", 8) == 0 ? 0 : -1;
@@ -219,7 +228,7 @@ static int run(settings *st)
     if (!st->cfg.cluster_name)
         st->cfg.cluster_name = st->cfg.cluster_id;
     st->cfg.kube = c;
-    st->cfg.v1 = (tg_auth_v1_config){.token_ns = st->ns, .provider_id = st->cfg.cluster_id,
+    st->cfg.v1 = (tg_auth_v1_config){.token_ns = st->token_ns, .provider_id = st->cfg.cluster_id,
                                      .api_server_url = st->cfg.api_server_url, .api_server_ca = st->cfg.api_server_ca,
                                      .api_server_ca_len = st->cfg.api_server_ca_len, .wait_ms = V1_WAIT_MS,
                                      .poll_ms = 250};
@@ -246,7 +255,7 @@ int main(int argc, char **argv)
                 .shutdown_grace_ms = 10000, .max_connections = 256, .max_connections_per_peer = 16,
                 .limits = {.fail_base_ms = 2000, .fail_max_ms = 600000, .sources = 4096},
                 .issue = {.cluster_role = "tenantgate-remote-consumer", .cert_wait_ms = 30000, .poll_ms = 250}},
-        .listen_host = "0.0.0.0", .metrics_host = "0.0.0.0", .ns = "liqo", .rate = 1, .burst = 10,
+        .listen_host = "0.0.0.0", .metrics_host = "0.0.0.0", .ns = "liqo", .token_ns = TG_BTOKEN_NAMESPACE, .rate = 1, .burst = 10,
         .free_failures = 3,
     };
     int c;
@@ -256,7 +265,7 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        if (c < OPT_CERT || c > OPT_ANY_ID) {
+        if (c < OPT_CERT || c > OPT_LAST) {
             usage(stderr);
             return 2;
         }

@@ -1,7 +1,8 @@
 /* cmd_token.c - `create / get / delete token` (provider): bootstrap tokens, the
  * one string a provider hands a consumer's administrator (docs/cli.md,
- * "Bootstrap tokens"). Each is a Secret tenantgate-token-ID in the install
- * namespace holding the SHA-256 of the token's secret, never the secret. */
+ * "Bootstrap tokens"). Each is a Secret tenantgate-token-ID in a namespace of
+ * their own (tenantgate-tokens: whoever reads tokens, tenantgate-auth, then
+ * reads no other Secret) holding the SHA-256 of the token's secret only. */
 #define _GNU_SOURCE   /* strptime, timegm */
 #include "online_cmd.h"
 #include "auth_client.h"
@@ -25,7 +26,8 @@
 
 #define TOKEN_COMMON_HELP                                                                        \
     COMMON_HELP                                                                                  \
-    "  -n, --namespace NS       the provider's Liqo namespace (default liqo)\n"
+    "  -n, --namespace NS       where tokens are kept (default " TG_BTOKEN_NAMESPACE ", made\n"        \
+    "                           by create token; tenantgate-auth's --token-namespace)\n"
 
 static const char create_usage[] =
     "Usage: " TG_CLI_NAME " create token [--ttl DURATION] [--single-use] [--description TEXT]\n"
@@ -94,7 +96,7 @@ static int parse(const char *cmd, const char *usage, int is_create, int takes_id
     int rc;
 
     memset(o, 0, sizeof(*o));
-    o->ns = CLI_DEFAULT_INSTALL_NS;
+    o->ns = TG_BTOKEN_NAMESPACE;
     o->ttl_ms = TOKEN_DEFAULT_TTL_MS;
     if (takes_id && argc > 1 && argv[1][0] != '-') {
         o->id = argv[1];
@@ -166,6 +168,32 @@ static json_object *token_secret(const token_opts *o, const tg_btoken *t, const 
     return sec;
 }
 
+/* The tokens' namespace, made on the first token (409: there already). */
+static int ensure_token_namespace(cli_flow *f, cli_cluster *c, const char *ns)
+{
+    cli_api_call call = { .verb = "create", .resource = "namespaces", .group = "", .name = ns };
+    json_object *obj = json_object_new_object(), *meta = json_object_new_object();
+    json_object *labels = json_object_new_object();
+    char terr[256], *raw = NULL;
+    long st;
+    int rc = 0;
+
+    json_object_object_add(obj, "apiVersion", json_object_new_string("v1"));
+    json_object_object_add(obj, "kind", json_object_new_string("Namespace"));
+    json_object_object_add(meta, "name", json_object_new_string(ns));
+    json_object_object_add(labels, "app.kubernetes.io/part-of", json_object_new_string("tenantgate"));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(obj, "metadata", meta);
+    st = cli_cluster_call(c, "POST", "/api/v1/namespaces", obj, TG_KUBE_CT_JSON, NULL, &raw, terr, sizeof(terr));
+    /* 403: one may keep tokens in a namespace without the right to make
+     * namespaces; the Secret's POST says it if the namespace is missing. */
+    if (st != 201 && st != 409 && st != 403)
+        rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
+    json_object_put(obj);
+    free(raw);
+    return rc;
+}
+
 static int open_cluster(const char *cmd, const token_opts *o, cli_cluster *c, cli_flow *f)
 {
     int rc = cli_cluster_open(c, cmd, NULL, o->kubeconfig, o->context);
@@ -216,6 +244,11 @@ int cli_token_create(int argc, char **argv)
         return cli_error(cmd, "cannot read the random number generator");
     if ((rc = open_cluster(cmd, &o, &c, &f)) != 0)
         return rc;
+    if ((rc = ensure_token_namespace(&f, &c, o.ns)) != 0) {
+        OPENSSL_cleanse(&t, sizeof(t));
+        cli_cluster_close(&c);
+        return rc;
+    }
     rfc3339_after(expires, sizeof(expires), o.ttl_ms);
     sec = token_secret(&o, &t, expires);
     call.namespace_ = o.ns;

@@ -50,8 +50,9 @@ INVALID = ("the auth server refused POST /v1/nonce (HTTP 401): InvalidToken: exp
            "token of this cluster")
 
 
-def rbac_v1_in(source_dir, ns):
+def rbac_v1_in(source_dir, ns, tokens_ns):
     text = (Path(source_dir) / "manifests" / "auth" / "rbac-v1.yaml").read_text()
+    text = re.sub(r"(?m)^(\s*)(name|namespace): tenantgate-tokens$", rf"\1\2: {tokens_ns}", text)
     return re.sub(r"(?m)^(\s*)namespace: liqo$", rf"\1namespace: {ns}", text)
 
 
@@ -63,10 +64,13 @@ def auth_v1(provider, consumer, installed, source_dir, build_dir, tmp_path_facto
     if made_role:
         provider.apply((Path(source_dir) / "manifests" / "signer" / "remote-consumer-clusterrole.yaml").read_text())
     provider.apply(rbac_in(source_dir, ns))
-    provider.apply(rbac_v1_in(source_dir, ns))
+    tokens_ns = f"{ns}-tokens"         # the manifests' tenantgate-tokens, made by rbac-v1.yaml
+    provider.apply(rbac_v1_in(source_dir, ns, tokens_ns))
     binary = build_dir / "auth" / "tenantgate-auth"
     # the last --cluster-id wins: the provider signer's id, as a real provider has one id
-    server = AuthServer(provider, str(binary), ns, tmp_path_factory.mktemp("authv1"), "--cluster-id", PROVIDER_ID)
+    server = AuthServer(provider, str(binary), ns, tmp_path_factory.mktemp("authv1"), "--cluster-id", PROVIDER_ID,
+                        "--token-namespace", tokens_ns)
+    server.tokens_ns = tokens_ns
     server.cluster_id = PROVIDER_ID
     server.url = f"https://127.0.0.1:{server.port}"
     yield server
@@ -75,6 +79,7 @@ def auth_v1(provider, consumer, installed, source_dir, build_dir, tmp_path_facto
                      "--ignore-not-found", check=False)
     if made_role:
         provider.kubectl("delete", "clusterrole", CONSUMER_ROLE, "--ignore-not-found", check=False)
+    provider.delete_namespace(tokens_ns)
     provider.delete_namespace(ns)
 
 
@@ -99,7 +104,7 @@ def unpeer(cli, provider, consumer):
 
 def one_string(cli, provider, server, *flags):
     """`create token --auth-url` on the provider: the consumer's command line, split."""
-    rc, out, err = cli("create", "token", "-n", server.ns, "--auth-url", server.url, *flags,
+    rc, out, err = cli("create", "token", "-n", server.tokens_ns, "--auth-url", server.url, *flags,
                        "--kubeconfig", provider.kubeconfig)
     assert rc == 0, err
     lines = out.splitlines()
@@ -158,7 +163,7 @@ def test_one_string_peering_matches_authenticate_and_slices_work(cli, provider, 
 
     # the Tenant was made on the provider (through its webhook), the single-use token is spent
     assert provider.get_json("tenant", CONSUMER_ID, "-n", PNS)["spec"]["clusterID"] == CONSUMER_ID
-    assert not provider.exists("secret", f"tenantgate-token-{tid}", "-n", auth_v1.ns)
+    assert not provider.exists("secret", f"tenantgate-token-{tid}", "-n", auth_v1.tokens_ns)
     # the consumer's kubeconfig works on the provider, as the consumer
     via_auth = identity(consumer)
     kc = kubeconfig_of(consumer, via_auth, tmp_path / "v1.kubeconfig")
@@ -194,7 +199,7 @@ def test_wrong_expired_revoked_tokens_get_one_answer(cli, provider, consumer, au
     unknown[unknown.index("--token") + 1] = "zzzzzz." + secret
     expired = one_string(cli, provider, auth_v1, "--ttl", "1s")
     revoked = one_string(cli, provider, auth_v1)
-    rc, _, err = cli("delete", "token", token_of(revoked).split(".")[0], "-n", auth_v1.ns,
+    rc, _, err = cli("delete", "token", token_of(revoked).split(".")[0], "-n", auth_v1.tokens_ns,
                      "--kubeconfig", provider.kubeconfig)
     assert rc == 0, err
     time.sleep(2)
@@ -210,18 +215,22 @@ def test_wrong_expired_revoked_tokens_get_one_answer(cli, provider, consumer, au
 
 
 def test_the_auth_server_v1_rights_are_these(provider, auth_v1):
-    ns, t = auth_v1.ns, "liqo-tenant-x"
+    ns, tokens, t = auth_v1.ns, auth_v1.tokens_ns, "liqo-tenant-x"
     allowed = [
-        dict(verb="get", resource="secrets", name="tenantgate-token-abc123", namespace=ns),
-        dict(verb="delete", resource="secrets", name="tenantgate-token-abc123", namespace=ns),
+        dict(verb="get", resource="secrets", name="tenantgate-token-abc123", namespace=tokens),
+        dict(verb="delete", resource="secrets", name="tenantgate-token-abc123", namespace=tokens),
         dict(verb="create", resource="secrets", namespace=t),
         dict(verb="get", resource="secrets", name="liqo-nonce", namespace=t),
         dict(verb="create", resource=GROUP + "/tenants", namespace=t),
         dict(verb="get", resource=GROUP + "/tenants", name="x", namespace=t),
     ]
     denied = [
-        dict(verb="list", resource="secrets", namespace=ns),
-        dict(verb="watch", resource="secrets", namespace=ns),
+        dict(verb="list", resource="secrets", namespace=tokens),
+        dict(verb="watch", resource="secrets", namespace=tokens),
+        # the install namespace's other Secrets (the cluster key): tokens live elsewhere
+        dict(verb="get", resource="secrets", name="authentication-keys", namespace=ns),
+        dict(verb="get", resource="secrets", name="tenantgate-token-abc123", namespace=ns),
+        dict(verb="delete", resource="secrets", name="authentication-keys", namespace=ns),
         dict(verb="get", resource="secrets", name="liqo-signed-nonce", namespace=t),
         dict(verb="get", resource="secrets", name="authentication-keys", namespace="liqo"),
         dict(verb="delete", resource="secrets", name="liqo-nonce", namespace=t),

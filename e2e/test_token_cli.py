@@ -106,3 +106,20 @@ def test_delete_revokes(cli, provider, ns):
 def test_bad_input_is_a_usage_error(cli, provider, args, said):
     rc, out, err = token_cli(cli, provider, *args)
     assert rc == 2 and said in err, (rc, out, err)
+
+
+def test_by_default_tokens_have_a_namespace_of_their_own(cli, provider):
+    """Not liqo: whoever reads tokens (tenantgate-auth) must read no other Secret there."""
+    rc, out, err = token_cli(cli, provider, "create", "token")
+    assert rc == 0, err
+    tid = TOKEN.match(out.strip()).group(1)
+    try:
+        sec = stored(provider, "tenantgate-tokens", tid)
+        assert sec["type"] == "tenantgate.io/bootstrap-token"
+        assert provider.get_json("namespace", "tenantgate-tokens")["metadata"]["labels"][
+            "app.kubernetes.io/part-of"] == "tenantgate"
+        rc, out, _ = token_cli(cli, provider, "get", "token", tid)
+        assert rc == 0 and tid in out
+    finally:
+        token_cli(cli, provider, "delete", "token", tid)
+    assert not provider.exists("secret", f"tenantgate-token-{tid}", "-n", "tenantgate-tokens")

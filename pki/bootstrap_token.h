@@ -12,6 +12,9 @@
 #define TG_BTOKEN_SECRET_LEN 32
 #define TG_BTOKEN_LEN (TG_BTOKEN_ID_LEN + 1 + TG_BTOKEN_SECRET_LEN)
 #define TG_BTOKEN_HASH_HEX_LEN 64
+/* Where the tokens are kept: a namespace of their own, so that whoever reads
+ * them (tenantgate-auth) reads no other Secret. */
+#define TG_BTOKEN_NAMESPACE "tenantgate-tokens"
 
 typedef struct tg_btoken {
     char id[TG_BTOKEN_ID_LEN + 1];
