@@ -81,7 +81,28 @@ class Provider:
         os.chmod(path, 0o600)
         return path
 
+    side = "tenantgate"
+    label = "signer"          # the provider process, as the tables name it
+    depth_metric = "tenantgate_signer_queue_depth"
+    reconcile_metric = "tenantgate_signer_reconciles_total"
+
     def start(self):
+        self.start_bed()
+        self.install_overlay()
+        # the signer's RBAC files, as e2e/test_signer.py applies them
+        sdir = os.path.join(REPO, "manifests", "signer")
+        for f in ("serviceaccount.yaml", "rbac.yaml", "remote-consumer-clusterrole.yaml", "own-signer-rbac.yaml"):
+            self.kubectl("apply", "-f", os.path.join(sdir, f))
+        self.start_webhook()
+        sg_metrics, = free_ports(1)
+        self.signer = Service("tenantgate-signer", [
+            self.bench.signer_bin, "--kubeconfig", self.sa_kubeconfig("tenantgate-signer"),
+            "--cluster-id", PROVIDER_ID, "--controllers", CONTROLLERS,
+            "--metrics-listen", f"127.0.0.1:{sg_metrics}"], os.path.join(self.work, "signer.log"), sg_metrics)
+        self.services.append(self.signer)
+        self.signer.start()
+
+    def start_bed(self):
         log(f"{self.name}: starting the bed cluster")
         self.up = True
         run([CLUSTER_TOOL, "up", self.name])
@@ -89,19 +110,20 @@ class Provider:
         self.env = {k: v.strip("'") for k, v in re.findall(r"^(\w+)=(.*)$", out, re.M)}
         with open(os.path.join(self.env["KUBE_STATE_DIR"], "pids")) as f:
             self.control_pids = {line.split()[0]: int(line.split()[1]) for line in f if line.strip()}
-        # The operator's install: overlay (CRDs, namespace, SAs, RBAC, webhook configs), the
-        # signer's RBAC files as e2e/test_signer.py applies them, the serving certificate.
+
+    def install_overlay(self):
+        """The operator's install: overlay (CRDs, namespace, SAs, RBAC, webhook configs)."""
         self.kubectl("apply", "--server-side", "-k", os.path.join(REPO, "manifests", "overlays", "local"))
-        sdir = os.path.join(REPO, "manifests", "signer")
-        for f in ("serviceaccount.yaml", "rbac.yaml", "remote-consumer-clusterrole.yaml", "own-signer-rbac.yaml"):
-            self.kubectl("apply", "-f", os.path.join(sdir, f))
         self.kubectl("wait", "--for", "condition=Established", "--timeout", "60s",
                      "crd/tenants.authentication.liqo.io", "crd/resourceslices.authentication.liqo.io",
                      "crd/renews.authentication.liqo.io")
+
+    def start_webhook(self):
+        """The serving certificate, the webhook configurations pointed at 127.0.0.1, the webhook."""
         certs = os.path.join(self.work, "certs")
         run([os.path.join(REPO, "certs", "tenantgate-certs"), "--out", certs, "--ip", "127.0.0.1",
              "--apply", "--kubeconfig", self.env["KUBECONFIG"]], env=dict(os.environ, KUBECTL=self.env["KUBECTL"]))
-        port, wh_metrics, sg_metrics = free_ports(3)
+        port, wh_metrics = free_ports(2)
         for kind, path in (("validatingwebhookconfiguration", "/validate/tenants"),
                            ("mutatingwebhookconfiguration", "/mutate/tenants")):
             patch = [{"op": "replace", "path": "/webhooks/0/clientConfig/url",
@@ -115,13 +137,8 @@ class Provider:
             "--cert", os.path.join(certs, "tls.crt"), "--key", os.path.join(certs, "tls.key"),
             "--listen", f"127.0.0.1:{port}", "--metrics-listen", f"127.0.0.1:{wh_metrics}",
             "--threads", "2", "--shutdown-grace", "3"], os.path.join(self.work, "webhook.log"), wh_metrics)
-        self.signer = Service("tenantgate-signer", [
-            self.bench.signer_bin, "--kubeconfig", self.sa_kubeconfig("tenantgate-signer"),
-            "--cluster-id", PROVIDER_ID, "--controllers", CONTROLLERS,
-            "--metrics-listen", f"127.0.0.1:{sg_metrics}"], os.path.join(self.work, "signer.log"), sg_metrics)
-        for svc in (self.webhook, self.signer):
-            self.services.append(svc)
-            svc.start()
+        self.services.append(self.webhook)
+        self.webhook.start()
 
     def stop(self):
         problems = []

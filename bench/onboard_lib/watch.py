@@ -1,4 +1,5 @@
 """Our own watches on the provider and the first-seen times of each onboarding stage."""
+import base64
 import http.client
 import json
 import os
@@ -72,6 +73,20 @@ class Watch(threading.Thread):
                 pass
 
 
+def csr_consumer(obj):
+    """The consumer of a Tenant CSR without our label (Liqo labels only liqo.io/remote-tenant-csr):
+    the CN of the request when its O is liqo.io, as Liqo's Tenant CSRs are; else None."""
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+    try:
+        req = x509.load_pem_x509_csr(base64.b64decode(obj["spec"]["request"]))
+    except (KeyError, ValueError):
+        return None
+    org = [a.value for a in req.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)]
+    cn = [a.value for a in req.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
+    return cn[0] if cn and org == ["liqo.io"] else None
+
+
 class Timeline:
     """First-seen times per consumer id of each onboarding stage."""
     STAGES = ("added", "csr", "approved", "issued", "filled")
@@ -97,7 +112,7 @@ class Timeline:
                 self.all_filled.set()
 
     def on_csr(self, typ, obj, t):
-        cid = (obj["metadata"].get("labels") or {}).get("liqo.io/remote-cluster-id")
+        cid = (obj["metadata"].get("labels") or {}).get("liqo.io/remote-cluster-id") or csr_consumer(obj)
         if not cid:
             return
         st = obj.get("status") or {}
