@@ -94,7 +94,8 @@ def print_side_by_side(results):
         print("side by side: no phase finished on both sides")
         return
     print("side by side: tenantgate (webhook + signer) / Liqo v1.2.0 liqo-controller-manager "
-          "(authentication module, tenantgate-webhook registered too); ratio = tenantgate / Liqo")
+          "(authentication module, tenantgate-webhook registered too); ratio = tenantgate / Liqo;")
+    print("the beds differ only in the provider process: same webhook, bursts and controller-manager")
     for tg, lq in found:
         what = (f"{tg['n']} ResourceSlices from {tg['consumers']} consumers" if phase(tg) == "slices"
                 else f"N = {tg['n']} Tenants")
