@@ -1,0 +1,1 @@
+"""bench/onboard's parts (bench/onboard is the entry; see its header for what it measures)."""
