@@ -462,7 +462,7 @@ def v1_handler(state):
             body, p = self._body(), self.path
             if p == "/api/v1/namespaces/liqo/secrets/auth-token" and self.command == "GET":
                 return self._send(200, {"kind": "Secret", "data": {"token": base64.b64encode(TOKEN.encode()).decode()}})
-            m = re.fullmatch(r"/api/v1/namespaces/liqo/secrets/tenantgate-token-([a-z0-9]+)", p)
+            m = re.fullmatch(r"/api/v1/namespaces/tenantgate-tokens/secrets/tenantgate-token-([a-z0-9]+)", p)
             if m:
                 with state.lock:
                     sec = state.tokens.get(m.group(1))

@@ -107,6 +107,20 @@ out:
     return rc;
 }
 
+/* 1 when namespace name exists and is being deleted. */
+static int namespace_terminating(cli_cluster *c, const char *name)
+{
+    char path[256], terr[256];
+    json_object *doc = NULL;
+    int terminating;
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s", name);
+    terminating = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &doc, NULL, terr, sizeof(terr)) == 200 &&
+                  tg_json_path(doc, "metadata", "deletionTimestamp", NULL) != NULL;
+    json_object_put(doc);
+    return terminating;
+}
+
 int cli_ensure_tenant_namespace(cli_flow *f, cli_cluster *c, const char *remote_id, char *ns,
                                 size_t ns_len)
 {
@@ -124,8 +138,18 @@ int cli_ensure_tenant_namespace(cli_flow *f, cli_cluster *c, const char *remote_
         return cli_flow_fail(f, c, TG_EXIT_USAGE, "out of memory");
     cli_tenant_namespace_name(ns, ns_len, remote_id);
     call.name = ns;
-    st = cli_cluster_call(c, "POST", "/api/v1/namespaces", obj, TG_KUBE_CT_JSON, NULL, &raw, terr,
-                          sizeof(terr));
+    while ((st = cli_cluster_call(c, "POST", "/api/v1/namespaces", obj, TG_KUBE_CT_JSON, NULL, &raw, terr,
+                                  sizeof(terr))) == 409 && namespace_terminating(c, ns)) {
+        /* The last peering's namespace is still going: nothing can be made
+         * in it, and a new one can be made only once it is gone. */
+        free(raw);
+        raw = NULL;
+        if ((rc = cli_flow_poll_again(f, c, "namespace %s to finish terminating (the last peering's)",
+                                      ns)) != 0) {
+            json_object_put(obj);
+            return rc;
+        }
+    }
     if (st == 409) {
         /* It exists without the labels: label it, as the flow finds it by them. */
         json_object *patch = json_object_new_object(), *meta = json_object_new_object();

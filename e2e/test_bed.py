@@ -31,6 +31,26 @@ from bed import RUN_TAG, Cluster, cluster_tool, mint_serving_cert, openssl, wait
 
 GROUP = "authentication.liqo.io"
 TENANT_NS_LABELS = {"liqo.io/tenant-namespace": "true"}
+WEBHOOK_CONFIGS = ("validatingwebhookconfiguration", "mutatingwebhookconfiguration")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def schema_only(provider):
+    """These tests are about the bed's CRDs and API server, not tenantgate's admission: when a
+    test file before this one has registered tenantgate-webhook (the session's `webhook`
+    fixture), its configurations step aside for this module and come back as they were."""
+    saved = []
+    for kind in WEBHOOK_CONFIGS:
+        got = provider.kubectl("get", kind, "tenantgate", "-o", "json", check=False)
+        if got.returncode == 0:
+            obj = json.loads(got.stdout)
+            for k in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"):
+                obj["metadata"].pop(k, None)
+            saved.append(obj)
+            provider.kubectl("delete", kind, "tenantgate")
+    yield
+    for obj in saved:
+        provider.create(obj)
 
 
 # --- (a) CRDs and manifests ---------------------------------------------------------------

@@ -711,7 +711,7 @@ def test_usage_and_help(cli):
         rc, out, err = cli(*args)
         assert rc == 0 and out.startswith("Usage:"), args
     rc, out, err = cli("authenticate", "--cluster-id", "c1", "--remote-cluster-id", "p1")
-    assert rc == EXIT_USAGE and "--remote-kubeconfig is required" in err
+    assert rc == EXIT_USAGE and "--remote-kubeconfig (or --auth-url and --token) is required" in err
     rc, out, err = cli("create", "nonce", "--remote-cluster-id", "Bad_ID")
     assert rc == EXIT_USAGE and "--remote-cluster-id" in err
     rc, out, err = cli("get", "nonce", "--remote-cluster-id", "c1", "--wait")

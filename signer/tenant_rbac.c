@@ -165,14 +165,13 @@ static long post_binding(tg_signer *s, tg_api *api, const char *ns, const char *
                          const char *subject_kind, const char *role, json_object *owners, int *posted, char *err,
                          size_t err_len)
 {
-    char key[720];
-    const char *uid = owners ? tg_json_path_string(json_object_array_get_idx(owners, 0), "uid", NULL) : NULL;
+    char key[640];
     time_t now = time(NULL);
     long r;
 
     if (!ns)
         owners = NULL;
-    snprintf(key, sizeof(key), "%s/%s@%s", ns ? ns : "", name, ns && uid ? uid : "");
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
     if (binding_known(s, key, now))
         return 200;
     *posted = 1;
