@@ -16,6 +16,7 @@ both signers are test_slice_flow.py's (the provider's webhook admits the Tenant 
 creates)."""
 
 import base64
+import json
 import re
 import shlex
 import subprocess
@@ -99,7 +100,23 @@ def unpeer(cli, provider, consumer):
     cli("unauthenticate", *both, "--wait", "--timeout", "60s")
     for c, n in ((provider, PNS), (consumer, CNS)):
         c.kubectl("delete", f"resourceslices.{GROUP}", "--all", "-n", n, "--wait=false", check=False)
+        c.kubectl("delete", "namespace", n, "--wait=false", check=False)
+        release_finalizers(c, n)
         c.kubectl("delete", "namespace", n, "--wait=true", "--timeout=120s", check=False, timeout=150)
+
+
+def release_finalizers(cluster, ns):
+    """The namespace must really go: a later file makes it again (test_consumer_access.py), and
+    a finalizer whose controller has stopped would keep it terminating for ever."""
+    kinds = [f"{k}.{GROUP}" for k in ("resourceslices", "identities", "tenants", "renews")] + ["secrets"]
+    for kind in kinds:
+        got = cluster.kubectl("get", kind, "-n", ns, "-o", "json", check=False)
+        if got.returncode != 0:
+            continue
+        for obj in json.loads(got.stdout).get("items", []):
+            if obj["metadata"].get("finalizers"):
+                cluster.kubectl("patch", kind, obj["metadata"]["name"], "-n", ns, "--type=merge",
+                                "-p", '{"metadata":{"finalizers":null}}', check=False)
 
 
 def one_string(cli, provider, server, *flags):
