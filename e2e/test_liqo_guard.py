@@ -101,6 +101,15 @@ def test_liqos_components_run_with_their_webhooks(guard):
     # every listener on loopback, but the webhook servers Liqo gives no address flag
     for side in (prov, cons):
         for name, proc in side.processes.items():
+            wanted = {proc.ports[k] for k in ("metrics", "probe") if k in proc.ports}
+            # a component may open its metrics listener a moment after it is ready (seen: the
+            # crd-replicator under load)
+            try:
+                wait_for(lambda: wanted <= {port for ip, port in listeners(proc.process.pid)
+                                            if ip == "127.0.0.1"},
+                         timeout=30, interval=0.5, what=f"{name}'s listeners")
+            except TimeoutError:
+                pass                    # the assertion below says what is missing
             ports = listeners(proc.process.pid)
             wide = {(ip, port) for ip, port in ports if ip != "127.0.0.1"}
             assert {port for _, port in wide} <= {proc.ports.get("webhook")}, (name, ports)
