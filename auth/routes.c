@@ -205,14 +205,16 @@ static int token_ok(tg_auth_server *s, attempt *a, h2o_req_t *req, const tg_auth
     return 0;
 }
 
-static void start_issuance(tg_auth_server *s, attempt *a, h2o_req_t *req, const tg_auth_request *r)
+/* An answer to come, tied to req's lifetime by a guard; NULL (answered) when
+ * out of memory. */
+static pending *pending_new(tg_auth_server *s, attempt *a, h2o_req_t *req)
 {
     pending *p = calloc(1, sizeof(*p));
     guard *g;
 
     if (!p) {
         answer_error(a, req, TG_AUTH_ISSUANCE_FAILED, "out of memory");
-        return;
+        return NULL;
     }
     p->a = *a;
     p->req = req;
@@ -220,12 +222,25 @@ static void start_issuance(tg_auth_server *s, attempt *a, h2o_req_t *req, const 
     g->p = p;
     p->guard = g;
     s->in_flight++;
-    if (tg_auth_issue_start(s->cfg.kube, &s->cfg.issue, r->cluster_id, r->csr_pem, r->csr_len, on_issued, p) != 0) {
-        g->p = NULL;
-        s->in_flight--;
-        free(p);
-        answer_error(a, req, TG_AUTH_ISSUANCE_FAILED, "cannot reach the API server");
-    }
+    return p;
+}
+
+/* The work could not start: nothing will call back for p. */
+static void pending_not_started(tg_auth_server *s, pending *p, attempt *a, h2o_req_t *req)
+{
+    p->guard->p = NULL;
+    s->in_flight--;
+    free(p);
+    answer_error(a, req, TG_AUTH_ISSUANCE_FAILED, "cannot reach the API server");
+}
+
+static void start_issuance(tg_auth_server *s, attempt *a, h2o_req_t *req, const tg_auth_request *r)
+{
+    pending *p = pending_new(s, a, req);
+
+    if (p && tg_auth_issue_start(s->cfg.kube, &s->cfg.issue, r->cluster_id, r->csr_pem, r->csr_len, on_issued,
+                                 p) != 0)
+        pending_not_started(s, p, a, req);
 }
 
 /* The steps every POST takes first: the method, the source's budget, the
@@ -315,25 +330,10 @@ static void on_v1_done(const tg_auth_v1_result *res, void *data)
 
 static void start_v1(tg_auth_server *s, attempt *a, h2o_req_t *req, tg_auth_v1_kind kind, tg_auth_v1_request *r)
 {
-    pending *p = calloc(1, sizeof(*p));
-    guard *g;
+    pending *p = pending_new(s, a, req);
 
-    if (!p) {
-        answer_error(a, req, TG_AUTH_ISSUANCE_FAILED, "out of memory");
-        return;
-    }
-    p->a = *a;
-    p->req = req;
-    g = h2o_mem_alloc_shared(&req->pool, sizeof(*g), on_req_disposed);
-    g->p = p;
-    p->guard = g;
-    s->in_flight++;
-    if (tg_auth_v1_start(s->cfg.kube, &s->cfg.v1, kind, r, on_v1_done, p) != 0) {
-        g->p = NULL;
-        s->in_flight--;
-        free(p);
-        answer_error(a, req, TG_AUTH_ISSUANCE_FAILED, "cannot reach the API server");
-    }
+    if (p && tg_auth_v1_start(s->cfg.kube, &s->cfg.v1, kind, r, on_v1_done, p) != 0)
+        pending_not_started(s, p, a, req);
 }
 
 /* Both v1 POSTs: admitted, parsed (a malformed body or token counts as a
