@@ -22,6 +22,7 @@
 #include "signer/renewal.h"
 #include "signer/tenant_plan.h"
 #include "signer/tenant_rbac.h"
+#include "signer/unpeer_plan.h"
 
 /* ---------- the CSR and Tenant informer caches ---------- */
 
@@ -284,10 +285,40 @@ static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const cha
                          created_len, err, err_len);
 }
 
-/* Deletion: bindings away, nonce rotated with --nonce-rotation on-unpeer (an
- * old Tenant no longer verifies), finalizer off. */
+/* ---------- deletion ---------- */
+
+typedef struct replica_look {
+    const char *cid;
+    size_t n;
+} replica_look;
+
+static void on_replica(json_object *o, void *data)
+{
+    replica_look *l = data;
+    const char *origin = tg_json_path_string(o, "metadata", "labels", "liqo.io/originID", NULL);
+
+    if (origin && strcmp(origin, l->cid) == 0)
+        l->n++;
+}
+
+/* The consumer's Renews replicated into ns, from the remoterenew informer
+ * (without it, none known: nothing to wait for). Slices need no wait:
+ * `liqoctl unauthenticate` refuses while the consumer has any, and Liqo's
+ * consumer drops its slice only after its replicator deleted the copy here. */
+static size_t consumer_replicas(tg_signer *s, const char *ns, const char *cid)
+{
+    replica_look l = {.cid = cid};
+
+    if (s->renew_cache)
+        tg_cache_get_by_namespace(s->renew_cache, ns, on_replica, &l);
+    return l.n;
+}
+
+/* Deletion: once the consumer's replicas are gone (unpeer_plan.h), bindings
+ * away, nonce rotated with --nonce-rotation on-unpeer (an old Tenant no
+ * longer verifies), finalizer off. 202: waiting, *wait_ms set. */
 static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *name,
-                            const char *cid, char *err, size_t err_len)
+                            const char *cid, int64_t *wait_ms, char *err, size_t err_len)
 {
     json_object *sec = NULL;
     char *old = NULL, nonce[TG_NONCE_TEXT_LEN + 1];
@@ -295,6 +326,11 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
 
     if (!holds_tenant(tenant))
         return 200;
+    *wait_ms = tg_unpeer_wait_ms(
+        rc_parse_rfc3339(tg_json_path_string(tenant, "metadata", "deletionTimestamp", NULL)), time(NULL),
+        consumer_replicas(s, ns, cid));
+    if (*wait_ms > 0)
+        return 202;
     if ((r = tg_tenant_bind(s, api, ns, cid, tenant, 0, err, err_len)) >= 300 || r < 0)
         return r;
     /* Liqo's consumer keeps its signed nonce across peerings and refuses
@@ -549,10 +585,11 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
         goto out;
     }
     if (tg_json_path(tenant, "metadata", "deletionTimestamp", NULL)) {
-        st = finalize_tenant(s, api, tenant, ns, name, cid, err, sizeof(err));
-        if (st != 200)
+        int64_t wait_ms = 0;
+        st = finalize_tenant(s, api, tenant, ns, name, cid, &wait_ms, err, sizeof(err));
+        if (st != 200 && st != 202)
             goto fail;
-        ret = TG_RECONCILE_OK;
+        ret = st == 202 ? (long)wait_ms : TG_RECONCILE_OK;
         goto out;
     }
     /* Re-run the admission decision: the webhook may have been bypassed. */

@@ -10,14 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "kube/cache.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "signer/approve_decide.h"
 #include "signer/reconcile_common.h"
 #include "signer/tenant_rbac.h"
+#include "signer/unpeer_plan.h"
 #include "signer/test_reconcile_fixture.h"
 
 #define NS "liqo-tenant-cl01"
@@ -426,6 +429,69 @@ static void test_deletion_leaves_no_binding(void **state)
     fake_api_free(api);
 }
 
+/* The consumer's replicated Renew in NS (as Liqo's crd-replicator writes it),
+ * or none, as the remoterenew informer holds it. */
+static tg_cache *renew_cache(int with_replica)
+{
+    const char *renew = "{\"metadata\":{\"name\":\"controlplane-provider-cluster\",\"namespace\":\"" NS "\","
+                        "\"resourceVersion\":\"7\",\"labels\":{\"liqo.io/replicated\":\"true\","
+                        "\"liqo.io/originID\":\"cl01\"}}}";
+    tg_cache *c = tg_cache_new(NULL);
+    json_object *list = json_object_new_array();
+    char err[256] = "";
+
+    assert_int_equal(tg_cache_index_metadata(c, TG_CACHE_BY_NAMESPACE), 0);
+    if (with_replica)
+        json_object_array_add(list, tg_json_parse(renew, strlen(renew), err, sizeof(err)));
+    assert_int_equal(tg_cache_replace(c, list, "100", NULL, err, sizeof(err)), 0);
+    json_object_put(list);
+    return c;
+}
+
+/* Unpeering (liqoctl unauthenticate): the Tenant is deleted while the
+ * consumer's crd-replicator still has to delete its Renew here with the
+ * consumer's rights, so the bindings stay until it has (or the grace ends). */
+static void test_deletion_waits_for_the_consumers_replicas(void **state)
+{
+    tg_signer s;
+    tg_api *api = liqo_setting(&s, T_DELETING);
+    char now[32];
+
+    (void)state;
+    rc_rfc3339(time(NULL), now, sizeof(now));
+    json_object_object_add(tg_json_path(fake_api_object(api, TENANT), "metadata", NULL), "deletionTimestamp",
+                           json_object_new_string(now));
+    put_binding(api, RB, "cl01", TG_CONSUMER_CLUSTERROLE);
+    s.renew_cache = renew_cache(1);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_UNPEER_POLL_MS);
+    assert_string_equal(rt_writes(api), "");
+    assert_non_null(fake_api_object(api, RB));
+    /* the replicator deleted its copy: bindings away, finalizer off */
+    tg_cache_free(s.renew_cache);
+    s.renew_cache = renew_cache(0);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_RECONCILE_OK);
+    assert_null(fake_api_object(api, RB));
+    assert_null(tg_json_path(fake_api_object(api, TENANT), "metadata", "finalizers", NULL));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* A consumer that never deletes its replica (gone, cut off) holds the
+ * Tenant only for the grace period: the fixture's deletion is a day old. */
+static void test_deletion_grace_ends(void **state)
+{
+    tg_signer s;
+    tg_api *api = liqo_setting(&s, T_DELETING);
+
+    (void)state;
+    put_binding(api, RB, "cl01", TG_CONSUMER_CLUSTERROLE);
+    s.renew_cache = renew_cache(1);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_RECONCILE_OK);
+    assert_null(fake_api_object(api, RB));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
 /* Listing the roles fails: nothing bound, retried. */
 static void test_role_list_fails(void **state)
 {
@@ -518,6 +584,8 @@ int main(void)
         cmocka_unit_test(test_liqo_roles_are_bound),
         cmocka_unit_test(test_unlabelled_role_is_unbound),
         cmocka_unit_test(test_deletion_leaves_no_binding),
+        cmocka_unit_test(test_deletion_waits_for_the_consumers_replicas),
+        cmocka_unit_test(test_deletion_grace_ends),
         cmocka_unit_test(test_role_list_fails),
         cmocka_unit_test(test_roles_pure),
         cmocka_unit_test(test_binding_is_ours),
