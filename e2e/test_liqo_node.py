@@ -19,8 +19,10 @@ virtual-kubelet reaches the provider with the slice kubeconfig tenantgate issued
   comes back to the consumer's pod;
 - the slice certificate is renewed and the first one expires; the virtual-kubelet takes the
   new one ("Updated remote cluster client certificate") and a second pod still runs;
-- unoffload, delete the slice, `liqoctl unauthenticate`: nothing of the peering is left on the
-  provider; `liqoctl authenticate` again works.
+- unoffload, delete the slice, `liqoctl unauthenticate` (the consumer's crd-replicator paused
+  3 s across it, so the replicated Renew is deleted after the Tenant: docs/LIQO.md, "Unpeering
+  and the consumer's replicas"): nothing of the peering is left on the provider; `liqoctl
+  authenticate` again works.
 
 Liqo's ShadowPod webhook (resource enforcement on, the chart's default) admits a ShadowPod
 only against an `offloading.liqo.io` Quota of the slice user, which in replace mode
@@ -35,6 +37,8 @@ The virtual-kubelet keeps its kubelet serving certificate under the fixed path /
 import base64
 import hashlib
 import json
+import os
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -55,6 +59,9 @@ LIFETIME_S = 90                 # the signer's --max-cert-lifetime (its minimum)
 OFFLOADING = "offloading.liqo.io"
 VK_CERTS = Path("/tmp/certs")   # virtual-kubelet's serving certificate store (fixed in Liqo)
 VK_CERT_UPDATED = "Updated remote cluster client certificate"
+# The consumer's crd-replicator is paused this long across `liqoctl unauthenticate` (below
+# the signer's 10 s unpeering grace, signer/unpeer_plan.h).
+REPLICATOR_PAUSE_S = 3
 
 
 # --- the bed ------------------------------------------------------------------------------------
@@ -339,6 +346,20 @@ def flow(bed, node_provider):
         finally:
             f.seen["left"] = dict(last)
 
+    def unauthenticate():
+        """`liqoctl unauthenticate` with the consumer's crd-replicator paused for a moment: it
+        deletes its replicated Renew on the provider only after the Tenant's deletion reached
+        tenantgate-signer, as a consumer under load does. The order that once left the Renew
+        behind for good (a signer unbinding the consumer first), made certain."""
+        repl = b.cons.processes["crd-replicator"].process
+        os.kill(repl.pid, signal.SIGSTOP)
+        try:
+            rc, out = _ctl(b, "unauthenticate", *both)()
+            time.sleep(REPLICATOR_PAUSE_S)
+        finally:
+            os.kill(repl.pid, signal.SIGCONT)
+        return rc, out + f"(crd-replicator paused {REPLICATOR_PAUSE_S}s)\n"
+
     def remote_ns():
         sp = _shadowpod(b.prov, "p1")
         f.seen["remote namespace"] = sp and sp["metadata"]["namespace"]
@@ -399,7 +420,7 @@ def flow(bed, node_provider):
             "the ResourceSlice deleted on the consumer")),
         ("virtual node gone", _wait(lambda: not _get(cons_c, "node", SLICE), 60,
                                     f"node {SLICE} deleted on the consumer")),
-        ("unauthenticate", _ctl(b, "unauthenticate", *both)),
+        ("unauthenticate", unauthenticate),
         ("left behind", nothing_left),
         ("authenticate again", _ctl(b, "authenticate", *both)),
     ]
