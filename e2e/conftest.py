@@ -20,7 +20,9 @@ node_provider -> Cluster     a third control plane with a real node (e2e/cluster
                              kube-scheduler, containerd, kubelet, pods in the bed's own network
                              namespace); its apiserver is at https://10.250.N.1:443.  Only the
                              tests marked `node` use it (make test-node, ctest -L e2e-node):
-                             it needs e2e/node-bin and root.
+                             it needs e2e/node-bin and root; e2e/node/preflight checks those
+                             and the kernel features first and fails in one line naming what
+                             is missing.
 
 Both clusters are torn down at the end of the run, whatever happens (failure, Ctrl-C,
 SIGTERM); clusters left by a run that was SIGKILLed are reaped at the start of the next one.
@@ -212,8 +214,19 @@ def consumer(k8s_bin):
     cluster_tool("down", cluster.name, check=False)
 
 
+def node_preflight():
+    """e2e/node/preflight: root, the kernel features and the tools the node needs. What is
+    missing fails the test in one line, before any cluster starts (never a hang)."""
+    p = subprocess.run([str(E2E_DIR / "node" / "preflight")], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0:
+        pytest.fail((p.stderr or p.stdout).strip() or f"node preflight: exit status {p.returncode}",
+                    pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def node_provider(k8s_bin):
+    node_preflight()
     cluster = _start_cluster("node", "--node")
     yield cluster
     _started.pop(cluster.name, None)
