@@ -114,3 +114,38 @@ def apiserver_requests(env):
             e = out.setdefault(k, [0.0, 0.0])
             e[0 if kind == "count" else 1] += float(value)
     return out
+
+
+def histogram_buckets(text, name):
+    """{labels without le: {le: cumulative count}} of one histogram family."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith(name + "_bucket{"):
+            continue
+        series, value = line.rsplit(" ", 1)
+        lab = dict(re.findall(r'(\w+)="([^"]*)"', series))
+        le = float(lab.pop("le"))
+        key = ",".join(f"{k}={v}" for k, v in sorted(lab.items()))
+        out.setdefault(key, {})[le] = float(value)
+    return out
+
+
+def histogram_delta_quantile(before, after, q):
+    """{series: (count, q-quantile in s)} of the observations made between two scrapes
+    (histogram_buckets of each), interpolated linearly inside the bucket that holds it, as
+    Prometheus' histogram_quantile does (the largest finite bound when it is above them all)."""
+    out = {}
+    for key, b1 in after.items():
+        b0 = before.get(key, {})
+        delta = sorted((le, c - b0.get(le, 0.0)) for le, c in b1.items())
+        total = delta[-1][1] if delta else 0.0
+        if total <= 0:
+            continue
+        rank, lo, below = q * total, 0.0, 0.0
+        for le, c in delta:
+            if c >= rank:
+                value = lo if le == float("inf") else lo + (le - lo) * (rank - below) / max(c - below, 1e-9)
+                break
+            lo, below = le, c
+        out[key] = (total, value)
+    return out

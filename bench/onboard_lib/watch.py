@@ -47,17 +47,22 @@ class Watch(threading.Thread):
             for obj in listed.get("items") or []:
                 self.on_event("ADDED", obj, now)
             rv = listed["metadata"]["resourceVersion"]
-            self.conn, resp = self._get(f"watch=1&resourceVersion={rv}&timeoutSeconds=900{sel}")
-            self.ready.set()
-            while True:
-                line = resp.readline()
-                if not line:
-                    return
-                t = time.monotonic()
-                ev = json.loads(line)
-                if ev["type"] == "ERROR":
-                    raise BenchError(f"watch {self.path}: {ev['object']}")
-                self.on_event(ev["type"], ev["object"], t)
+            # a 10,000-object burst outlasts one watch request: when the API server ends
+            # it, watch again from the last event seen
+            while not self.closed:
+                self.conn, resp = self._get(f"watch=1&resourceVersion={rv}&timeoutSeconds=900{sel}")
+                self.ready.set()
+                while True:
+                    line = resp.readline()
+                    if not line:
+                        break
+                    t = time.monotonic()
+                    ev = json.loads(line)
+                    if ev["type"] == "ERROR":
+                        raise BenchError(f"watch {self.path}: {ev['object']}")
+                    rv = ev["object"]["metadata"].get("resourceVersion", rv)
+                    if ev["type"] != "BOOKMARK":
+                        self.on_event(ev["type"], ev["object"], t)
         except Exception as e:       # reported by the main thread, unless we closed it
             if not self.closed:
                 self.error = e
