@@ -10,7 +10,9 @@
  * and renew at 2/3 of the lifetime. The slice's user has no RoleBinding of
  * its own (as under Liqo); an older signer's is removed.
  *
- * The slice, its Tenant, its cache Secret and the policy are read live. The
+ * The slice, its Tenant and its cache Secret are read live when a pass runs;
+ * the echo of the pass's own status write runs none (slice_settled.h), and
+ * the policy ConfigMap is read once for a burst (slice_policy.c). The
  * CSRs of the slice and its sibling slices (the maxPerTenant sum) come from
  * the informers' caches (slice_plan.h decides over them), which list before
  * any worker starts, so a restart between any two steps resumes from what the
@@ -38,6 +40,7 @@
 #include "signer/slice_liqo_quota.h"
 #include "signer/slice_quota.h"
 #include "signer/slice_rbac.h"
+#include "signer/slice_settled.h"
 #include "signer/slice_status.h"
 
 /* ---------- the reconcile ---------- */
@@ -45,6 +48,20 @@
 static long requeue_min(long a, long b)
 {
     return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
+}
+
+/* Nothing to do until delay_ms as the pass left the slice (at the version
+ * of `now`): the echo of its own status write then costs no GET. A CSR the
+ * pass made counts as seen whether or not the cache shows it yet. */
+static void settle_pass(slice_ctx *c, json_object *now, const char *made, long delay_ms)
+{
+    char with_ours[RS_DEPS_MAX];
+    int have_ours = made && *made &&
+                    rs_settled_deps(c->s, c->ns, c->name, c->consumer, made, with_ours, sizeof(with_ours)) == 0;
+
+    if (c->deps)
+        rs_settle(c->s, c->ns, c->name, tg_json_path_string(now, "metadata", "resourceVersion", NULL), c->deps,
+                  have_ours ? with_ours : NULL, delay_ms);
 }
 
 /* Authentication, certificate, Resources, status and binding of a live slice. */
@@ -113,6 +130,8 @@ static long reconcile_slice(slice_ctx *c)
         goto out;
     }
     ret = requeue_min(cr.requeue_ms, res_denied ? RES_DENIED_RECHECK_MS : 0);
+    if (!res_denied)   /* a denial waits on the policy and the siblings, which no record follows */
+        settle_pass(c, after ? after : c->slice, cr.made, ret);
 out:
     json_object_put(auth_cond);
     json_object_put(res_cond);
@@ -159,10 +178,22 @@ static int cache_holds(tg_signer *s, const char *ns, const char *name, const cha
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     slice_ctx c = {.s = s, .api = api, .ns = ns, .name = name};
-    char path[1024], want_ns[128], ns_cid[256];
+    char path[1024], want_ns[128], ns_cid[256], deps[RS_DEPS_MAX];
     tg_ns_facts nsf;
     long st, ret = TG_RECONCILE_OK;
 
+    /* The event of our own last status write: nothing changed since. The
+     * dependencies are read before the pass, so it sees at least them. */
+    nsf = tg_ns_facts_lookup(s, ns, ns_cid, sizeof(ns_cid));
+    if (nsf.known && nsf.tenant && nsf.cluster_id) {
+        if ((ret = rs_settled_left(s, ns, name, nsf.cluster_id)) > 0) {
+            rc_count_skip(s, "remoteresourceslice");
+            return ret;
+        }
+        ret = TG_RECONCILE_OK;
+        if (s->settled && rs_settled_deps(s, ns, name, nsf.cluster_id, NULL, deps, sizeof(deps)) == 0)
+            c.deps = deps;
+    }
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
     if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
         return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
@@ -174,7 +205,6 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
     /* Every slice of a tenant namespace is the consumer's, whatever its
      * labels (which the consumer writes): only the namespace's label names
      * the consumer, and only this cluster's own local slices are not ours. */
-    nsf = tg_ns_facts_lookup(s, ns, ns_cid, sizeof(ns_cid));
     if (nsf.known && nsf.tenant && nsf.cluster_id)
         c.consumer = nsf.cluster_id;
     else if (s->ns_cache)

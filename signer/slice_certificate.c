@@ -193,18 +193,20 @@ static void pending_key(const slice_ctx *c, const char *hash, char *key, size_t 
 
 /* POST a CSR for the slice's request and mark it pending (key pending)
  * until the cache shows it. again: one was made before. 0, or -1 with c->err. */
-static int new_csr(slice_ctx *c, const char *ref, const char *hash, const char *pending, int again)
+static int new_csr(slice_ctx *c, const char *ref, const char *hash, const char *pending, int again, char *made,
+                   size_t made_len)
 {
     json_object *annotations = json_object_new_object();
     struct timespec sent;
-    char made[256], from[32];
+    char from[32];
     uint64_t now_ms = tg_wq_now_ms();
     long r;
 
     clock_gettime(CLOCK_REALTIME, &sent);
     snprintf(from, sizeof(from), "@%lld", (long long)sent.tv_sec * 1000 + sent.tv_nsec / 1000000);
     json_object_object_add(annotations, TG_ANNOTATION_CSR_SLICE, rc_jstr(ref));
-    r = rc_create_csr(c->s, c->api, c->csr_b64, c->consumer, hash, NULL, annotations, made, sizeof(made), c->err,
+    made[0] = '\0';
+    r = rc_create_csr(c->s, c->api, c->csr_b64, c->consumer, hash, NULL, annotations, made, made_len, c->err,
                       sizeof(c->err));
     if (r == 201)
         tg_log(TG_LOG_INFO, again ? "resourceslice csr created again" : "resourceslice csr created",
@@ -283,7 +285,7 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
         cr->requeue_ms = (long)(TG_SLICE_DENIED_RETRY_S - v.age_s + 1) * 1000;
         break;
     case TG_SLICE_CSR_CREATE:
-        if (new_csr(c, ref, hash, pending, l.best.found) != 0)
+        if (new_csr(c, ref, hash, pending, l.best.found, cr->made, sizeof(cr->made)) != 0)
             goto out;
         cr->requeue_ms = WAIT_MS;
         break;

@@ -38,6 +38,7 @@ typedef struct slice_ctx {
     tg_api *api;
     json_object *slice, *tenant;
     const char *ns, *name, *uid, *consumer, *csr_b64;
+    const char *deps;            /* slice_settled.h's text before the pass, or NULL: settle nothing */
     char user[TG_SLICE_USER_MAX];
     char err[512];
 } slice_ctx;
@@ -49,6 +50,7 @@ typedef struct cert_result {
     char reason[48];
     char message[512];
     long requeue_ms;             /* > 0: look again then */
+    char made[256];              /* the CSR this pass made, or "" */
 } cert_result;
 
 #endif

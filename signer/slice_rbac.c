@@ -24,19 +24,43 @@ static void binding_name(const slice_ctx *c, char *out, size_t len)
  * (the cluster-wide binding) and the offloading module's namespace bindings.
  * A binding under tenantgate's per-slice name (an older signer's) is
  * deleted: the name is tenantgate's, and what it granted is no longer due. */
+/* Once found absent (or deleted) for a slice, the binding is not looked for
+ * again this long: the signer never makes one, only an older signer did. */
+#define NO_BINDING_MS (3600 * 1000)
+
+static void gone_key(const slice_ctx *c, char *key, size_t len)
+{
+    snprintf(key, len, "slice-rb-gone/%s", c->uid ? c->uid : "");
+}
+
+static void note_gone(slice_ctx *c)
+{
+    char key[300];
+    uint64_t now = tg_wq_now_ms();
+
+    gone_key(c, key, sizeof(key));
+    if (c->s->settled && c->uid)
+        tg_settled_mark(c->s->settled, key, "1", now, now + NO_BINDING_MS);
+}
+
 int rs_drop_old_binding(slice_ctx *c)
 {
-    char name[300], path[1024];
+    char name[300], path[1024], key[300], v[4];
     json_object *rb = NULL;
     long r;
 
+    gone_key(c, key, sizeof(key));
+    if (c->s->settled && c->uid && tg_settled_marked(c->s->settled, key, v, sizeof(v), tg_wq_now_ms()))
+        return 0;
     binding_name(c, name, sizeof(name));
     snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings/%s", c->ns, name);
     if ((r = tg_api_get(c->api, path, &rb, c->err, sizeof(c->err))) != 200 && r != 404)
         return -1;
     json_object_put(rb);
-    if (r != 200)
-        return 0;
-    r = tg_api_call(c->api, "DELETE", path, TG_KUBE_CT_JSON, NULL, NULL, c->err, sizeof(c->err));
-    return r == 200 || r == 404 ? 0 : -1;
+    if (r == 200)
+        r = tg_api_call(c->api, "DELETE", path, TG_KUBE_CT_JSON, NULL, NULL, c->err, sizeof(c->err));
+    if (r != 200 && r != 404)
+        return -1;
+    note_gone(c);
+    return 0;
 }
