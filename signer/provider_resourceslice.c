@@ -50,6 +50,16 @@ static long requeue_min(long a, long b)
     return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
 }
 
+/* The slice as a pass waiting for its CSR wrote it (rc_stash.c): the pass
+ * the CSR's issue wakes reads it back at that version instead of a GET. */
+#define SLICE_STASH_MS 30000
+
+static const char *slice_stash_key(const char *ns, const char *name, char *key, size_t len)
+{
+    snprintf(key, len, "slice-obj/%s/%s", ns, name);
+    return key;
+}
+
 /* Nothing to do until delay_ms as the pass left the slice (at the version
  * of `now`): the echo of its own status write then costs no GET. A CSR the
  * pass made counts as seen whether or not the cache shows it yet. */
@@ -71,7 +81,7 @@ static long reconcile_slice(slice_ctx *c)
     tg_approve_decision d;
     cert_result cr;
     json_object *st = json_object_new_object(), *auth_cond = NULL, *res_cond = NULL, *old_auth, *after = NULL;
-    char msg[700];
+    char msg[700], stash[600];
     int res_denied = 0, accepted = 0;
     long ret = TG_RECONCILE_RETRY;
 
@@ -132,6 +142,8 @@ static long reconcile_slice(slice_ctx *c)
     ret = requeue_min(cr.requeue_ms, res_denied ? RES_DENIED_RECHECK_MS : 0);
     if (!res_denied)   /* a denial waits on the policy and the siblings, which no record follows */
         settle_pass(c, after ? after : c->slice, cr.made, ret);
+    if (after && !accepted && !cr.denied && d.approve)   /* waiting for the CSR: its issue's pass reads this */
+        rc_stash_put(c->s, slice_stash_key(c->ns, c->name, stash, sizeof(stash)), after, SLICE_STASH_MS);
 out:
     json_object_put(auth_cond);
     json_object_put(res_cond);
@@ -157,6 +169,19 @@ static void on_uid_visit(json_object *o, void *data)
     snprintf(l->rv, sizeof(l->rv), "%s", rv ? rv : "");
 }
 
+/* The slice's resourceVersion in the slice informer's cache (into rv, 64
+ * bytes), or NULL. */
+static const char *cached_slice_rv(tg_signer *s, const char *ns, const char *name, char *rv)
+{
+    uid_look l = {.uid = ""};
+
+    if (!s->slice_cache || !tg_cache_synced(s->slice_cache) || !tg_cache_get(s->slice_cache, ns, name, on_uid_visit, &l) ||
+        !l.rv[0])
+        return NULL;
+    strcpy(rv, l.rv);
+    return rv;
+}
+
 /* 1 when the slice informer holds this very slice (or no such informer is
  * synced: the sums are read live then). Our record of its Resources verdict
  * goes once the cache shows that write: the event of our own status write
@@ -178,7 +203,7 @@ static int cache_holds(tg_signer *s, const char *ns, const char *name, const cha
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     slice_ctx c = {.s = s, .api = api, .ns = ns, .name = name};
-    char path[1024], want_ns[128], ns_cid[256], deps[RS_DEPS_MAX];
+    char path[1024], want_ns[128], ns_cid[256], deps[RS_DEPS_MAX], stash[600], cached_rv[64];
     tg_ns_facts nsf;
     long st, ret = TG_RECONCILE_OK;
 
@@ -195,10 +220,15 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
             c.deps = deps;
     }
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
-    if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
-        return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
-    if (st != 200)
-        goto fail;
+    slice_stash_key(ns, name, stash, sizeof(stash));
+    c.slice = rc_stash_get(s, stash, cached_slice_rv(s, ns, name, cached_rv));
+    rc_stash_forget(s, stash);   /* read once: the pass writes the next version */
+    if (!c.slice) {
+        if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
+            return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
+        if (st != 200)
+            goto fail;
+    }
     c.csr_b64 = tg_json_path_string(c.slice, "spec", "csr", NULL);
     c.uid = tg_json_path_string(c.slice, "metadata", "uid", NULL);
     c.consumer = tg_json_path_string(c.slice, "spec", "consumerClusterID", NULL);

@@ -92,6 +92,38 @@ int rs_owned_by_slice(json_object *obj, const char *uid)
     return any ? 0 : -1;
 }
 
+/* A pass that found no cache Secret remembers it a while: the pass the
+ * CSR's issue wakes then POSTs it without a GET first (only this process
+ * writes it; a 409 forgets the note and the next pass reads it). */
+#define SECRET_ABSENT_MS 30000
+
+static void absent_key(const slice_ctx *c, char *key, size_t len)
+{
+    snprintf(key, len, "slice-secret-absent/%s", c->uid ? c->uid : "");
+}
+
+static int secret_known_absent(const slice_ctx *c)
+{
+    char key[300], v[4];
+
+    absent_key(c, key, sizeof(key));
+    return c->s->settled && c->uid && tg_settled_marked(c->s->settled, key, v, sizeof(v), tg_wq_now_ms());
+}
+
+static void note_secret_absent(slice_ctx *c, int absent)
+{
+    char key[300];
+    uint64_t now = tg_wq_now_ms();
+
+    if (!c->s->settled || !c->uid)
+        return;
+    absent_key(c, key, sizeof(key));
+    if (absent)
+        tg_settled_mark(c->s->settled, key, "1", now, now + SECRET_ABSENT_MS);
+    else
+        tg_settled_forget(c->s->settled, key);
+}
+
 /* The cache Secret (data csr, certificate; label remote-cluster-id), owned
  * by the slice: created, or its data replaced. */
 static long write_cache(slice_ctx *c, const char *secret_name, const char *cert_b64, int exists)
@@ -120,6 +152,7 @@ static long write_cache(slice_ctx *c, const char *secret_name, const char *cert_
     } else {
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", c->ns);
         r = tg_api_call(c->api, "POST", path, TG_KUBE_CT_JSON, sec, NULL, c->err, sizeof(c->err));
+        note_secret_absent(c, 0);   /* made, or (409) there after all: read it next time */
     }
     json_object_put(sec);
     return r == 200 || r == 201 ? 0 : -1;
@@ -316,8 +349,12 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
     }
     snprintf(secret_name, sizeof(secret_name), SECRET_PREFIX "%s", c->name);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", c->ns, secret_name);
-    if ((r = tg_api_get(c->api, path, &sec, c->err, sizeof(c->err))) != 200 && r != 404)
-        return -1;
+    if (!secret_known_absent(c)) {
+        if ((r = tg_api_get(c->api, path, &sec, c->err, sizeof(c->err))) != 200 && r != 404)
+            return -1;
+        if (r == 404)
+            note_secret_absent(c, 1);
+    }
     exists = sec != NULL;
     if (sec && rs_owned_by_slice(sec, c->uid) == 0) {
         /* left by a deleted slice of the same name, not yet collected: our

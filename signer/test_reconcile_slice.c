@@ -599,6 +599,62 @@ static void test_policy_and_binding_read_once(void **state)
     settled_clear(&s, api);
 }
 
+
+/* The pass the CSR's issue wakes reads the slice as the waiting pass wrote
+ * it (the informer shows that version) and knows the cache Secret absent:
+ * neither GET is made (both would fail here). */
+static void test_issue_pass_reads_our_own_write(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    char hash[TG_REQUEST_HASH_LEN + 1], pending[900];
+
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_NONE);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
+    tg_cache_free(s.slice_cache);
+    s.slice_cache = cache_of(api, SLICE);
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_ISSUED);
+    rc_request_hash(w->csr_b64, hash);
+    snprintf(pending, sizeof(pending), "slice-csr/" NS "/" NAME "/%s", hash);
+    tg_settled_forget(s.settled, pending);   /* the cache has our CSR, issued (named otherwise here) */
+    forget_writes(api);
+    fake_api_fail(api, "GET", SLICE, 500, 1);
+    fake_api_fail(api, "GET", SECRET, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    assert_string_equal(auth_status(api), "Accepted");
+    settled_clear(&s, api);
+}
+
+/* The cache Secret made meanwhile by someone else: our POST answers 409,
+ * the pass fails, and the next one reads the Secret (and refuses it). */
+static void test_secret_made_meanwhile_is_read_next(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    char hash[TG_REQUEST_HASH_LEN + 1], pending[900];
+
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_NONE);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_ISSUED);
+    rc_request_hash(w->csr_b64, hash);
+    snprintf(pending, sizeof(pending), "slice-csr/" NS "/" NAME "/%s", hash);
+    tg_settled_forget(s.settled, pending);
+    store_extra(api, X_OTHER_CSR);
+    forget_writes(api);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 409\n");
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_OK);
+    assert_string_equal(auth_status(api), "Denied");
+    settled_clear(&s, api);
+}
+
 static int world_setup(void **state)
 {
     static world w;
@@ -639,6 +695,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_settles_nothing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_new_csr_settles_both_views, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_policy_and_binding_read_once, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_issue_pass_reads_our_own_write, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_secret_made_meanwhile_is_read_next, world_setup, world_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
