@@ -69,6 +69,12 @@ static void settle_pass(slice_ctx *c, json_object *now, const char *made, long d
     int have_ours = made && *made &&
                     rs_settled_deps(c->s, c->ns, c->name, c->consumer, made, with_ours, sizeof(with_ours)) == 0;
 
+    /* Waiting for the CSR's decision: the informer wakes the slice when it
+     * comes, so the record holds longer than the safety net's WAIT_MS (a
+     * burst queues the slice's keys for longer than that; each look meanwhile
+     * is a skip, not five GETs). */
+    if (delay_ms == WAIT_MS)
+        delay_ms = WAIT_HOLD_MS;
     if (c->deps)
         rs_settle(c->s, c->ns, c->name, tg_json_path_string(now, "metadata", "resourceVersion", NULL), c->deps,
                   have_ours ? with_ours : NULL, delay_ms);

@@ -23,6 +23,9 @@
 /* A CSR made, not decided: the CSR informer wakes the slice when it is;
  * this is the safety net. (Stale and denied CSRs: slice_plan.h.) */
 #define WAIT_MS 10000
+/* ... and while the caches show nothing new, looks are skips for this long
+ * (below TG_SLICE_CSR_STALE_S, when a pending CSR is replaced). */
+#define WAIT_HOLD_MS 120000
 /* The CSR informer may lag our own POST: no second CSR for this long unless
  * the cache shows the first; meanwhile the slice is looked at every second. */
 #define CSR_PENDING_MS 60000

@@ -568,6 +568,24 @@ static void test_other_version_is_read_live(void **state)
     fake_api_free(api);
 }
 
+
+/* The labelled ClusterRoles are listed once for a burst: a second Tenant's
+ * pass right after binds from that list (its LIST would fail here). */
+static void test_roles_listed_once_for_a_burst(void **state)
+{
+    tg_signer s;
+    tg_api *api = liqo_setting(&s, T_FINALIZED);
+
+    (void)state;
+    s.settled = tg_settled_new();
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    json_object_object_del(s.rb_known, NS "/liqo-binding-liqo-remote-controlplane");   /* made to check again */
+    fake_api_fail(api, "GET", CRS, 500, 1);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -577,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_csr_carries_the_tenant_uid),
         cmocka_unit_test(test_second_run_is_quiet),
         cmocka_unit_test(test_pass_reads_our_own_write),
+        cmocka_unit_test(test_roles_listed_once_for_a_burst),
         cmocka_unit_test(test_other_version_is_read_live),
         cmocka_unit_test(test_liqo_roles_are_bound),
         cmocka_unit_test(test_unlabelled_role_is_unbound),
