@@ -188,6 +188,32 @@ static const char *cached_slice_rv(tg_signer *s, const char *ns, const char *nam
     return rv;
 }
 
+/* The slice's Tenant: as a pass of this consumer's slices last read it, while
+ * the Tenant informer shows that very version (rc_stash.c; a burst of a
+ * consumer's slices reads it once), else live. The HTTP status. */
+#define TENANT_READ_MS 30000
+
+static long read_tenant(slice_ctx *c)
+{
+    char path[1024], key[600], rv[64];
+    uid_look l = {.uid = ""};
+    const char *cached = NULL;
+    long st;
+
+    if (c->s->tenant_cache && tg_cache_synced(c->s->tenant_cache) &&
+        tg_cache_get(c->s->tenant_cache, c->ns, c->consumer, on_uid_visit, &l) && l.rv[0]) {
+        strcpy(rv, l.rv);
+        cached = rv;
+    }
+    snprintf(key, sizeof(key), "slice-tenant/%s/%s", c->ns, c->consumer);
+    if ((c->tenant = rc_stash_get(c->s, key, cached)))
+        return 200;
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", c->ns, c->consumer);
+    if ((st = tg_api_get(c->api, path, &c->tenant, c->err, sizeof(c->err))) == 200)
+        rc_stash_put(c->s, key, c->tenant, TENANT_READ_MS);
+    return st;
+}
+
 /* 1 when the slice informer holds this very slice (or no such informer is
  * synced: the sums are read live then). Our record of its Resources verdict
  * goes once the cache shows that write: the event of our own status write
@@ -263,11 +289,8 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
     if (tg_slice_user_name(name, c.consumer, c.user, sizeof(c.user)) != 0)
         goto out;
     snprintf(want_ns, sizeof(want_ns), TG_TENANT_NAMESPACE_PREFIX "%s", c.consumer);
-    if (strcmp(ns, want_ns) == 0) {
-        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, c.consumer);
-        if ((st = tg_api_get(api, path, &c.tenant, c.err, sizeof(c.err))) != 200 && st != 404)
-            goto fail;
-    }
+    if (strcmp(ns, want_ns) == 0 && (st = read_tenant(&c)) != 200 && st != 404)
+        goto fail;
     if (!cache_holds(s, ns, name, c.uid)) {
         /* woken before the slice informer saw this slice (recreated under
          * the same name): decide once it does, so the maxPerTenant sums of
