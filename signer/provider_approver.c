@@ -51,6 +51,18 @@ static int csr_decision_settled(tg_signer *s, const char *name)
     return 1;
 }
 
+/* The CSR's resourceVersion in the informer's cache (into rv, 64 bytes), or NULL. */
+static const char *cached_csr_rv(tg_signer *s, const char *name, char *rv)
+{
+    rv_look l = {.rv = "", .issued = 0};
+
+    if (!s->csr_cache || !tg_cache_synced(s->csr_cache) || !tg_cache_get(s->csr_cache, NULL, name, on_rv_visit, &l) ||
+        !l.rv[0])
+        return NULL;
+    strcpy(rv, l.rv);
+    return rv;
+}
+
 /* Approved or denied by us: the CSR's next event (at the version our PUT
  * returned) needs no GET, unless this process must still sign it. */
 static void csr_decision_settle(tg_signer *s, json_object *after, const char *name, int approved)
@@ -159,8 +171,9 @@ static int check_user_free(tg_api *api, json_object *csr, json_object *slice, tg
 
 long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
 {
-    char path[1024], err[512], now[32];
+    char path[1024], err[512], now[32], stash_key[300], cached_rv[64];
     json_object *csr = NULL, *tenant = NULL, *slice = NULL, *st, *conds, *c, *after = NULL;
+    int from_stash = 0;
     const char *cid;
     char *nonce = NULL;
     tg_approve_policy pol = {.signer_name = s->signer_name, .allow_no_handshake = s->allow_no_handshake};
@@ -172,11 +185,18 @@ long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
         rc_count_skip(s, "csr");
         return TG_RECONCILE_OK;
     }
-    snprintf(path, sizeof(path), CSR_API "/%s", name);
-    if ((r = tg_api_get(api, path, &csr, err, sizeof(err))) == 404)
-        return TG_RECONCILE_OK;
-    if (r != 200)
-        goto fail;
+    /* The CSR as our POST returned it, while the informer shows that very
+     * version; else live. */
+    rc_csr_stash_key(stash_key, sizeof(stash_key), name);
+    if ((csr = rc_stash_get(s, stash_key, cached_csr_rv(s, name, cached_rv)))) {
+        from_stash = 1;
+    } else {
+        snprintf(path, sizeof(path), CSR_API "/%s", name);
+        if ((r = tg_api_get(api, path, &csr, err, sizeof(err))) == 404)
+            return TG_RECONCILE_OK;
+        if (r != 200)
+            goto fail;
+    }
     decided = rc_csr_decided(csr);
     if (decided > 0) {
         const char *sn = tg_json_path_string(csr, "spec", "signerName", NULL);
@@ -220,6 +240,11 @@ long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
     json_object_array_add(conds, c);
     snprintf(path, sizeof(path), CSR_API "/%s/approval", name);
     r = tg_api_call(api, "PUT", path, TG_KUBE_CT_JSON, csr, &after, err, sizeof(err));
+    rc_stash_forget(s, stash_key);
+    if (r == 409 && from_stash) {
+        ret = 1;   /* changed since our POST: decide again on the live object */
+        goto out;
+    }
     if (r != 200)
         goto fail;
     if (after)

@@ -10,7 +10,9 @@
  * and renew at 2/3 of the lifetime. The slice's user has no RoleBinding of
  * its own (as under Liqo); an older signer's is removed.
  *
- * The slice, its Tenant, its cache Secret and the policy are read live. The
+ * The slice, its Tenant and its cache Secret are read live when a pass runs;
+ * the echo of the pass's own status write runs none (slice_settled.h), and
+ * the policy ConfigMap is read once for a burst (slice_policy.c). The
  * CSRs of the slice and its sibling slices (the maxPerTenant sum) come from
  * the informers' caches (slice_plan.h decides over them), which list before
  * any worker starts, so a restart between any two steps resumes from what the
@@ -38,6 +40,7 @@
 #include "signer/slice_liqo_quota.h"
 #include "signer/slice_quota.h"
 #include "signer/slice_rbac.h"
+#include "signer/slice_settled.h"
 #include "signer/slice_status.h"
 
 /* ---------- the reconcile ---------- */
@@ -47,6 +50,36 @@ static long requeue_min(long a, long b)
     return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
 }
 
+/* The slice as a pass waiting for its CSR wrote it (rc_stash.c): the pass
+ * the CSR's issue wakes reads it back at that version instead of a GET. */
+#define SLICE_STASH_MS 30000
+
+static const char *slice_stash_key(const char *ns, const char *name, char *key, size_t len)
+{
+    snprintf(key, len, "slice-obj/%s/%s", ns, name);
+    return key;
+}
+
+/* Nothing to do until delay_ms as the pass left the slice (at the version
+ * of `now`): the echo of its own status write then costs no GET. A CSR the
+ * pass made counts as seen whether or not the cache shows it yet. */
+static void settle_pass(slice_ctx *c, json_object *now, const char *made, long delay_ms)
+{
+    char with_ours[RS_DEPS_MAX];
+    int have_ours = made && *made &&
+                    rs_settled_deps(c->s, c->ns, c->name, c->consumer, made, with_ours, sizeof(with_ours)) == 0;
+
+    /* Waiting for the CSR's decision: the informer wakes the slice when it
+     * comes, so the record holds longer than the safety net's WAIT_MS (a
+     * burst queues the slice's keys for longer than that; each look meanwhile
+     * is a skip, not five GETs). */
+    if (delay_ms == WAIT_MS)
+        delay_ms = WAIT_HOLD_MS;
+    if (c->deps)
+        rs_settle(c->s, c->ns, c->name, tg_json_path_string(now, "metadata", "resourceVersion", NULL), c->deps,
+                  have_ours ? with_ours : NULL, delay_ms);
+}
+
 /* Authentication, certificate, Resources, status and binding of a live slice. */
 static long reconcile_slice(slice_ctx *c)
 {
@@ -54,7 +87,7 @@ static long reconcile_slice(slice_ctx *c)
     tg_approve_decision d;
     cert_result cr;
     json_object *st = json_object_new_object(), *auth_cond = NULL, *res_cond = NULL, *old_auth, *after = NULL;
-    char msg[700];
+    char msg[700], stash[600];
     int res_denied = 0, accepted = 0;
     long ret = TG_RECONCILE_RETRY;
 
@@ -113,6 +146,10 @@ static long reconcile_slice(slice_ctx *c)
         goto out;
     }
     ret = requeue_min(cr.requeue_ms, res_denied ? RES_DENIED_RECHECK_MS : 0);
+    if (!res_denied)   /* a denial waits on the policy and the siblings, which no record follows */
+        settle_pass(c, after ? after : c->slice, cr.made, ret);
+    if (after && !accepted && !cr.denied && d.approve)   /* waiting for the CSR: its issue's pass reads this */
+        rc_stash_put(c->s, slice_stash_key(c->ns, c->name, stash, sizeof(stash)), after, SLICE_STASH_MS);
 out:
     json_object_put(auth_cond);
     json_object_put(res_cond);
@@ -138,6 +175,45 @@ static void on_uid_visit(json_object *o, void *data)
     snprintf(l->rv, sizeof(l->rv), "%s", rv ? rv : "");
 }
 
+/* The slice's resourceVersion in the slice informer's cache (into rv, 64
+ * bytes), or NULL. */
+static const char *cached_slice_rv(tg_signer *s, const char *ns, const char *name, char *rv)
+{
+    uid_look l = {.uid = ""};
+
+    if (!s->slice_cache || !tg_cache_synced(s->slice_cache) || !tg_cache_get(s->slice_cache, ns, name, on_uid_visit, &l) ||
+        !l.rv[0])
+        return NULL;
+    strcpy(rv, l.rv);
+    return rv;
+}
+
+/* The slice's Tenant: as a pass of this consumer's slices last read it, while
+ * the Tenant informer shows that very version (rc_stash.c; a burst of a
+ * consumer's slices reads it once), else live. The HTTP status. */
+#define TENANT_READ_MS 30000
+
+static long read_tenant(slice_ctx *c)
+{
+    char path[1024], key[600], rv[64];
+    uid_look l = {.uid = ""};
+    const char *cached = NULL;
+    long st;
+
+    if (c->s->tenant_cache && tg_cache_synced(c->s->tenant_cache) &&
+        tg_cache_get(c->s->tenant_cache, c->ns, c->consumer, on_uid_visit, &l) && l.rv[0]) {
+        strcpy(rv, l.rv);
+        cached = rv;
+    }
+    snprintf(key, sizeof(key), "slice-tenant/%s/%s", c->ns, c->consumer);
+    if ((c->tenant = rc_stash_get(c->s, key, cached)))
+        return 200;
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", c->ns, c->consumer);
+    if ((st = tg_api_get(c->api, path, &c->tenant, c->err, sizeof(c->err))) == 200)
+        rc_stash_put(c->s, key, c->tenant, TENANT_READ_MS);
+    return st;
+}
+
 /* 1 when the slice informer holds this very slice (or no such informer is
  * synced: the sums are read live then). Our record of its Resources verdict
  * goes once the cache shows that write: the event of our own status write
@@ -159,22 +235,38 @@ static int cache_holds(tg_signer *s, const char *ns, const char *name, const cha
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     slice_ctx c = {.s = s, .api = api, .ns = ns, .name = name};
-    char path[1024], want_ns[128], ns_cid[256];
+    char path[1024], want_ns[128], ns_cid[256], deps[RS_DEPS_MAX], stash[600], cached_rv[64];
     tg_ns_facts nsf;
     long st, ret = TG_RECONCILE_OK;
 
+    /* The event of our own last status write: nothing changed since. The
+     * dependencies are read before the pass, so it sees at least them. */
+    nsf = tg_ns_facts_lookup(s, ns, ns_cid, sizeof(ns_cid));
+    if (nsf.known && nsf.tenant && nsf.cluster_id) {
+        if ((ret = rs_settled_left(s, ns, name, nsf.cluster_id)) > 0) {
+            rc_count_skip(s, "remoteresourceslice");
+            return ret;
+        }
+        ret = TG_RECONCILE_OK;
+        if (s->settled && rs_settled_deps(s, ns, name, nsf.cluster_id, NULL, deps, sizeof(deps)) == 0)
+            c.deps = deps;
+    }
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
-    if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
-        return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
-    if (st != 200)
-        goto fail;
+    slice_stash_key(ns, name, stash, sizeof(stash));
+    c.slice = rc_stash_get(s, stash, cached_slice_rv(s, ns, name, cached_rv));
+    rc_stash_forget(s, stash);   /* read once: the pass writes the next version */
+    if (!c.slice) {
+        if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
+            return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
+        if (st != 200)
+            goto fail;
+    }
     c.csr_b64 = tg_json_path_string(c.slice, "spec", "csr", NULL);
     c.uid = tg_json_path_string(c.slice, "metadata", "uid", NULL);
     c.consumer = tg_json_path_string(c.slice, "spec", "consumerClusterID", NULL);
     /* Every slice of a tenant namespace is the consumer's, whatever its
      * labels (which the consumer writes): only the namespace's label names
      * the consumer, and only this cluster's own local slices are not ours. */
-    nsf = tg_ns_facts_lookup(s, ns, ns_cid, sizeof(ns_cid));
     if (nsf.known && nsf.tenant && nsf.cluster_id)
         c.consumer = nsf.cluster_id;
     else if (s->ns_cache)
@@ -197,11 +289,8 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
     if (tg_slice_user_name(name, c.consumer, c.user, sizeof(c.user)) != 0)
         goto out;
     snprintf(want_ns, sizeof(want_ns), TG_TENANT_NAMESPACE_PREFIX "%s", c.consumer);
-    if (strcmp(ns, want_ns) == 0) {
-        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, c.consumer);
-        if ((st = tg_api_get(api, path, &c.tenant, c.err, sizeof(c.err))) != 200 && st != 404)
-            goto fail;
-    }
+    if (strcmp(ns, want_ns) == 0 && (st = read_tenant(&c)) != 200 && st != 404)
+        goto fail;
     if (!cache_holds(s, ns, name, c.uid)) {
         /* woken before the slice informer saw this slice (recreated under
          * the same name): decide once it does, so the maxPerTenant sums of

@@ -164,6 +164,21 @@ static void settled_key(char *key, size_t len, const char *ns, const char *name)
     snprintf(key, len, "tenant/%s/%s", ns, name);
 }
 
+/* The Tenant as our last pass left it, for the pass its certificate's issue
+ * wakes (rc_stash.c): read back only at the version the informer shows. */
+static void stash_key(char *key, size_t len, const char *ns, const char *name)
+{
+    snprintf(key, len, "tenant-obj/%s/%s", ns, name);
+}
+
+static void tenant_stash(tg_signer *s, json_object *tenant, const char *ns, const char *name)
+{
+    char key[600];
+
+    stash_key(key, sizeof(key), ns, name);
+    rc_stash_put(s, key, tenant, TENANT_WAIT_MS);
+}
+
 /* Milliseconds until the Tenant needs a look, when the informers show it
  * exactly as a reconcile of ours left it; 0 when it needs the full reconcile.
  * rv (64 bytes) receives the cached resourceVersion, or "". */
@@ -441,6 +456,7 @@ static long tenant_new_csr(tg_signer *s, tg_api *api, json_object *tenant, const
         snprintf(fp_new, sizeof(fp_new), "%s:0:0", made);
         tenant_settle(s, tenant, ns, name, cv->fp, fp_new, TENANT_WAIT_MS);
     }
+    tenant_stash(s, tenant, ns, name);
     return TENANT_WAIT_MS;   /* the CSR informer wakes us when the certificate is there */
 }
 
@@ -453,6 +469,10 @@ static long tenant_publish(tg_signer *s, tg_api *api, json_object *tenant, const
     json_object *ap = rc_auth_params(s, cv->certificate, t->proxy_url), *updated = NULL;
     long ret;
 
+    char key[600];
+
+    stash_key(key, sizeof(key), ns, name);
+    rc_stash_forget(s, key);   /* its version is past once status is written */
     if (patch_tenant_status(api, tenant, ns, name, ap, &updated, err, err_len) != 200)
         return TG_RECONCILE_RETRY;
     count_verdict(s, NULL);
@@ -529,6 +549,7 @@ static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, c
     case TG_PLAN_WAIT:
         ret = TENANT_WAIT_MS;   /* not issued yet: woken by the CSR informer; this is a safety net */
         tenant_settle(s, tenant, ns, name, cv.fp, NULL, ret);
+        tenant_stash(s, tenant, ns, name);
         break;
     case TG_PLAN_BACKOFF:
         ret = (long)delay * 1000;
@@ -551,7 +572,7 @@ out:
 
 long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
-    char path[1024], err[512], cached_rv[64];
+    char path[1024], err[512], cached_rv[64], stash[600];
     json_object *tenant = NULL, *updated = NULL;
     const char *cid;
     char *nonce = NULL;
@@ -574,10 +595,13 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
      * informer-fed controller. The approver, the gate, still reads live. */
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s%s%s", ns, name,
              cached_rv[0] ? "?resourceVersion=" : "", cached_rv);
-    if ((st = tg_api_get(api, path, &tenant, err, sizeof(err))) == 404)
-        return TG_RECONCILE_OK;
-    if (st != 200)
-        goto fail;
+    stash_key(stash, sizeof(stash), ns, name);
+    if (!(tenant = rc_stash_get(s, stash, cached_rv))) {   /* that version as our last pass left it, or live */
+        if ((st = tg_api_get(api, path, &tenant, err, sizeof(err))) == 404)
+            return TG_RECONCILE_OK;
+        if (st != 200)
+            goto fail;
+    }
     cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     if (!cid || !tg_cluster_id_valid(cid)) {
         tg_log(TG_LOG_WARN, "tenant without a valid clusterID", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));

@@ -92,6 +92,38 @@ int rs_owned_by_slice(json_object *obj, const char *uid)
     return any ? 0 : -1;
 }
 
+/* A pass that found no cache Secret remembers it a while: the pass the
+ * CSR's issue wakes then POSTs it without a GET first (only this process
+ * writes it; a 409 forgets the note and the next pass reads it). */
+#define SECRET_ABSENT_MS 30000
+
+static void absent_key(const slice_ctx *c, char *key, size_t len)
+{
+    snprintf(key, len, "slice-secret-absent/%s", c->uid ? c->uid : "");
+}
+
+static int secret_known_absent(const slice_ctx *c)
+{
+    char key[300], v[4];
+
+    absent_key(c, key, sizeof(key));
+    return c->s->settled && c->uid && tg_settled_marked(c->s->settled, key, v, sizeof(v), tg_wq_now_ms());
+}
+
+static void note_secret_absent(slice_ctx *c, int absent)
+{
+    char key[300];
+    uint64_t now = tg_wq_now_ms();
+
+    if (!c->s->settled || !c->uid)
+        return;
+    absent_key(c, key, sizeof(key));
+    if (absent)
+        tg_settled_mark(c->s->settled, key, "1", now, now + SECRET_ABSENT_MS);
+    else
+        tg_settled_forget(c->s->settled, key);
+}
+
 /* The cache Secret (data csr, certificate; label remote-cluster-id), owned
  * by the slice: created, or its data replaced. */
 static long write_cache(slice_ctx *c, const char *secret_name, const char *cert_b64, int exists)
@@ -120,6 +152,7 @@ static long write_cache(slice_ctx *c, const char *secret_name, const char *cert_
     } else {
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", c->ns);
         r = tg_api_call(c->api, "POST", path, TG_KUBE_CT_JSON, sec, NULL, c->err, sizeof(c->err));
+        note_secret_absent(c, 0);   /* made, or (409) there after all: read it next time */
     }
     json_object_put(sec);
     return r == 200 || r == 201 ? 0 : -1;
@@ -193,18 +226,20 @@ static void pending_key(const slice_ctx *c, const char *hash, char *key, size_t 
 
 /* POST a CSR for the slice's request and mark it pending (key pending)
  * until the cache shows it. again: one was made before. 0, or -1 with c->err. */
-static int new_csr(slice_ctx *c, const char *ref, const char *hash, const char *pending, int again)
+static int new_csr(slice_ctx *c, const char *ref, const char *hash, const char *pending, int again, char *made,
+                   size_t made_len)
 {
     json_object *annotations = json_object_new_object();
     struct timespec sent;
-    char made[256], from[32];
+    char from[32];
     uint64_t now_ms = tg_wq_now_ms();
     long r;
 
     clock_gettime(CLOCK_REALTIME, &sent);
     snprintf(from, sizeof(from), "@%lld", (long long)sent.tv_sec * 1000 + sent.tv_nsec / 1000000);
     json_object_object_add(annotations, TG_ANNOTATION_CSR_SLICE, rc_jstr(ref));
-    r = rc_create_csr(c->s, c->api, c->csr_b64, c->consumer, hash, NULL, annotations, made, sizeof(made), c->err,
+    made[0] = '\0';
+    r = rc_create_csr(c->s, c->api, c->csr_b64, c->consumer, hash, NULL, annotations, made, made_len, c->err,
                       sizeof(c->err));
     if (r == 201)
         tg_log(TG_LOG_INFO, again ? "resourceslice csr created again" : "resourceslice csr created",
@@ -283,7 +318,7 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
         cr->requeue_ms = (long)(TG_SLICE_DENIED_RETRY_S - v.age_s + 1) * 1000;
         break;
     case TG_SLICE_CSR_CREATE:
-        if (new_csr(c, ref, hash, pending, l.best.found) != 0)
+        if (new_csr(c, ref, hash, pending, l.best.found, cr->made, sizeof(cr->made)) != 0)
             goto out;
         cr->requeue_ms = WAIT_MS;
         break;
@@ -314,8 +349,12 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
     }
     snprintf(secret_name, sizeof(secret_name), SECRET_PREFIX "%s", c->name);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", c->ns, secret_name);
-    if ((r = tg_api_get(c->api, path, &sec, c->err, sizeof(c->err))) != 200 && r != 404)
-        return -1;
+    if (!secret_known_absent(c)) {
+        if ((r = tg_api_get(c->api, path, &sec, c->err, sizeof(c->err))) != 200 && r != 404)
+            return -1;
+        if (r == 404)
+            note_secret_absent(c, 1);
+    }
     exists = sec != NULL;
     if (sec && rs_owned_by_slice(sec, c->uid) == 0) {
         /* left by a deleted slice of the same name, not yet collected: our

@@ -23,6 +23,9 @@
 /* A CSR made, not decided: the CSR informer wakes the slice when it is;
  * this is the safety net. (Stale and denied CSRs: slice_plan.h.) */
 #define WAIT_MS 10000
+/* ... and while the caches show nothing new, looks are skips for this long
+ * (below TG_SLICE_CSR_STALE_S, when a pending CSR is replaced). */
+#define WAIT_HOLD_MS 120000
 /* The CSR informer may lag our own POST: no second CSR for this long unless
  * the cache shows the first; meanwhile the slice is looked at every second. */
 #define CSR_PENDING_MS 60000
@@ -38,6 +41,7 @@ typedef struct slice_ctx {
     tg_api *api;
     json_object *slice, *tenant;
     const char *ns, *name, *uid, *consumer, *csr_b64;
+    const char *deps;            /* slice_settled.h's text before the pass, or NULL: settle nothing */
     char user[TG_SLICE_USER_MAX];
     char err[512];
 } slice_ctx;
@@ -49,6 +53,7 @@ typedef struct cert_result {
     char reason[48];
     char message[512];
     long requeue_ms;             /* > 0: look again then */
+    char made[256];              /* the CSR this pass made, or "" */
 } cert_result;
 
 #endif

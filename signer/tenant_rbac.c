@@ -4,6 +4,7 @@
 #include "signer/tenant_rbac.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -225,12 +226,66 @@ static long prune(tg_signer *s, tg_api *api, const char *ns, const char *cid, co
     return r;
 }
 
-/* The labelled ClusterRoles, listed now: an operator's additions count at once. */
-static long list_roles(tg_api *api, json_object **list, char *err, size_t err_len)
+/* The labelled ClusterRoles' list is remembered this long (a settled mark,
+ * names and the label only): a burst of Tenants lists them once, not twice
+ * a Tenant; an operator's additions count within it. */
+#define ROLES_MEMO_MS 2000
+#define ROLES_MEMO_KEY "tenant-roles"
+#define ROLES_MEMO_MAX 16384
+
+/* What tg_tenant_roles reads of a list: each item's name and label. */
+static json_object *slim_roles(json_object *list)
 {
-    long r = tg_api_get(api, RBAC_API "/clusterroles?labelSelector=" TG_REMOTE_CONTROLPLANE_LABEL
-                        "%3D" TG_REMOTE_CONTROLPLANE_VALUE, list, err, err_len);
-    return r == 200 ? 200 : r;
+    json_object *items = tg_json_path(list, "items", NULL), *out = json_object_new_object();
+    json_object *slim = json_object_new_array();
+
+    for (size_t i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items);
+         i++) {
+        json_object *cr = json_object_array_get_idx(items, i), *item = json_object_new_object();
+        json_object *meta = json_object_new_object(), *labels = json_object_new_object();
+        const char *name = tg_json_path_string(cr, "metadata", "name", NULL);
+        const char *label = tg_json_path_string(cr, "metadata", "labels", TG_REMOTE_CONTROLPLANE_LABEL, NULL);
+
+        if (name)
+            json_object_object_add(meta, "name", json_object_new_string(name));
+        if (label)
+            json_object_object_add(labels, TG_REMOTE_CONTROLPLANE_LABEL, json_object_new_string(label));
+        json_object_object_add(meta, "labels", labels);
+        json_object_object_add(item, "metadata", meta);
+        json_object_array_add(slim, item);
+    }
+    json_object_object_add(out, "items", slim);
+    return out;
+}
+
+/* The labelled ClusterRoles: remembered (ROLES_MEMO_MS), else listed now. */
+static long list_roles(tg_signer *s, tg_api *api, json_object **list, char *err, size_t err_len)
+{
+    char *memo = s->settled ? malloc(ROLES_MEMO_MAX) : NULL;
+    json_object *full = NULL;
+    const char *text;
+    uint64_t now = tg_wq_now_ms();
+    long r;
+
+    *list = NULL;
+    if (memo && tg_settled_marked(s->settled, ROLES_MEMO_KEY, memo, ROLES_MEMO_MAX, now) &&
+        strlen(memo) < ROLES_MEMO_MAX - 1 && (*list = tg_json_parse(memo, strlen(memo), NULL, 0))) {
+        free(memo);
+        return 200;
+    }
+    free(memo);
+    r = tg_api_get(api, RBAC_API "/clusterroles?labelSelector=" TG_REMOTE_CONTROLPLANE_LABEL
+                   "%3D" TG_REMOTE_CONTROLPLANE_VALUE, &full, err, err_len);
+    if (r != 200) {
+        json_object_put(full);
+        return r;
+    }
+    *list = slim_roles(full);
+    json_object_put(full);
+    text = json_object_to_json_string_ext(*list, JSON_C_TO_STRING_PLAIN);
+    if (s->settled && strlen(text) < ROLES_MEMO_MAX - 1)
+        tg_settled_mark(s->settled, ROLES_MEMO_KEY, text, now, now + ROLES_MEMO_MS);
+    return 200;
 }
 
 static long bind_roles(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *owners, char *err,
@@ -243,7 +298,7 @@ static long bind_roles(tg_signer *s, tg_api *api, const char *ns, const char *ci
     int posted = 0;
     long r;
 
-    if ((r = list_roles(api, &list, err, err_len)) != 200) {
+    if ((r = list_roles(s, api, &list, err, err_len)) != 200) {
         json_object_put(list);
         return r;
     }

@@ -168,11 +168,71 @@ static void test_issued_in_cache_costs_nothing(void **state)
     fake_api_free(api);
 }
 
+
+/* The CSR informer's cache holding the CSR as stored now. */
+static tg_cache *cache_of_csr(tg_api *api)
+{
+    const char *items[] = {json_object_to_json_string(fake_api_object(api, CSR)), NULL};
+
+    return rt_cache(TG_LABEL_REMOTE_CLUSTER_ID, items);
+}
+
+/* The CSR our own POST returned, while the informer shows that version, is
+ * decided without a GET of it (issue 39): its GET would fail here. */
+static void test_stashed_csr_costs_no_get(void **state)
+{
+    static const row r = {.state = S_PENDING, .m = M_NONE};
+    tg_api *api = fake_api_new();
+    tg_signer s;
+
+    (void)state;
+    rt_signer_init(&s);
+    s.settled = tg_settled_new();
+    store_objects(api, &r);
+    rc_csr_stash(&s, fake_api_object(api, CSR));
+    s.csr_cache = cache_of_csr(api);
+    fake_api_fail(api, "GET", CSR, 500, 1);
+    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+    assert_string_equal(last_condition(api), "Approved");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* The stash and the informer both behind the live CSR: the PUT carries the
+ * old resourceVersion, the API server answers 409, the key comes back at
+ * once and the next pass reads live and decides. */
+static void test_stale_stash_conflicts_then_converges(void **state)
+{
+    static const row r = {.state = S_PENDING, .m = M_NONE};
+    tg_api *api = fake_api_new();
+    tg_signer s;
+    char *tenant = rt_vector("seed-cl01-pemkey.json");
+    json_object *t = tg_json_parse(tenant, strlen(tenant), NULL, 0);
+
+    (void)state;
+    rt_signer_init(&s);
+    s.settled = tg_settled_new();
+    store_objects(api, &r);
+    rc_csr_stash(&s, fake_api_object(api, CSR));
+    s.csr_cache = cache_of_csr(api);
+    store_csr(api, tg_json_path_string(t, "spec", "csr", NULL), S_PENDING, M_NONE);   /* a newer version */
+    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), 1);
+    assert_string_equal(rt_writes(api), "PUT " APPROVAL " 409\n");
+    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+    assert_string_equal(last_condition(api), "Approved");
+    json_object_put(t);
+    free(tenant);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_approver_rows),
         cmocka_unit_test(test_issued_in_cache_costs_nothing),
+        cmocka_unit_test(test_stashed_csr_costs_no_get),
+        cmocka_unit_test(test_stale_stash_conflicts_then_converges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

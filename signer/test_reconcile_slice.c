@@ -23,6 +23,7 @@
 #include "signer/reconcile_common.h"
 #include "signer/slice_liqo_quota.h"
 #include "signer/slice_plan.h"
+#include "signer/settled.h"
 #include "signer/test_reconcile_fixture.h"
 
 #define CONSUMER "cl-consumer"
@@ -438,6 +439,270 @@ static void test_quota_spec_pure(void **state)
     assert_true(tg_liqo_quota_enforcement_valid("Soft"));
 }
 
+
+/* ---------- settled passes, the policy and the old binding read once (issue 39) ---------- */
+
+#define POLICY_CM "/api/v1/namespaces/liqo/configmaps/slice-policy"
+
+/* A synced cache holding the object stored at path (or none). */
+static tg_cache *cache_of(tg_api *api, const char *path)
+{
+    json_object *o = fake_api_object(api, path);
+    const char *items[] = {o ? json_object_to_json_string(o) : NULL, NULL};
+
+    return rt_cache(NULL, items);
+}
+
+/* The provider as main.c wires it: settled records, the namespace, Tenant
+ * and CSR caches (the CSR issued), the slice and its Tenant stored. */
+static tg_api *settled_world(const world *w, tg_signer *s)
+{
+    tg_api *api = fake_api_new();
+    static const char *const ns[] = {"{\"metadata\":{\"name\":\"" NS "\",\"resourceVersion\":\"1\",\"labels\":{\""
+                                     TG_LABEL_LIQO_TENANT_NS "\":\"true\",\"" TG_LABEL_REMOTE_CLUSTER_ID "\":\""
+                                     CONSUMER "\"}}}", NULL};
+
+    rt_signer_init(s);
+    s->settled = tg_settled_new();
+    s->ns_cache = rt_cache(NULL, ns);
+    s->csr_cache = csr_cache(w, C_ISSUED);
+    store_slice(api, w, S_REPLICATED);
+    store_tenant(api, w, T_ACTIVE);
+    s->tenant_cache = cache_of(api, TENANT);
+    s->slice_cache = cache_of(api, SLICE);
+    return api;
+}
+
+static void settled_clear(tg_signer *s, tg_api *api)
+{
+    tg_cache_free(s->ns_cache);
+    rt_signer_clear(s);
+    fake_api_free(api);
+}
+
+static void forget_writes(tg_api *api)
+{
+    json_object_array_del_idx(fake_api_writes(api), 0, json_object_array_length(fake_api_writes(api)));
+}
+
+/* The event of our own status write (the cache shows the version the PATCH
+ * made) costs no GET and no write; a Tenant change then runs the full pass. */
+static void test_echo_of_own_write_is_skipped(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    size_t gets;
+
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    tg_cache_free(s.slice_cache);
+    s.slice_cache = cache_of(api, SLICE);   /* the echo */
+    forget_writes(api);
+    gets = fake_api_ngets(api);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_int_equal(fake_api_ngets(api), gets);
+    assert_string_equal(rt_writes(api), "");
+    /* the Tenant moved: the record no longer holds */
+    store_tenant(api, w, T_DRAINED);
+    tg_cache_free(s.tenant_cache);
+    s.tenant_cache = cache_of(api, TENANT);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), RES_RECHECK_MS);
+    assert_true(fake_api_ngets(api) > gets);
+    assert_string_equal(auth_status(api), "Denied");
+    settled_clear(&s, api);
+}
+
+/* A cache that has not seen our write (the version before it) runs the
+ * full pass, which finds the status as written and writes nothing. */
+static void test_stale_cache_runs_the_pass(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    size_t gets;
+
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    forget_writes(api);
+    gets = fake_api_ngets(api);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_true(fake_api_ngets(api) > gets);
+    assert_string_equal(rt_writes(api), "");
+    settled_clear(&s, api);
+}
+
+/* A status write that conflicts settles nothing: the next wake-up at the
+ * same version runs the pass again, and it goes through. */
+static void test_conflict_settles_nothing(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    size_t gets;
+
+    fake_api_fail(api, "PATCH", SLICE "/status", 409, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    forget_writes(api);
+    gets = fake_api_ngets(api);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_true(fake_api_ngets(api) > gets);
+    assert_string_equal(rt_writes(api), STATUS);
+    settled_clear(&s, api);
+}
+
+/* A pass that makes a CSR settles the slice whether or not the CSR cache
+ * shows that CSR yet; its issue then runs the pass. */
+static void test_new_csr_settles_both_views(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    size_t gets;
+
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_NONE);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
+    assert_string_equal(rt_writes(api), "POST " CSR_API " 201\n" STATUS);
+    tg_cache_free(s.slice_cache);
+    s.slice_cache = cache_of(api, SLICE);
+    forget_writes(api);
+    gets = fake_api_ngets(api);
+    /* cache without our CSR; the record outlasts the WAIT_MS safety net */
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) > WAIT_MS);
+    assert_int_equal(fake_api_ngets(api), gets);
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_ISSUED);   /* a CSR of the slice issued: not what was settled */
+    /* the pass runs (from what it read before: no GET) and waits for our own CSR */
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), 1000);
+    settled_clear(&s, api);
+}
+
+/* The policy ConfigMap is read once for a burst: a second pass right after
+ * uses what the first read (its GET would fail here). So is the old
+ * binding's absence. */
+static void test_policy_and_binding_read_once(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+
+    s.slice_policy_ns = "liqo";
+    s.slice_policy_name = "slice-policy";
+    fake_api_put(api, POLICY_CM, "{\"metadata\":{\"name\":\"slice-policy\",\"namespace\":\"liqo\"},"
+                                 "\"data\":{\"default\":\"{}\"}}");
+    tg_cache_free(s.slice_cache);
+    s.slice_cache = NULL;   /* no record can spare the second pass */
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    fake_api_fail(api, "GET", POLICY_CM, 500, 1);
+    fake_api_fail(api, "GET", RB, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(auth_status(api), "Accepted");
+    settled_clear(&s, api);
+}
+
+
+/* The pass the CSR's issue wakes reads the slice as the waiting pass wrote
+ * it (the informer shows that version) and knows the cache Secret absent:
+ * neither GET is made (both would fail here). */
+static void test_issue_pass_reads_our_own_write(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    char hash[TG_REQUEST_HASH_LEN + 1], pending[900];
+
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_NONE);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
+    tg_cache_free(s.slice_cache);
+    s.slice_cache = cache_of(api, SLICE);
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_ISSUED);
+    rc_request_hash(w->csr_b64, hash);
+    snprintf(pending, sizeof(pending), "slice-csr/" NS "/" NAME "/%s", hash);
+    tg_settled_forget(s.settled, pending);   /* the cache has our CSR, issued (named otherwise here) */
+    forget_writes(api);
+    fake_api_fail(api, "GET", SLICE, 500, 1);
+    fake_api_fail(api, "GET", SECRET, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    assert_string_equal(auth_status(api), "Accepted");
+    settled_clear(&s, api);
+}
+
+/* The cache Secret made meanwhile by someone else: our POST answers 409,
+ * the pass fails, and the next one reads the Secret (and refuses it). */
+static void test_secret_made_meanwhile_is_read_next(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    char hash[TG_REQUEST_HASH_LEN + 1], pending[900];
+
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_NONE);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_ISSUED);
+    rc_request_hash(w->csr_b64, hash);
+    snprintf(pending, sizeof(pending), "slice-csr/" NS "/" NAME "/%s", hash);
+    tg_settled_forget(s.settled, pending);
+    store_extra(api, X_OTHER_CSR);
+    forget_writes(api);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 409\n");
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_OK);
+    assert_string_equal(auth_status(api), "Denied");
+    settled_clear(&s, api);
+}
+
+
+/* A consumer's slices read its Tenant once while the informer shows the
+ * version read (the second GET would fail here); a Tenant moved since is
+ * read live. */
+static void test_tenant_read_once_per_version(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    size_t gets;
+
+    tg_cache_free(s.slice_cache);
+    s.slice_cache = NULL;   /* no record can spare a pass */
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    fake_api_fail(api, "GET", TENANT, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    store_tenant(api, w, T_DRAINED);
+    tg_cache_free(s.tenant_cache);
+    s.tenant_cache = cache_of(api, TENANT);
+    /* read live: the failure armed above (unspent by the second pass) meets it */
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    gets = fake_api_ngets(api);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), RES_RECHECK_MS);
+    assert_true(fake_api_ngets(api) > gets);
+    assert_string_equal(auth_status(api), "Denied");
+    settled_clear(&s, api);
+}
+
+/* The old bindings are listed once a namespace: a slice absent from the
+ * list needs no GET of its own (it would fail here); one in it is deleted. */
+static void test_old_bindings_listed_per_namespace(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+
+    fake_api_fail(api, "GET", RB, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    settled_clear(&s, api);
+    api = settled_world(w, &s);
+    store_extra(api, X_RB);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS "DELETE " RB " 200\n");
+    settled_clear(&s, api);
+}
+
 static int world_setup(void **state)
 {
     static world w;
@@ -473,6 +738,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_quota_is_replaced, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_quota_post_fails, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_deleting_slice_drops_its_quota, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_echo_of_own_write_is_skipped, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_cache_runs_the_pass, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_conflict_settles_nothing, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_new_csr_settles_both_views, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_policy_and_binding_read_once, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_issue_pass_reads_our_own_write, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_secret_made_meanwhile_is_read_next, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_tenant_read_once_per_version, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_old_bindings_listed_per_namespace, world_setup, world_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

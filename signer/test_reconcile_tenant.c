@@ -573,6 +573,85 @@ static void test_binding_is_ours(void **state)
     assert_false(is_ours("[]"));
 }
 
+
+/* The Tenant informer's cache holding the Tenant as stored now. */
+static tg_cache *cache_of_tenant(tg_api *api)
+{
+    const char *items[] = {json_object_to_json_string(fake_api_object(api, TENANT)), NULL};
+
+    return rt_cache(NULL, items);
+}
+
+/* A first pass (finalizer, bindings, CSR), then the Tenant as the informer
+ * shows it after that pass's finalizer PATCH. */
+static tg_api *after_first_pass(tg_signer *s)
+{
+    tg_api *api = fake_api_new();
+
+    rt_signer_init(s);
+    s->settled = tg_settled_new();
+    s->csr_cache = csr_cache(C_NONE);
+    store_tenant(api, T_NEW);
+    store_nonce(api, N_SEED);
+    assert_int_equal(tg_reconcile_tenant(s, api, NS, "cl01"), WAIT_MS);
+    s->tenant_cache = cache_of_tenant(api);
+    tg_cache_free(s->csr_cache);
+    s->csr_cache = csr_cache(C_DENIED);   /* news about its CSRs: not what was settled */
+    return api;
+}
+
+/* The next pass reads the Tenant our PATCH returned, at the version the
+ * informer shows, without a GET (issue 39): its GET would fail here. */
+static void test_pass_reads_our_own_write(void **state)
+{
+    tg_signer s;
+    tg_api *api = after_first_pass(&s);
+
+    (void)state;
+    fake_api_fail(api, "GET", TENANT, 500, 1);
+    assert_true(tg_reconcile_tenant(&s, api, NS, "cl01") > 0);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* Someone else wrote the Tenant since: the informer's version is not ours,
+ * and the pass reads live (its failed GET shows it tried). */
+static void test_other_version_is_read_live(void **state)
+{
+    tg_signer s;
+    tg_api *api = after_first_pass(&s);
+    json_object *t = json_object_get(fake_api_object(api, TENANT));
+
+    (void)state;
+    json_object_object_del(tg_json_path(t, "metadata", NULL), "resourceVersion");
+    fake_api_put_obj(api, TENANT, t);   /* a new version */
+    tg_cache_free(s.tenant_cache);
+    s.tenant_cache = cache_of_tenant(api);
+    fake_api_fail(api, "GET", TENANT, 500, 1);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), TG_RECONCILE_RETRY);
+    assert_true(tg_reconcile_tenant(&s, api, NS, "cl01") > 0);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+
+/* The labelled ClusterRoles are listed once for a burst: a second Tenant's
+ * pass right after binds from that list (its LIST would fail here). */
+static void test_roles_listed_once_for_a_burst(void **state)
+{
+    tg_signer s;
+    tg_api *api = liqo_setting(&s, T_FINALIZED);
+
+    (void)state;
+    s.settled = tg_settled_new();
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    json_object_object_del(s.rb_known, NS "/liqo-binding-liqo-remote-controlplane");   /* made to check again */
+    fake_api_fail(api, "GET", CRS, 500, 1);
+    assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +660,9 @@ int main(void)
         cmocka_unit_test(test_deletion_keeps_the_nonce_with_keep),
         cmocka_unit_test(test_csr_carries_the_tenant_uid),
         cmocka_unit_test(test_second_run_is_quiet),
+        cmocka_unit_test(test_pass_reads_our_own_write),
+        cmocka_unit_test(test_roles_listed_once_for_a_burst),
+        cmocka_unit_test(test_other_version_is_read_live),
         cmocka_unit_test(test_liqo_roles_are_bound),
         cmocka_unit_test(test_unlabelled_role_is_unbound),
         cmocka_unit_test(test_deletion_leaves_no_binding),
