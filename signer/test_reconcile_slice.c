@@ -601,6 +601,26 @@ static void test_policy_and_binding_read_once(void **state)
 }
 
 
+/* A pass that waits for its CSR, then the cache showing that CSR issued
+ * (named otherwise here, so the waiting record is forgotten by hand). */
+static void wait_then_see_issued(world *w, tg_signer *s, tg_api *api, int reload_slice)
+{
+    char hash[TG_REQUEST_HASH_LEN + 1], pending[900];
+
+    tg_cache_free(s->csr_cache);
+    s->csr_cache = csr_cache(w, C_NONE);
+    assert_int_equal(tg_reconcile_remote_slice(s, api, NS, NAME), WAIT_MS);
+    if (reload_slice) {
+        tg_cache_free(s->slice_cache);
+        s->slice_cache = cache_of(api, SLICE);
+    }
+    tg_cache_free(s->csr_cache);
+    s->csr_cache = csr_cache(w, C_ISSUED);
+    rc_request_hash(w->csr_b64, hash);
+    snprintf(pending, sizeof(pending), "slice-csr/" NS "/" NAME "/%s", hash);
+    tg_settled_forget(s->settled, pending);
+}
+
 /* The pass the CSR's issue wakes reads the slice as the waiting pass wrote
  * it (the informer shows that version) and knows the cache Secret absent:
  * neither GET is made (both would fail here). */
@@ -609,18 +629,8 @@ static void test_issue_pass_reads_our_own_write(void **state)
     world *w = *state;
     tg_signer s;
     tg_api *api = settled_world(w, &s);
-    char hash[TG_REQUEST_HASH_LEN + 1], pending[900];
 
-    tg_cache_free(s.csr_cache);
-    s.csr_cache = csr_cache(w, C_NONE);
-    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
-    tg_cache_free(s.slice_cache);
-    s.slice_cache = cache_of(api, SLICE);
-    tg_cache_free(s.csr_cache);
-    s.csr_cache = csr_cache(w, C_ISSUED);
-    rc_request_hash(w->csr_b64, hash);
-    snprintf(pending, sizeof(pending), "slice-csr/" NS "/" NAME "/%s", hash);
-    tg_settled_forget(s.settled, pending);   /* the cache has our CSR, issued (named otherwise here) */
+    wait_then_see_issued(w, &s, api, 1);
     forget_writes(api);
     fake_api_fail(api, "GET", SLICE, 500, 1);
     fake_api_fail(api, "GET", SECRET, 500, 1);
@@ -637,16 +647,8 @@ static void test_secret_made_meanwhile_is_read_next(void **state)
     world *w = *state;
     tg_signer s;
     tg_api *api = settled_world(w, &s);
-    char hash[TG_REQUEST_HASH_LEN + 1], pending[900];
 
-    tg_cache_free(s.csr_cache);
-    s.csr_cache = csr_cache(w, C_NONE);
-    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
-    tg_cache_free(s.csr_cache);
-    s.csr_cache = csr_cache(w, C_ISSUED);
-    rc_request_hash(w->csr_b64, hash);
-    snprintf(pending, sizeof(pending), "slice-csr/" NS "/" NAME "/%s", hash);
-    tg_settled_forget(s.settled, pending);
+    wait_then_see_issued(w, &s, api, 0);
     store_extra(api, X_OTHER_CSR);
     forget_writes(api);
     assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
