@@ -577,14 +577,14 @@ static void test_new_csr_settles_both_views(void **state)
     settled_clear(&s, api);
 }
 
-/* The policy ConfigMap is read once for a burst: a second pass right after
- * uses what the first read (its GET would fail here). So is the old
- * binding's absence. */
-static void test_policy_and_binding_read_once(void **state)
+/* The policy ConfigMap is read on every pass (a quota tightened a moment
+ * ago holds for the next slice); the old binding's absence is read once. */
+static void test_policy_read_every_pass_binding_once(void **state)
 {
     world *w = *state;
     tg_signer s;
     tg_api *api = settled_world(w, &s);
+    size_t gets;
 
     s.slice_policy_ns = "liqo";
     s.slice_policy_name = "slice-policy";
@@ -593,8 +593,11 @@ static void test_policy_and_binding_read_once(void **state)
     tg_cache_free(s.slice_cache);
     s.slice_cache = NULL;   /* no record can spare the second pass */
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
-    fake_api_fail(api, "GET", POLICY_CM, 500, 1);
     fake_api_fail(api, "GET", RB, 500, 1);
+    gets = fake_api_ngets(api);
+    fake_api_fail(api, "GET", POLICY_CM, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) < POSITIVE_MS);   /* it asked, and failed */
+    assert_true(fake_api_ngets(api) > gets);
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
     assert_string_equal(auth_status(api), "Accepted");
     settled_clear(&s, api);
@@ -744,7 +747,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_cache_runs_the_pass, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_conflict_settles_nothing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_new_csr_settles_both_views, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_policy_and_binding_read_once, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_policy_read_every_pass_binding_once, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_issue_pass_reads_our_own_write, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_secret_made_meanwhile_is_read_next, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_tenant_read_once_per_version, world_setup, world_teardown),
