@@ -175,19 +175,6 @@ static void on_uid_visit(json_object *o, void *data)
     snprintf(l->rv, sizeof(l->rv), "%s", rv ? rv : "");
 }
 
-/* The slice's resourceVersion in the slice informer's cache (into rv, 64
- * bytes), or NULL. */
-static const char *cached_slice_rv(tg_signer *s, const char *ns, const char *name, char *rv)
-{
-    uid_look l = {.uid = ""};
-
-    if (!s->slice_cache || !tg_cache_synced(s->slice_cache) || !tg_cache_get(s->slice_cache, ns, name, on_uid_visit, &l) ||
-        !l.rv[0])
-        return NULL;
-    strcpy(rv, l.rv);
-    return rv;
-}
-
 /* The slice's Tenant: as a pass of this consumer's slices last read it, while
  * the Tenant informer shows that very version (rc_stash.c; a burst of a
  * consumer's slices reads it once), else live. The HTTP status. */
@@ -195,18 +182,11 @@ static const char *cached_slice_rv(tg_signer *s, const char *ns, const char *nam
 
 static long read_tenant(slice_ctx *c)
 {
-    char path[1024], key[600], rv[64];
-    uid_look l = {.uid = ""};
-    const char *cached = NULL;
+    char path[1024], key[600], rv[RC_RV_LEN];
     long st;
 
-    if (c->s->tenant_cache && tg_cache_synced(c->s->tenant_cache) &&
-        tg_cache_get(c->s->tenant_cache, c->ns, c->consumer, on_uid_visit, &l) && l.rv[0]) {
-        strcpy(rv, l.rv);
-        cached = rv;
-    }
     snprintf(key, sizeof(key), "slice-tenant/%s/%s", c->ns, c->consumer);
-    if ((c->tenant = rc_stash_get(c->s, key, cached)))
+    if ((c->tenant = rc_stash_get(c->s, key, rc_cached_rv(c->s->tenant_cache, c->ns, c->consumer, rv))))
         return 200;
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", c->ns, c->consumer);
     if ((st = tg_api_get(c->api, path, &c->tenant, c->err, sizeof(c->err))) == 200)
@@ -235,7 +215,7 @@ static int cache_holds(tg_signer *s, const char *ns, const char *name, const cha
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     slice_ctx c = {.s = s, .api = api, .ns = ns, .name = name};
-    char path[1024], want_ns[128], ns_cid[256], deps[RS_DEPS_MAX], stash[600], cached_rv[64];
+    char path[1024], want_ns[128], ns_cid[256], deps[RS_DEPS_MAX], stash[600], cached_rv[RC_RV_LEN];
     tg_ns_facts nsf;
     long st, ret = TG_RECONCILE_OK;
 
@@ -253,7 +233,7 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
     }
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
     slice_stash_key(ns, name, stash, sizeof(stash));
-    c.slice = rc_stash_get(s, stash, cached_slice_rv(s, ns, name, cached_rv));
+    c.slice = rc_stash_get(s, stash, rc_cached_rv(s->slice_cache, ns, name, cached_rv));
     rc_stash_forget(s, stash);   /* read once: the pass writes the next version */
     if (!c.slice) {
         if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)

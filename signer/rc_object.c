@@ -5,9 +5,36 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kube/base64.h"
+#include "kube/json.h"
 #include "kube/tenant_json.h"
+
+typedef struct rv_copy {
+    char *rv;
+    int found;
+} rv_copy;
+
+static void on_rv_copy(json_object *o, void *data)
+{
+    rv_copy *l = data;
+    const char *rv = tg_json_path_string(o, "metadata", "resourceVersion", NULL);
+
+    if (rv && *rv && strlen(rv) < RC_RV_LEN) {
+        strcpy(l->rv, rv);
+        l->found = 1;
+    }
+}
+
+const char *rc_cached_rv(tg_cache *c, const char *ns, const char *name, char *rv)
+{
+    rv_copy l = {.rv = rv};
+
+    if (!c || !tg_cache_synced(c) || !tg_cache_get(c, ns, name, on_rv_copy, &l) || !l.found)
+        return NULL;
+    return rv;
+}
 
 json_object *rc_jstr(const char *s)
 {

@@ -51,6 +51,12 @@ EVP_PKEY *tg_cluster_key(tg_signer *s, tg_api *api, int create, char *err, size_
 
 /* A json string ("" for NULL). */
 json_object *rc_jstr(const char *s);
+/* Room for a resourceVersion that rc_cached_rv copies. */
+#define RC_RV_LEN 64
+/* The resourceVersion of ns/name in the synced cache c, copied into rv
+ * (RC_RV_LEN bytes); NULL when c is NULL or not synced, the object is not
+ * there, or its version does not fit. */
+const char *rc_cached_rv(tg_cache *c, const char *ns, const char *name, char *rv);
 /* metadata.ownerReferences naming one authentication.liqo.io/v1beta1 owner
  * (kind, name, uid) as controller, blocking its deletion. */
 json_object *rc_controller_owner(const char *kind, const char *name, const char *uid);

@@ -11,22 +11,6 @@
 #include "signer/approve_decide.h"
 #include "signer/reconcile_common.h"
 
-typedef struct rv_look {
-    char rv[64];
-    int found;
-} rv_look;
-
-static void on_rv(json_object *o, void *data)
-{
-    rv_look *l = data;
-    const char *rv = tg_json_path_string(o, "metadata", "resourceVersion", NULL);
-
-    if (rv && strlen(rv) < sizeof(l->rv)) {
-        strcpy(l->rv, rv);
-        l->found = 1;
-    }
-}
-
 typedef struct csr_look {
     const char *ref;        /* "<ns>/<name>", the CSRs' TG_ANNOTATION_CSR_SLICE */
     const char *self_user;
@@ -54,24 +38,24 @@ static void on_csr(json_object *o, void *data)
 int rs_settled_deps(tg_signer *s, const char *ns, const char *name, const char *consumer, const char *made,
                     char *deps, size_t len)
 {
-    rv_look t = {.found = 0};
-    char ref[600];
+    char trv[RC_RV_LEN], ref[600];
+    const char *t;
     csr_look l = {.ref = ref, .self_user = s->self_user};
     int n;
 
     if (!consumer || !s->tenant_cache || !tg_cache_synced(s->tenant_cache) || !s->csr_cache ||
         !tg_cache_synced(s->csr_cache))
         return -1;
-    tg_cache_get(s->tenant_cache, ns, consumer, on_rv, &t);
+    t = rc_cached_rv(s->tenant_cache, ns, consumer, trv);
     snprintf(ref, sizeof(ref), "%s/%s", ns, name);
     tg_cache_get_by_index(s->csr_cache, consumer, on_csr, &l);
     if (made)
-        n = snprintf(deps, len, "t=%s;c=%s:0:0", t.found ? t.rv : "-", made);
+        n = snprintf(deps, len, "t=%s;c=%s:0:0", t ? t : "-", made);
     else if (l.newest.found)
-        n = snprintf(deps, len, "t=%s;c=%s:%d:%d", t.found ? t.rv : "-", l.newest.name, l.newest.issued,
+        n = snprintf(deps, len, "t=%s;c=%s:%d:%d", t ? t : "-", l.newest.name, l.newest.issued,
                      l.newest.denied);
     else
-        n = snprintf(deps, len, "t=%s;c=-", t.found ? t.rv : "-");
+        n = snprintf(deps, len, "t=%s;c=-", t ? t : "-");
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -82,15 +66,13 @@ static void settled_key(char *key, size_t len, const char *ns, const char *name)
 
 long rs_settled_left(tg_signer *s, const char *ns, const char *name, const char *consumer)
 {
-    rv_look l = {.found = 0};
-    char key[600], deps[RS_DEPS_MAX];
+    char rv[RC_RV_LEN], key[600], deps[RS_DEPS_MAX];
 
-    if (!s->settled || !s->slice_cache || !tg_cache_synced(s->slice_cache) ||
-        !tg_cache_get(s->slice_cache, ns, name, on_rv, &l) || !l.found ||
+    if (!s->settled || !rc_cached_rv(s->slice_cache, ns, name, rv) ||
         rs_settled_deps(s, ns, name, consumer, NULL, deps, sizeof(deps)) != 0)
         return 0;
     settled_key(key, sizeof(key), ns, name);
-    return (long)tg_settled_check(s->settled, key, l.rv, deps, tg_wq_now_ms());
+    return (long)tg_settled_check(s->settled, key, rv, deps, tg_wq_now_ms());
 }
 
 void rs_settle(tg_signer *s, const char *ns, const char *name, const char *rv, const char *deps_a,
