@@ -62,6 +62,19 @@ static int meta_copy(json_object *secret, const char *key, char *buf, size_t len
     return 0;
 }
 
+/* The recorded ids into buf ("" when none); -1 when they do not fit. */
+static int meta_annotation(json_object *secret, char *buf, size_t len)
+{
+    const char *v = tg_json_path_string(secret, "metadata", "annotations", TG_AUTH_BTOKEN_NONCE_IDS, NULL);
+
+    if (!v)
+        v = "";
+    if (strlen(v) >= len)
+        return -1;
+    strcpy(buf, v);
+    return 0;
+}
+
 int tg_auth_btoken_accepts(json_object *secret, const tg_btoken *t, time_t now, tg_auth_btoken_record *rec)
 {
     /* a stand-in hash, compared when there is no record, so both paths hash */
@@ -92,6 +105,32 @@ int tg_auth_btoken_accepts(json_object *secret, const tg_btoken *t, time_t now, 
         rec->single_use = 1;
     else if (strcmp(usage, "reusable") != 0)
         return 0;
+    if (meta_annotation(secret, rec->nonce_ids, sizeof(rec->nonce_ids)) != 0)
+        return 0;
     return meta_copy(secret, "uid", rec->uid, sizeof(rec->uid)) == 0 &&
            meta_copy(secret, "resourceVersion", rec->resource_version, sizeof(rec->resource_version)) == 0;
+}
+
+tg_auth_nonce_room tg_auth_btoken_nonce_room(const tg_auth_btoken_record *rec, const char *cluster_id, int max)
+{
+    const char *p = rec->nonce_ids;
+    size_t want = strlen(cluster_id);
+    int n = 0;
+
+    if (rec->single_use)
+        max = 1;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+
+        if (len == 0)
+            return TG_AUTH_NONCE_EXHAUSTED;   /* not what this server writes */
+        if (len == want && memcmp(p, cluster_id, len) == 0)
+            return TG_AUTH_NONCE_KNOWN;
+        n++;
+        p += len + (end ? 1 : 0);
+        if (end && !*p)
+            return TG_AUTH_NONCE_EXHAUSTED;
+    }
+    return n < max ? TG_AUTH_NONCE_RECORD : TG_AUTH_NONCE_EXHAUSTED;
 }

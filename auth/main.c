@@ -9,6 +9,7 @@
 #include <sodium.h>
 #include <uv.h>
 
+#include "auth/btoken_record.h"
 #include "auth/server.h"
 #include "common/flags.h"
 #include "common/log.h"
@@ -25,16 +26,19 @@ static void usage(FILE *out)
             "usage: tenantgate-auth --cert FILE --key FILE --api-server-url URL [options]\n"
             "\n"
             "Liqo's authentication server (v0.10 wire format): a consumer that shows this cluster's\n"
-            "peering token (Secret <namespace>/auth-token) gets a client certificate. docs/auth.md.\n"
+            "peering token (Secret <token namespace>/auth-token) gets a client certificate. docs/auth.md.\n"
             "\n"
             "  --cert FILE, --key FILE   serving certificate and key (PEM); reloaded on change\n"
             "  --listen ADDR:PORT        HTTPS address (default 0.0.0.0:8443)\n"
             "  --metrics-listen ADDR:PORT  /healthz /readyz /metrics (default 0.0.0.0:8081; \"off\")\n"
             "  --kubeconfig FILE         API access (default: in-cluster service account)\n"
-            "  --namespace NS            the token Secret's and the cluster id's namespace (default liqo)\n"
-            "  --token-namespace NS      where `kubectl tenantgate create token` keeps the bootstrap\n"
-            "                            tokens of POST /v1/*: a namespace of their own, since the\n"
-            "                            server may read its Secrets (default tenantgate-tokens)\n"
+            "  --namespace NS            the cluster id's namespace (default liqo)\n"
+            "  --token-namespace NS      the peering token's Secret auth-token, and where `kubectl\n"
+            "                            tenantgate create token` keeps the bootstrap tokens of POST\n"
+            "                            /v1/*: a namespace of their own, since the server may create\n"
+            "                            and read Secrets there (default tenantgate-tokens)\n"
+            "  --max-nonces-per-token N  tenant namespaces one reusable bootstrap token may make\n"
+            "                            through /v1/nonce (default 3; a single-use one: 1)\n"
             "  --cluster-id ID           this cluster's id (default: Liqo's cluster-id ConfigMap in NS)\n"
             "  --cluster-name NAME       answered by GET /ids (default: the cluster id)\n"
             "  --api-server-url URL      the API server address consumers are given (default: the\n"
@@ -65,15 +69,15 @@ typedef struct settings {
     tg_auth_server_config cfg;
     char listen_host[256], metrics_host[256];
     const char *kubeconfig, *ns, *token_ns, *ca_file, *auth;
-    long rate, burst, free_failures, expiration;
+    long rate, burst, free_failures, expiration, max_nonces;
 } settings;
 
 enum {
     OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_NS, OPT_CID, OPT_CNAME, OPT_URL, OPT_CA,
     OPT_AUTH, OPT_ROLE, OPT_EXPIRATION, OPT_CERT_WAIT, OPT_TOKEN_CHECK, OPT_REQ_TIMEOUT, OPT_MAX_CONNS,
     OPT_MAX_PEER, OPT_RATE, OPT_BURST, OPT_FREE_FAIL, OPT_BACKOFF_BASE, OPT_BACKOFF_MAX, OPT_GRACE, OPT_CHECK,
-    OPT_LOG_LEVEL, OPT_ANY_ID, OPT_TOKEN_NS,
-    OPT_LAST = OPT_TOKEN_NS,    /* opts[] below is in this order: opts[c - OPT_CERT] */
+    OPT_LOG_LEVEL, OPT_ANY_ID, OPT_TOKEN_NS, OPT_MAX_NONCES,
+    OPT_LAST = OPT_MAX_NONCES,    /* opts[] below is in this order: opts[c - OPT_CERT] */
 };
 
 static const struct option opts[] = {
@@ -105,6 +109,7 @@ static const struct option opts[] = {
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
     {"any-cluster-id", no_argument, NULL, OPT_ANY_ID},
     {"token-namespace", required_argument, NULL, OPT_TOKEN_NS},
+    {"max-nonces-per-token", required_argument, NULL, OPT_MAX_NONCES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -129,6 +134,7 @@ static int take_flag(settings *st, int c, const char *v)
     case OPT_KUBECONFIG: st->kubeconfig = v; return 0;
     case OPT_NS: st->ns = v; return 0;
     case OPT_TOKEN_NS: st->token_ns = v; return 0;
+    case OPT_MAX_NONCES: return tg_flag_long(v, 1, TG_AUTH_BTOKEN_MAX_NONCES, &st->max_nonces);
     case OPT_CID: cfg->cluster_id = v; return tg_cluster_id_valid(v) ? 0 : -1;
     case OPT_CNAME: cfg->cluster_name = v; return 0;
     case OPT_URL: cfg->api_server_url = v; return strncmp(v, "https://", 8) == 0 ? 0 : -1;
@@ -231,10 +237,11 @@ static int run(settings *st)
     st->cfg.v1 = (tg_auth_v1_config){.token_ns = st->token_ns, .provider_id = st->cfg.cluster_id,
                                      .api_server_url = st->cfg.api_server_url, .api_server_ca = st->cfg.api_server_ca,
                                      .api_server_ca_len = st->cfg.api_server_ca_len, .wait_ms = V1_WAIT_MS,
-                                     .poll_ms = 250};
+                                     .poll_ms = 250, .max_nonces = (int)st->max_nonces};
     st->cfg.authentication_disabled = st->auth && strcmp(st->auth, "off") == 0;
     if (!st->cfg.authentication_disabled) {
-        tg_auth_token_secret_start(&token, c, st->ns, token_check_ms);
+        /* the token namespace: the server may create Secrets there and nowhere else */
+        tg_auth_token_secret_start(&token, c, st->token_ns, token_check_ms);
         st->cfg.token = tokenp = &token;
     }
     if (!(s = tg_auth_server_new(loop, &st->cfg, err, sizeof(err))) || tg_auth_server_start(s, err, sizeof(err)) != 0) {
@@ -256,7 +263,7 @@ int main(int argc, char **argv)
                 .limits = {.fail_base_ms = 2000, .fail_max_ms = 600000, .sources = 4096},
                 .issue = {.cluster_role = "tenantgate-remote-consumer", .cert_wait_ms = 30000, .poll_ms = 250}},
         .listen_host = "0.0.0.0", .metrics_host = "0.0.0.0", .ns = "liqo", .token_ns = TG_BTOKEN_NAMESPACE, .rate = 1, .burst = 10,
-        .free_failures = 3,
+        .free_failures = 3, .max_nonces = 3,
     };
     int c;
 

@@ -27,6 +27,7 @@ static const struct {
     [TG_AUTH_TENANT_SIGNED] = {"TenantSigned", 201},
     [TG_AUTH_INVALID_TOKEN] = {"InvalidToken", 401},
     [TG_AUTH_TENANT_REFUSED] = {"TenantRefused", 403},
+    [TG_AUTH_TOKEN_EXHAUSTED] = {"TokenExhausted", 403},
     [TG_AUTH_TENANT_EXISTS] = {"TenantExists", 409},
     [TG_AUTH_PROVIDER_TIMEOUT] = {"ProviderTimeout", 504},
 };

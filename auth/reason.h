@@ -28,6 +28,7 @@ typedef enum tg_auth_reason {
     TG_AUTH_TENANT_SIGNED,         /* 201 Tenant created and signed: the Identity's parameters */
     TG_AUTH_INVALID_TOKEN,         /* 401 unknown, expired, revoked, used or wrong bootstrap token: one answer */
     TG_AUTH_TENANT_REFUSED,        /* 403 the API server (tenantgate-webhook) refused the Tenant */
+    TG_AUTH_TOKEN_EXHAUSTED,       /* 403 the token made its bound of tenant namespaces for other ids */
     TG_AUTH_TENANT_EXISTS,         /* 409 a Tenant for this consumer exists already */
     TG_AUTH_PROVIDER_TIMEOUT,      /* 504 no nonce, or no signed Tenant, in time */
     TG_AUTH_REASON_COUNT

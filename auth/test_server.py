@@ -52,7 +52,7 @@ def identity_body(token, cluster=CLUSTER, csr=None):
 class TokenOnlyAPI(http.server.BaseHTTPRequestHandler):
     """Answers GET of Secret liqo/auth-token; 503 to everything else."""
     def _answer(self):
-        if self.command == "GET" and self.path == "/api/v1/namespaces/liqo/secrets/auth-token":
+        if self.command == "GET" and self.path == "/api/v1/namespaces/tenantgate-tokens/secrets/auth-token":
             body = json.dumps({"kind": "Secret", "data": {"token": base64.b64encode(TOKEN.encode()).decode()}})
             code = 200
         else:
@@ -427,6 +427,7 @@ class V1State:
         self.lock = threading.Lock()
         self.tokens = {}           # id -> Secret
         self.tenants = {}
+        self.namespaces = []       # as POSTed
         self.rv = 1
 
     def add_token(self, usage="reusable", ttl=3600):
@@ -460,7 +461,7 @@ def v1_handler(state):
 
         def _answer(self):
             body, p = self._body(), self.path
-            if p == "/api/v1/namespaces/liqo/secrets/auth-token" and self.command == "GET":
+            if p == "/api/v1/namespaces/tenantgate-tokens/secrets/auth-token" and self.command == "GET":
                 return self._send(200, {"kind": "Secret", "data": {"token": base64.b64encode(TOKEN.encode()).decode()}})
             m = re.fullmatch(r"/api/v1/namespaces/tenantgate-tokens/secrets/tenantgate-token-([a-z0-9]+)", p)
             if m:
@@ -470,6 +471,14 @@ def v1_handler(state):
                         return self._send(404, {"kind": "Status", "code": 404})
                     if self.command == "GET":
                         return self._send(200, sec)
+                    if self.command == "PATCH":      # the nonce record: resourceVersion precondition
+                        meta = body.get("metadata", {})
+                        if meta.get("resourceVersion") != sec["metadata"]["resourceVersion"]:
+                            return self._send(409, {"kind": "Status", "code": 409})
+                        state.rv += 1
+                        sec["metadata"]["resourceVersion"] = str(state.rv)
+                        sec["metadata"].setdefault("annotations", {}).update(meta.get("annotations", {}))
+                        return self._send(200, sec)
                     pre = (body or {}).get("preconditions") or {}
                     if pre.get("uid") != sec["metadata"]["uid"] or \
                             pre.get("resourceVersion") != sec["metadata"]["resourceVersion"]:
@@ -477,11 +486,11 @@ def v1_handler(state):
                     del state.tokens[m.group(1)]
                     return self._send(200, {"kind": "Status", "status": "Success"})
             if p == "/api/v1/namespaces" and self.command == "POST":
+                with state.lock:
+                    state.namespaces.append(body)
                 return self._send(201, body)
             ns = f"liqo-tenant-{V1_CONSUMER}"
-            if p == f"/api/v1/namespaces/{ns}/secrets" and self.command == "POST":
-                return self._send(201, body)
-            if p == f"/api/v1/namespaces/{ns}/secrets/liqo-nonce":
+            if re.fullmatch(r"/api/v1/namespaces/liqo-tenant-[a-z0-9-]+/secrets/liqo-nonce", p):
                 return self._send(200, {"kind": "Secret", "data": {"nonce": base64.b64encode(b"N" * 88).decode()}})
             tp = f"/apis/authentication.liqo.io/v1beta1/namespaces/{ns}/tenants"
             if p == tp and self.command == "POST":
@@ -494,7 +503,7 @@ def v1_handler(state):
             if p == f"{tp}/{V1_CONSUMER}" and self.command == "GET":
                 return self._send(200, state.tenants[V1_CONSUMER])
             return self._send(503, {"kind": "Status", "code": 503})
-        do_GET = do_POST = do_PUT = do_DELETE = _answer
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _answer
 
         def log_message(self, *a):
             pass
@@ -625,3 +634,25 @@ def test_v1_expired_token_is_the_same_answer(v1):
     token = v1.state.add_token(ttl=-1)
     unknown = v1_post(v1, "/v1/nonce", {"token": "zzzzzz." + "a" * 32, "clusterID": V1_CONSUMER})
     assert v1_post(v1, "/v1/nonce", {"token": token, "clusterID": V1_CONSUMER}) == unknown
+
+
+def test_v1_nonce_places_are_bounded_per_token_even_racing(v1):
+    """A single-use token makes one tenant namespace (retries for its id are fine); a reusable
+    one --max-nonces-per-token (3), however many requests race for new ids."""
+    once = v1.state.add_token(usage="single-use")
+    got = [v1_post(v1, "/v1/nonce", {"token": once, "clusterID": cid}) for cid in (V1_CONSUMER, "other-1", V1_CONSUMER)]
+    assert [s for s, _ in got] == [200, 403, 200], got
+    assert got[1][1]["reason"] == "TokenExhausted" and "bound of 1" in got[1][1]["message"]
+    made = [n["metadata"]["name"] for n in v1.state.namespaces]
+    assert made == [f"liqo-tenant-{V1_CONSUMER}"] * 2, made
+    assert v1.state.namespaces[0]["metadata"]["labels"]["tenantgate.io/bootstrap-token-id"] == once.split(".")[0]
+    many = v1.state.add_token()
+    ids = [f"racer-{i}" for i in range(8)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda cid: v1_post(v1, "/v1/nonce", {"token": many, "clusterID": cid}), ids))
+    codes = sorted(s for s, _ in got)
+    assert codes == [200] * 3 + [403] * 5, got
+    recorded = v1.state.tokens[many.split(".")[0]]["metadata"]["annotations"]["tenantgate.io/nonce-cluster-ids"]
+    assert len(recorded.split(",")) == 3
+    assert sorted(n["metadata"]["name"] for n in v1.state.namespaces[2:]) == \
+        sorted(f"liqo-tenant-{c}" for c in recorded.split(","))

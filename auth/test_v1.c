@@ -250,17 +250,74 @@ static void test_rfc3339(void **state)
     assert_int_equal(tg_auth_rfc3339_utc(""), -1);
 }
 
+static void test_nonce_places(void **state)
+{
+    tg_auth_btoken_record rec = {0};
+
+    /* single-use: one id, retried as often as wanted */
+    rec.single_use = 1;
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "a", 3), TG_AUTH_NONCE_RECORD);
+    strcpy(rec.nonce_ids, "a");
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "a", 3), TG_AUTH_NONCE_KNOWN);
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "b", 3), TG_AUTH_NONCE_EXHAUSTED);
+    /* reusable: max ids */
+    rec.single_use = 0;
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "b", 3), TG_AUTH_NONCE_RECORD);
+    strcpy(rec.nonce_ids, "a,bb,c");
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "b", 3), TG_AUTH_NONCE_EXHAUSTED);   /* not a prefix match */
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "bb", 3), TG_AUTH_NONCE_KNOWN);
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "c", 3), TG_AUTH_NONCE_KNOWN);
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "d", 4), TG_AUTH_NONCE_RECORD);
+    /* a list this server would not write counts as full */
+    strcpy(rec.nonce_ids, "a,,b");
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "z", 10), TG_AUTH_NONCE_EXHAUSTED);
+    strcpy(rec.nonce_ids, "a,");
+    assert_int_equal(tg_auth_btoken_nonce_room(&rec, "z", 10), TG_AUTH_NONCE_EXHAUSTED);
+}
+
+static void test_record_reads_the_nonce_ids(void **state)
+{
+    tg_btoken t = token();
+    tg_auth_btoken_record rec;
+    json_object *s = record(TG_AUTH_BTOKEN_TYPE, "abc123", SECRET, "2027-01-15T08:00:01Z", "reusable"), *a;
+
+    assert_true(tg_auth_btoken_accepts(s, &t, NOW, &rec));
+    assert_string_equal(rec.nonce_ids, "");
+    a = json_object_new_object();
+    json_object_object_add(a, TG_AUTH_BTOKEN_NONCE_IDS, json_object_new_string("x,y"));
+    json_object_object_add(tg_json_path(s, "metadata", NULL), "annotations", a);
+    assert_true(tg_auth_btoken_accepts(s, &t, NOW, &rec));
+    assert_string_equal(rec.nonce_ids, "x,y");
+    json_object_put(s);
+}
+
 /* --- documents and answers -------------------------------------------------- */
+
+static void test_namespace_and_record_docs(void **state)
+{
+    json_object *ns = tg_auth_v1_namespace_doc(ID, "abc123");
+    json_object *p = tg_auth_v1_record_nonce_doc("", ID, "7"), *q = tg_auth_v1_record_nonce_doc("x,y", ID, "8");
+
+    assert_string_equal(tg_json_path_string(ns, "metadata", "name", NULL), "liqo-tenant-" ID);
+    assert_string_equal(tg_json_path_string(ns, "metadata", "labels", "liqo.io/tenant-namespace", NULL), "true");
+    assert_string_equal(tg_json_path_string(ns, "metadata", "labels", "liqo.io/remote-cluster-id", NULL), ID);
+    assert_string_equal(tg_json_path_string(ns, "metadata", "labels", TG_AUTH_BTOKEN_ID_LABEL, NULL), "abc123");
+    assert_string_equal(tg_json_path_string(p, "metadata", "resourceVersion", NULL), "7");
+    assert_string_equal(tg_json_path_string(p, "metadata", "annotations", TG_AUTH_BTOKEN_NONCE_IDS, NULL), ID);
+    assert_string_equal(tg_json_path_string(q, "metadata", "annotations", TG_AUTH_BTOKEN_NONCE_IDS, NULL),
+                        "x,y," ID);
+    json_object_put(ns);
+    json_object_put(p);
+    json_object_put(q);
+}
 
 static void test_docs(void **state)
 {
-    json_object *s = tg_auth_v1_nonce_secret_doc(ID), *d = tg_auth_v1_consume_doc("u-1", "42"), *tenant;
+    json_object *s = json_object_new_object(), *d = tg_auth_v1_consume_doc("u-1", "42"), *tenant;
     char nonce[64], msg[64];
     size_t len = 0;
     char *ans, *enc = b64("n0nce");
 
-    assert_string_equal(tg_json_path_string(s, "metadata", "namespace", NULL), "liqo-tenant-" ID);
-    assert_string_equal(tg_json_path_string(s, "metadata", "labels", "liqo.io/nonce", NULL), "true");
     assert_string_equal(tg_json_path_string(d, "preconditions", "uid", NULL), "u-1");
     assert_string_equal(tg_json_path_string(d, "preconditions", "resourceVersion", NULL), "42");
     assert_int_equal(tg_auth_v1_nonce_of(s, nonce, sizeof(nonce)), -1);   /* not filled yet */
@@ -293,6 +350,8 @@ int main(void)
         cmocka_unit_test(test_tenant_body_keeps_only_the_spec), cmocka_unit_test(test_hostile_tenant_bodies),
         cmocka_unit_test(test_record_accepts_the_token), cmocka_unit_test(test_record_refusals_are_alike),
         cmocka_unit_test(test_rfc3339),             cmocka_unit_test(test_docs),
+        cmocka_unit_test(test_nonce_places),        cmocka_unit_test(test_record_reads_the_nonce_ids),
+        cmocka_unit_test(test_namespace_and_record_docs),
     };
     if (sodium_init() < 0)
         return 1;

@@ -5,25 +5,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/btoken_record.h"
 #include "auth/issue_docs.h"
 #include "kube/base64.h"
 #include "kube/json.h"
 
-json_object *tg_auth_v1_nonce_secret_doc(const char *cluster_id)
+json_object *tg_auth_v1_namespace_doc(const char *cluster_id, const char *token_id)
 {
-    json_object *s = json_object_new_object(), *m = json_object_new_object(), *l = json_object_new_object();
-    char ns[96];
+    json_object *ns = tg_auth_namespace_doc(cluster_id), *labels = NULL, *m = NULL;
 
-    tg_auth_tenant_namespace(cluster_id, ns, sizeof(ns));
-    json_object_object_add(s, "apiVersion", json_object_new_string("v1"));
-    json_object_object_add(s, "kind", json_object_new_string("Secret"));
-    json_object_object_add(m, "name", json_object_new_string(TG_AUTH_NONCE_SECRET));
-    json_object_object_add(m, "namespace", json_object_new_string(ns));
-    json_object_object_add(l, "liqo.io/nonce", json_object_new_string("true"));
-    json_object_object_add(l, "liqo.io/remote-cluster-id", json_object_new_string(cluster_id));
-    json_object_object_add(m, "labels", l);
-    json_object_object_add(s, "metadata", m);
-    return s;
+    if (json_object_object_get_ex(ns, "metadata", &m) && json_object_object_get_ex(m, "labels", &labels))
+        json_object_object_add(labels, TG_AUTH_BTOKEN_ID_LABEL, json_object_new_string(token_id));
+    return ns;
+}
+
+json_object *tg_auth_v1_record_nonce_doc(const char *recorded, const char *cluster_id, const char *resource_version)
+{
+    json_object *d = json_object_new_object(), *m = json_object_new_object(), *a = json_object_new_object();
+    size_t len = strlen(recorded) + strlen(cluster_id) + 2;
+    char *list = malloc(len);
+
+    if (!list) {
+        json_object_put(d);
+        json_object_put(m);
+        json_object_put(a);
+        return NULL;
+    }
+    snprintf(list, len, "%s%s%s", recorded, *recorded ? "," : "", cluster_id);
+    json_object_object_add(a, TG_AUTH_BTOKEN_NONCE_IDS, json_object_new_string(list));
+    free(list);
+    json_object_object_add(m, "resourceVersion", json_object_new_string(resource_version));
+    json_object_object_add(m, "annotations", a);
+    json_object_object_add(d, "metadata", m);
+    return d;
 }
 
 json_object *tg_auth_v1_consume_doc(const char *uid, const char *resource_version)

@@ -1,5 +1,6 @@
 /* v1_docs.h - what the v1 endpoints write and answer (pure, json-c trees):
- * the provider's liqo-nonce Secret (the signer's nonce controller fills it),
+ * the provider's tenant namespace (the signer's nonce controller makes its
+ * liqo-nonce Secret), the record of a token's nonces,
  * the DELETE that spends a single-use token, and the two answers
  * (docs/auth.md "v1 one-string peering"). */
 #ifndef TG_AUTH_V1_DOCS_H
@@ -11,9 +12,16 @@
 
 #define TG_AUTH_NONCE_SECRET "liqo-nonce"
 
-/* Secret liqo-nonce in liqo-tenant-<id>, labelled liqo.io/nonce=true and
- * liqo.io/remote-cluster-id=<id>, no data. */
-json_object *tg_auth_v1_nonce_secret_doc(const char *cluster_id);
+/* Namespace liqo-tenant-<id>, labelled as a tenant namespace of <id>
+ * (issue_docs.h) and with the token id that made it: the signer makes the
+ * nonce Secret in such a namespace, and removes the namespace when the token
+ * is gone and no Tenant came (docs/auth.md "Bounds and cleanup"). */
+json_object *tg_auth_v1_namespace_doc(const char *cluster_id, const char *token_id);
+
+/* The merge patch that records cluster_id among the token's nonce ids
+ * (recorded: the list as read, "" for none), with resourceVersion as its
+ * precondition: of racing patches from one read, one gets on. */
+json_object *tg_auth_v1_record_nonce_doc(const char *recorded, const char *cluster_id, const char *resource_version);
 
 /* DeleteOptions with preconditions uid and resourceVersion: the DELETE
  * succeeds for one caller only, however many race. */

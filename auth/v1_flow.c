@@ -14,6 +14,9 @@
 #include "kube/json.h"
 
 #define TENANTS_API "/apis/authentication.liqo.io/v1beta1/namespaces/%s/tenants"
+/* Each lost race means another request recorded an id, so this many reads
+ * end in a place or TokenExhausted well before it is reached. */
+#define MAX_TOKEN_READS (TG_AUTH_BTOKEN_MAX_NONCES + 2)
 
 typedef struct chain {
     tg_kube_client *c;
@@ -22,6 +25,7 @@ typedef struct chain {
     tg_auth_v1_request req;        /* owned: token wiped at the end */
     tg_auth_btoken_record rec;
     char ns[96];
+    int reads;                     /* of the token: a lost record race reads it again */
     uv_timer_t poll;
     uint64_t deadline_ms;
     tg_auth_v1_result res;
@@ -162,32 +166,18 @@ static void start_polling(chain *ch)
     uv_timer_start(&ch->poll, on_poll, 0, 0);
 }
 
-/* --- nonce: namespace, then the Secret ------------------------------------- */
-
-static void on_nonce_secret(tg_kube_request *r, const tg_kube_response *resp, void *data)
-{
-    chain *ch = data;
-
-    if (resp->status != 201 && resp->status != 409)   /* 409: its nonce stays valid */
-        api_failed(ch, "create the nonce Secret", resp);
-    else
-        start_polling(ch);
-}
+/* --- nonce: the namespace; the signer makes the Secret ---------------------- */
 
 static void on_namespace(tg_kube_request *r, const tg_kube_response *resp, void *data)
 {
     chain *ch = data;
-    json_object *doc;
-    char path[256];
 
-    if (resp->status != 201 && resp->status != 409) {
+    /* 409: made before, by an earlier request for this id (or otherwise: then
+     * without the token label the signer makes no nonce, and this times out) */
+    if (resp->status != 201 && resp->status != 409)
         api_failed(ch, "create the tenant namespace", resp);
-        return;
-    }
-    doc = tg_auth_v1_nonce_secret_doc(ch->req.cluster_id);
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", ch->ns);
-    api_send(ch, "POST", path, doc, on_nonce_secret);
-    json_object_put(doc);
+    else
+        start_polling(ch);
 }
 
 /* --- tenant: create it ----------------------------------------------------- */
@@ -213,7 +203,7 @@ static void step_work(chain *ch)
     char path[256];
 
     if (ch->kind == TG_AUTH_V1_NONCE) {
-        json_object *doc = tg_auth_namespace_doc(ch->req.cluster_id);
+        json_object *doc = tg_auth_v1_namespace_doc(ch->req.cluster_id, ch->req.token.id);
         api_send(ch, "POST", "/api/v1/namespaces", doc, on_namespace);
         json_object_put(doc);
         return;
@@ -236,6 +226,65 @@ static void on_consumed(tg_kube_request *r, const tg_kube_response *resp, void *
         api_failed(ch, "spend the single-use token", resp);
 }
 
+static void read_token(chain *ch);
+
+static void on_recorded(tg_kube_request *r, const tg_kube_response *resp, void *data)
+{
+    chain *ch = data;
+
+    if (resp->status == 200)
+        step_work(ch);
+    else if (resp->status == 409)              /* another request recorded first: count again */
+        read_token(ch);
+    else if (resp->status == 404)              /* deleted (revoked, spent) in between */
+        invalid_token(ch);
+    else
+        api_failed(ch, "record the nonce in the bootstrap token", resp);
+}
+
+static void api_merge_patch(chain *ch, const char *path, json_object *body, tg_kube_response_cb cb)
+{
+    tg_kube_request_opts o = {.method = "PATCH", .path = path, .content_type = TG_KUBE_CT_MERGE_PATCH};
+    char err[200];
+    size_t len = 0;
+
+    o.body = json_object_to_json_string_length(body, JSON_C_TO_STRING_PLAIN, &len);
+    o.body_len = len;
+    if (!tg_kube_request_start(ch->c, &o, cb, ch, err, sizeof(err)))
+        finish(ch, TG_AUTH_ISSUANCE_FAILED, "cannot reach the API server: %s", err);
+}
+
+/* /v1/nonce: a place for this id under the token's bound, recorded before
+ * anything is made, so that what a token made is bounded whatever races. */
+static void nonce_place(chain *ch)
+{
+    char path[256], name[64], bound[16];
+    json_object *doc;
+
+    switch (tg_auth_btoken_nonce_room(&ch->rec, ch->req.cluster_id, ch->cfg->max_nonces)) {
+    case TG_AUTH_NONCE_KNOWN:
+        step_work(ch);
+        return;
+    case TG_AUTH_NONCE_EXHAUSTED:
+        snprintf(bound, sizeof(bound), "%d", ch->rec.single_use ? 1 : ch->cfg->max_nonces);
+        finish(ch, TG_AUTH_TOKEN_EXHAUSTED,
+               "expected a token with a free place: it has made its bound of %s tenant namespace(s) "
+               "(--max-nonces-per-token; single-use: 1) for other cluster ids; make a new token",
+               bound);
+        return;
+    case TG_AUTH_NONCE_RECORD:
+        break;
+    }
+    if (!(doc = tg_auth_v1_record_nonce_doc(ch->rec.nonce_ids, ch->req.cluster_id, ch->rec.resource_version))) {
+        finish(ch, TG_AUTH_ISSUANCE_FAILED, "%s", "out of memory");
+        return;
+    }
+    tg_auth_btoken_secret_name(ch->req.token.id, name, sizeof(name));
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ch->cfg->token_ns, name);
+    api_merge_patch(ch, path, doc, on_recorded);
+    json_object_put(doc);
+}
+
 static void on_token(tg_kube_request *r, const tg_kube_response *resp, void *data)
 {
     chain *ch = data;
@@ -254,7 +303,11 @@ static void on_token(tg_kube_request *r, const tg_kube_response *resp, void *dat
         invalid_token(ch);
         return;
     }
-    if (ch->kind == TG_AUTH_V1_NONCE || !ch->rec.single_use) {
+    if (ch->kind == TG_AUTH_V1_NONCE) {
+        nonce_place(ch);
+        return;
+    }
+    if (!ch->rec.single_use) {
         step_work(ch);
         return;
     }
@@ -263,6 +316,19 @@ static void on_token(tg_kube_request *r, const tg_kube_response *resp, void *dat
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ch->cfg->token_ns, name);
     api_send(ch, "DELETE", path, doc, on_consumed);
     json_object_put(doc);
+}
+
+static void read_token(chain *ch)
+{
+    char path[256], name[64];
+
+    if (++ch->reads > MAX_TOKEN_READS) {
+        finish(ch, TG_AUTH_ISSUANCE_FAILED, "%s", "the bootstrap token kept changing under this request");
+        return;
+    }
+    tg_auth_btoken_secret_name(ch->req.token.id, name, sizeof(name));
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", ch->cfg->token_ns, name);
+    api_send(ch, "GET", path, NULL, on_token);
 }
 
 int tg_auth_v1_start(tg_kube_client *c, const tg_auth_v1_config *cfg, tg_auth_v1_kind kind,
@@ -281,6 +347,7 @@ int tg_auth_v1_start(tg_kube_client *c, const tg_auth_v1_config *cfg, tg_auth_v1
     memset(req, 0, sizeof(*req));
     ch->done = done;
     ch->data = data;
+    ch->reads = 1;
     tg_auth_tenant_namespace(ch->req.cluster_id, ch->ns, sizeof(ch->ns));
     uv_timer_init(tg_kube_client_loop(c), &ch->poll);
     ch->poll.data = ch;

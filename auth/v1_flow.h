@@ -1,8 +1,11 @@
 /* v1_flow.h - the API side of POST /v1/nonce and /v1/tenant, as chains of
  * requests on the loop (docs/auth.md "v1 one-string peering"):
  *   both:   GET <token_ns>/tenantgate-token-<ID>, accepted or InvalidToken;
- *   nonce:  Namespace liqo-tenant-<id>, Secret liqo-nonce there (the signer
- *           fills it), read until data.nonce;
+ *   nonce:  the id recorded in the token's Secret (a PATCH with its
+ *           resourceVersion: the per-token bound holds under races, over it
+ *           TokenExhausted), Namespace liqo-tenant-<id> labelled with the
+ *           token id, whose Secret liqo-nonce the signer makes; read until
+ *           data.nonce;
  *   tenant: a single-use token is spent first (DELETE with uid and
  *           resourceVersion preconditions: one racer wins, the others get
  *           InvalidToken), then the Tenant is created (the webhook admits
@@ -25,6 +28,7 @@ typedef struct tg_auth_v1_config {
     size_t api_server_ca_len;
     uint64_t wait_ms;              /* for the nonce, or the signed Tenant */
     uint64_t poll_ms;
+    int max_nonces;                /* tenant namespaces per reusable token (single-use: 1) */
 } tg_auth_v1_config;
 
 typedef struct tg_auth_v1_result {

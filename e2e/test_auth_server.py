@@ -98,8 +98,9 @@ class AuthServer:
         self.serving = mint_serving_cert(Path(work_dir) / "serving")
         self.cluster_id = "provider-" + uuid.uuid4().hex[:8]
         kubeconfig = provider.serviceaccount_kubeconfig(ns, SA)
+        self.tokens_ns = token_ns_of(ns)
         self.process = HostProcess(
-            [binary, "--cert", self.serving["cert"], "--key", self.serving["key"],
+            [binary, "--token-namespace", self.tokens_ns, "--cert", self.serving["cert"], "--key", self.serving["key"],
              "--listen", f"127.0.0.1:{self.port}", "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
              "--kubeconfig", kubeconfig, "--namespace", ns, "--cluster-id", self.cluster_id,
              "--cluster-name", "bed-provider", "--api-server-url", provider.server,
@@ -116,7 +117,7 @@ class AuthServer:
         return http_get(self.metrics_port, "/readyz")[0] == 200
 
     def token(self):
-        s = self.provider.get_json("secret", "auth-token", "-n", self.ns)
+        s = self.provider.get_json("secret", "auth-token", "-n", self.tokens_ns)
         return base64.b64decode(s["data"]["token"]).decode()
 
     def log_lines(self):
@@ -126,9 +127,16 @@ class AuthServer:
         return self.process.stop()
 
 
+def token_ns_of(ns):
+    """The test's stand-in for tenantgate-tokens beside install namespace ns."""
+    return f"{ns}-tokens"
+
+
 def rbac_in(source_dir, ns):
-    """manifests/auth/rbac.yaml with its namespace `liqo` moved to ns."""
+    """manifests/auth/rbac.yaml with its namespace `liqo` moved to ns, and tenantgate-tokens
+    to token_ns_of(ns)."""
     text = (Path(source_dir) / "manifests" / "auth" / "rbac.yaml").read_text()
+    text = re.sub(r"(?m)^(\s*)(name|namespace): tenantgate-tokens$", rf"\1\2: {token_ns_of(ns)}", text)
     return re.sub(r"(?m)^(\s*)namespace: liqo$", rf"\1namespace: {ns}", text)
 
 
@@ -151,6 +159,7 @@ def auth_env(provider, source_dir, build_dir, tmp_path_factory):
     provider.kubectl("delete", "clusterrolebinding,clusterrole", "tenantgate-auth", "--ignore-not-found")
     if made_role:
         provider.kubectl("delete", "clusterrole", CONSUMER_ROLE, "--ignore-not-found")
+    provider.delete_namespace(token_ns_of(ns))
     provider.delete_namespace(ns)
 
 
@@ -177,8 +186,8 @@ def test_ids(server):
 def test_token_secret_is_made_and_remade(provider, server):
     token = wait_for(lambda: server.token(), timeout=10, what="auth-token Secret")
     assert re.fullmatch(r"[0-9a-f]{128}", token)
-    provider.kubectl("delete", "secret", "auth-token", "-n", server.ns)
-    new = wait_for(lambda: provider.exists("secret", "auth-token", "-n", server.ns) and server.token(),
+    provider.kubectl("delete", "secret", "auth-token", "-n", server.tokens_ns)
+    new = wait_for(lambda: provider.exists("secret", "auth-token", "-n", server.tokens_ns) and server.token(),
                    timeout=15, what="auth-token recreated")
     assert re.fullmatch(r"[0-9a-f]{128}", new) and new != token
     # the server compares against the new one
@@ -290,10 +299,10 @@ CERTS = "certificates.k8s.io/"
 
 
 def test_the_auth_server_identity_can_do_no_more(provider, auth_env):
-    ns, t = auth_env["ns"], "liqo-tenant-x"
+    ns, t, tokens = auth_env["ns"], "liqo-tenant-x", token_ns_of(auth_env["ns"])
     allowed = [
-        dict(verb="get", resource="secrets", name="auth-token", namespace=ns),
-        dict(verb="create", resource="secrets", namespace=ns),
+        dict(verb="get", resource="secrets", name="auth-token", namespace=tokens),
+        dict(verb="create", resource="secrets", namespace=tokens),
         dict(verb="create", resource="namespaces"),
         dict(verb="create", resource=RBAC + "rolebindings", namespace=t),
         dict(verb="delete", resource=RBAC + "rolebindings", name="tenantgate-auth-identity", namespace=t),
@@ -304,7 +313,10 @@ def test_the_auth_server_identity_can_do_no_more(provider, auth_env):
         dict(verb="approve", resource=CERTS + "signers", name="kubernetes.io/kube-apiserver-client"),
     ]
     denied = [
-        dict(verb="get", resource="secrets", name="other", namespace=ns),
+        dict(verb="get", resource="secrets", name="other", namespace=tokens),
+        # issue 44 finding 7: no Secret made where a ServiceAccount worth minting lives
+        dict(verb="create", resource="secrets", namespace=ns),
+        dict(verb="get", resource="secrets", name="auth-token", namespace=ns),
         dict(verb="list", resource="secrets", namespace=ns),
         dict(verb="get", resource="secrets", name="auth-token", namespace="kube-system"),
         dict(verb="create", resource="secrets", namespace="default"),

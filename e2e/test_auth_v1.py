@@ -30,7 +30,7 @@ from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import CONSUMER_ID, NS, PROVIDER_ID, installed  # noqa: F401
 from test_slice_flow import (CNS, GROUP, PNS, consumer_signer, consumer_webhook,  # noqa: F401
                              provider_signer)
-from test_auth_server import CONSUMER_ROLE, SA, AuthServer, may, rbac_in
+from test_auth_server import CONSUMER_ROLE, SA, AuthServer, may, rbac_in, token_ns_of
 from bed import openssl, wait_for
 
 EXIT_REJECTED = 1
@@ -65,7 +65,7 @@ def auth_v1(provider, consumer, installed, source_dir, build_dir, tmp_path_facto
     if made_role:
         provider.apply((Path(source_dir) / "manifests" / "signer" / "remote-consumer-clusterrole.yaml").read_text())
     provider.apply(rbac_in(source_dir, ns))
-    tokens_ns = f"{ns}-tokens"         # the manifests' tenantgate-tokens, made by rbac-v1.yaml
+    tokens_ns = token_ns_of(ns)         # the manifests' tenantgate-tokens, made by rbac.yaml
     provider.apply(rbac_v1_in(source_dir, ns, tokens_ns))
     binary = build_dir / "auth" / "tenantgate-auth"
     # the last --cluster-id wins: the provider signer's id, as a real provider has one id
@@ -236,13 +236,19 @@ def test_the_auth_server_v1_rights_are_these(provider, auth_v1):
     allowed = [
         dict(verb="get", resource="secrets", name="tenantgate-token-abc123", namespace=tokens),
         dict(verb="delete", resource="secrets", name="tenantgate-token-abc123", namespace=tokens),
-        dict(verb="create", resource="secrets", namespace=t),
+        dict(verb="patch", resource="secrets", name="tenantgate-token-abc123", namespace=tokens),
+        dict(verb="create", resource="secrets", namespace=tokens),
         dict(verb="get", resource="secrets", name="liqo-nonce", namespace=t),
         dict(verb="create", resource=GROUP + "/tenants", namespace=t),
         dict(verb="get", resource=GROUP + "/tenants", name="x", namespace=t),
     ]
     denied = [
         dict(verb="list", resource="secrets", namespace=tokens),
+        # issue 44 finding 7: no Secret made outside the token namespace (the signer makes
+        # the nonce Secret), so no service-account-token Secret to read back
+        dict(verb="create", resource="secrets", namespace=t),
+        dict(verb="create", resource="secrets", namespace=ns),
+        dict(verb="create", resource="secrets", namespace="kube-system"),
         dict(verb="watch", resource="secrets", namespace=tokens),
         # the install namespace's other Secrets (the cluster key): tokens live elsewhere
         dict(verb="get", resource="secrets", name="authentication-keys", namespace=ns),

@@ -15,6 +15,10 @@
 /* Where the tokens are kept: a namespace of their own, so that whoever reads
  * them (tenantgate-auth) reads no other Secret. */
 #define TG_BTOKEN_NAMESPACE "tenantgate-tokens"
+/* The label tenantgate-auth's /v1/nonce puts on the tenant namespace it
+ * makes: the id of the token that made it (the signer makes the nonce there,
+ * and removes the namespace when the token is gone and no Tenant came). */
+#define TG_BTOKEN_NS_LABEL "tenantgate.io/bootstrap-token-id"
 
 typedef struct tg_btoken {
     char id[TG_BTOKEN_ID_LEN + 1];

@@ -10,6 +10,7 @@
 #include "common/flags.h"
 #include "common/log.h"
 #include "kube/clusterid.h"
+#include "pki/bootstrap_token.h"
 #include "pki/tenant.h"
 #include "signer/approve_decide.h"
 #include "signer/cluster_labels.h"
@@ -32,7 +33,7 @@ static void usage(FILE *out)
             "  --namespace NS             install namespace (default liqo)\n"
             "  --controllers LIST         comma list of keys,nonce,tenant,approver,signer,identity,noncesigner,\n"
             "                             resourceslice,renew,remoterenew,remoteresourceslice,replicator,\n"
-            "                             authtoken\n"
+            "                             authtoken,bootstrapgc\n"
             "                             (default all)\n"
             "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
             "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
@@ -54,6 +55,10 @@ static void usage(FILE *out)
             "                             kubectl tenantgate does) or keep (as Liqo: the tenant\n"
             "                             namespace keeps its nonce, so a Liqo consumer and liqoctl\n"
             "                             can authenticate again; replace mode sets it)\n"
+            "  --token-namespace NS       where tenantgate-auth's bootstrap tokens are (default\n"
+            "                             tenantgate-tokens): bootstrapgc reads them by name\n"
+            "  --bootstrap-grace SECONDS  bootstrapgc deletes a namespace /v1/nonce made once no\n"
+            "                             Tenant and no live token kept it that long (default 600)\n"
             "  --quota-limits-enforcement None|Soft|Hard  spec.limitsEnforcement of the Liqo Quota\n"
             "                             made per accepted slice where Liqo's Quota CRD is served\n"
             "                             (as Liqo's --default-limits-enforcement; default None)\n"
@@ -68,7 +73,7 @@ enum {
     OPT_CSR_EXPIRATION, OPT_SIGNER_NAME, OPT_OWN_CA_CERT, OPT_OWN_CA_KEY, OPT_MAX_CERT_LIFETIME,
     OPT_ALLOW_NO_HANDSHAKE, OPT_LOG_LEVEL, OPT_LEADER_ELECT, OPT_LEASE_NAME, OPT_LEASE_NAMESPACE,
     OPT_METRICS_LISTEN, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS, OPT_NONCE_ROTATION,
-    OPT_QUOTA_ENFORCEMENT,
+    OPT_QUOTA_ENFORCEMENT, OPT_TOKEN_NAMESPACE, OPT_BOOTSTRAP_GRACE,
 };
 
 static const struct option options[] = {
@@ -95,6 +100,8 @@ static const struct option options[] = {
     {"cluster-labels", required_argument, NULL, OPT_CLUSTER_LABELS},
     {"nonce-rotation", required_argument, NULL, OPT_NONCE_ROTATION},
     {"quota-limits-enforcement", required_argument, NULL, OPT_QUOTA_ENFORCEMENT},
+    {"token-namespace", required_argument, NULL, OPT_TOKEN_NAMESPACE},
+    {"bootstrap-grace", required_argument, NULL, OPT_BOOTSTRAP_GRACE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -168,6 +175,8 @@ static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, c
         s->quota_limits_enforcement = arg;
         return 0;
     case OPT_LOG_LEVEL: return tg_log_set_level_named(arg);
+    case OPT_TOKEN_NAMESPACE: s->token_ns = arg; return 0;
+    case OPT_BOOTSTRAP_GRACE: return tg_flag_long(arg, 0, 30L * 86400, &s->bootstrap_grace_s);
     }
     return -1;
 }
@@ -222,6 +231,8 @@ int tg_signer_flags_parse(int argc, char **argv, tg_signer *s, tg_signer_flags *
     s->signer_name = TG_SIGNER_NAME_KUBE;
     s->csr_expiration_s = 604800;   /* 7 days, renewed at 2/3 (issue 36 #9) */
     s->rotate_nonce_on_unpeer = 1;  /* a deleted Tenant cannot be replayed; keep: Liqo consumers */
+    s->token_ns = TG_BTOKEN_NAMESPACE;
+    s->bootstrap_grace_s = 600;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);

@@ -8,6 +8,7 @@
 const tg_controller_desc *const tg_controller_descriptors[] = {
     /* provider */
     &tg_ctl_nonce, &tg_ctl_tenant, &tg_ctl_approver, &tg_ctl_own_signer, &tg_ctl_remote_renew, &tg_ctl_remote_slice,
+    &tg_ctl_bootstrapgc,
     /* consumer */
     &tg_ctl_keys, &tg_ctl_noncesigner, &tg_ctl_identity, &tg_ctl_resourceslice, &tg_ctl_renew, &tg_ctl_replicator,
     &tg_ctl_authtoken,

@@ -220,6 +220,8 @@ static void on_add(json_object *o, void *data)
         const char *name = tg_json_path_string(o, "metadata", "name", NULL);
         if (r->e->replayed && name && now.tenant)
             replay_namespace(r->e, name);
+        if (can_judge(r->e))       /* controllers that subscribe to Namespaces (bootstrapgc) */
+            dispatch(r->e, r->id, o, 0);
         return;
     }
     if (can_judge(r->e))
@@ -265,6 +267,8 @@ static void on_update(json_object *old_obj, json_object *o, void *data)
         const char *name = tg_json_path_string(o, "metadata", "name", NULL);
         if (r->e->replayed && name && !same_facts(&was, &now))
             replay_namespace(r->e, name);
+        if (can_judge(r->e))
+            dispatch(r->e, r->id, o, 0);
         return;
     }
     if (can_judge(r->e))
@@ -318,7 +322,7 @@ void tg_events_replay(tg_events *e)
 
     for (int id = 0; id < TG_INF_COUNT; id++) {
         replay_ctx c = {.e = e, .id = (tg_informer_id)id};
-        if (id != TG_INF_NAMESPACES && e->caches[id])
+        if (e->caches[id])         /* Namespaces too: their subscribers (bootstrapgc) */
             tg_cache_foreach(e->caches[id], on_replay_visit, &c);
     }
     if (e->own_replay)

@@ -31,6 +31,7 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
 long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name);                     /* provider_approver.c */
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name); /* provider_resourceslice.c */
 long tg_reconcile_remote_renew(tg_signer *s, tg_api *api, const char *ns, const char *name); /* provider_renew.c */
+long tg_reconcile_bootstrapgc(tg_signer *s, tg_api *api, const char *ns);              /* provider_bootstrapgc.c */
 /* provider_signer.c: sign an approved CSR with the own CA and PUT its status. */
 long tg_sign_csr(tg_signer *s, tg_api *api, json_object *csr, const char *name);
 

@@ -30,7 +30,8 @@
 #define TG_CTL_REMOTE_SLICE 0x400u      /* provider: replicated ResourceSlices (remoteresourceslice) */
 #define TG_CTL_REPLICATOR 0x800u       /* consumer: Liqo's CRD replicator for slices, Renews, NamespaceMaps */
 #define TG_CTL_AUTHTOKEN 0x1000u       /* consumer: Liqo's first token flow (labelled auth-token Secrets) */
-#define TG_CTL_ALL 0x1fffu
+#define TG_CTL_BOOTSTRAPGC 0x2000u     /* provider: removes what /v1/nonce made once nothing keeps it */
+#define TG_CTL_ALL 0x3fffu
 
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
 /* Liqo's mark of a tenant namespace (value "true"), with liqo.io/remote-cluster-id. */
@@ -70,6 +71,8 @@ typedef struct tg_signer {
     const char *slice_policy_name;
     json_object *node_labels;        /* --cluster-labels: a slice's status.nodeLabels; NULL: none */
     const char *quota_limits_enforcement;   /* --quota-limits-enforcement (Liqo's Quota); NULL: None */
+    const char *token_ns;            /* --token-namespace: tenantgate-auth's bootstrap tokens */
+    long bootstrap_grace_s;          /* --bootstrap-grace (bootstrapgc) */
     /* Liqo's Quota CRD served: (until_ms << 1) | served, atomic (slice_liqo_quota.c) */
     uint64_t quota_crd;
     unsigned controllers;

@@ -109,6 +109,10 @@ static const key_row key_rows[] = {
     {&tg_ctl_replicator, TENANT_NS, "s1", TG_IN_SCOPE},
     {&tg_ctl_replicator, "team-a", "s1", TG_OUT_NAMESPACE},
     {&tg_ctl_replicator, "team-b", "s1", TG_OUT_NAMESPACE},   /* labelled, not named liqo-tenant-cl-p */
+    /* woken by Namespace events: the key names the namespace itself */
+    {&tg_ctl_bootstrapgc, TENANT_NS, TENANT_NS, TG_IN_SCOPE},
+    {&tg_ctl_bootstrapgc, "team-b", "team-b", TG_OUT_NAMESPACE},
+    {&tg_ctl_bootstrapgc, "team-a", "team-a", TG_OUT_NAMESPACE},
 };
 
 typedef struct fixture {
