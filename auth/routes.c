@@ -44,7 +44,7 @@ static void attempt_init(attempt *a, tg_auth_server *s, h2o_req_t *req, const ch
     a->started_ms = uv_now(s->loop);
     strcpy(a->source, "unknown");
     if (sl > 0) {
-        tg_ratelimit_key_of((struct sockaddr *)&ss, &a->key);
+        tg_peer_net_key_of((struct sockaddr *)&ss, &a->key);
         if (ss.ss_family == AF_INET)
             inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a->source, sizeof(a->source));
         else if (ss.ss_family == AF_INET6)
