@@ -384,6 +384,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     tg_auth_server *s = ((route *)self)->server;
     attempt a;
 
+    tg_auth_conn_request_begin(req);
     if (head_size(req) > TG_AUTH_MAX_HEAD) {
         attempt_init(&a, s, req, "other");
         req->http1_is_persistent = 0;

@@ -346,6 +346,44 @@ def test_slow_clients_are_closed_and_do_not_block_others(tmp_path, api):
         a.stop()
 
 
+def hold_idle(a, source, n):
+    """n TLS connections from source that each had one answered /ids and now
+    wait, kept alive, holding their slots."""
+    held = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", a.port), timeout=10, source_address=(source, 0))
+        s = a.ctx().wrap_socket(s, server_hostname="localhost")
+        s.sendall(b"GET /ids HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert s.recv(4096).startswith(b"HTTP/1.1 200")
+        held.append(s)
+    return held
+
+
+def test_idle_connections_make_room_for_a_new_client(tmp_path, api):
+    # issue 44, finding 8: 17 addresses holding 16 idle connections each (the
+    # per-peer cap) fill the 256 slots; a new client's /ids and POST still
+    # get their answers, an idle connection being evicted for each
+    a = Auth(tmp_path, api, "--request-timeout", "120", "--free-failures", "1000")
+    held = []
+    try:
+        a.wait_ready()
+        for i in range(17):
+            held += hold_idle(a, "127.0.9.%d" % (i + 1), 16)
+        assert "tenantgate_auth_connections 256" in a.metrics()
+        r, data = a.request("GET", "/ids")
+        assert r.status == 200 and json.loads(data)["clusterId"] == "provider-1"
+        assert a.post(identity_body("00" * 64))[0] == 401
+        m = a.metrics()
+        assert 'tenantgate_auth_connections_rejected_total{why="max_connections"}' not in m
+        evicted = [float(line.split()[-1]) for line in m.splitlines()
+                   if line.startswith("tenantgate_auth_connections_evicted_total")]
+        assert evicted and evicted[0] >= 16 + 1    # the 17th address evicted 16, the newcomer one
+    finally:
+        for s in held:
+            s.close()
+        a.stop()
+
+
 def test_tls_1_2_minimum(auth):
     with pytest.raises(ssl.SSLError):
         tls_socket(auth, minimum_version=ssl.TLSVersion.TLSv1, maximum_version=ssl.TLSVersion.TLSv1_1)
