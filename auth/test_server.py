@@ -384,6 +384,16 @@ def test_idle_connections_make_room_for_a_new_client(tmp_path, api):
         a.stop()
 
 
+def test_certificate_lifetime_above_7_days_is_refused_at_start(tmp_path):
+    # issue 44, finding 6: without expirationSeconds the cluster's signer gives 365 days
+    cert, key = mint_cert(str(tmp_path), "x", "tls")
+    for value in ("0", "599", "604801", "31536000"):
+        r = subprocess.run([BIN, "--cert", cert, "--key", key, "--csr-expiration-seconds", value],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2 and "expected 600 to 604800 seconds" in r.stderr, (value, r.stderr)
+    assert "default 604800" in subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
+
+
 def test_tls_1_2_minimum(auth):
     with pytest.raises(ssl.SSLError):
         tls_socket(auth, minimum_version=ssl.TLSVersion.TLSv1, maximum_version=ssl.TLSVersion.TLSv1_1)

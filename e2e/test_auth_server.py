@@ -12,6 +12,7 @@ the bed's kube-controller-manager and must work against the bed's API server.
 """
 import base64
 import concurrent.futures
+import datetime
 import json
 import re
 import secrets
@@ -196,6 +197,14 @@ def self_access(provider, kubeconfig, verb, group, resource, ns):
     return json.loads(out.stdout)["status"].get("allowed", False)
 
 
+def lifetime_seconds(cert):
+    """NotAfter - NotBefore of a PEM certificate file."""
+    dates = dict(line.split("=", 1) for line in
+                 openssl("x509", "-in", str(cert), "-noout", "-startdate", "-enddate").decode().splitlines())
+    parse = lambda v: datetime.datetime.strptime(v.strip(), "%b %d %H:%M:%S %Y %Z")
+    return (parse(dates["notAfter"]) - parse(dates["notBefore"])).total_seconds()
+
+
 def test_good_token_gets_an_identity_that_works(provider, server, auth_env, tmp_path):
     cid = new_cluster_id(auth_env)
     status, answer, key, auth_status = server.client.identity(cid, server.token())
@@ -208,6 +217,9 @@ def test_good_token_gets_an_identity_that_works(provider, server, auth_env, tmp_
     cert.write_bytes(base64.b64decode(answer["certificate"]))
     subject = openssl("x509", "-in", str(cert), "-noout", "-subject", "-nameopt", "RFC2253").decode()
     assert f"CN={cid}" in subject and "O=liqo.io" in subject
+    # short-lived by default (issue 44, finding 6): at most 7 days, plus the 5 minutes
+    # kube-controller-manager backdates NotBefore by, where its own default is 365 days
+    assert lifetime_seconds(cert) <= 7 * 86400 + 5 * 60 + 60
     # the identity works against the bed's API server: whoami, and its rights are the documents'
     kc = provider.cert_kubeconfig(cid, cert, key, path=tmp_path / "identity.kubeconfig")
     who = json.loads(provider.kubectl("auth", "whoami", "-o", "json", kubeconfig=kc).stdout)
