@@ -45,8 +45,9 @@ def csr_b64(cn=CLUSTER, org="liqo.io"):
 
 
 def identity_body(token, cluster=CLUSTER, csr=None):
-    return json.dumps({"cluster": {"clusterID": cluster, "clusterName": "home"}, "originClusterToken": token,
-                       "destinationClusterToken": "", "certificateSigningRequest": csr or csr_b64(cluster)})
+    # Liqo v0.10.3: the provider's token is destinationClusterToken; origin is the consumer's own
+    return json.dumps({"cluster": {"clusterID": cluster, "clusterName": "home"}, "originClusterToken": "cd" * 64,
+                       "destinationClusterToken": token, "certificateSigningRequest": csr or csr_b64(cluster)})
 
 
 class TokenOnlyAPI(http.server.BaseHTTPRequestHandler):
