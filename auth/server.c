@@ -176,6 +176,9 @@ static int metrics_register(tg_auth_server *s)
     s->m_conns_evicted = tg_metrics_counter(s->metrics, "tenantgate_auth_connections_evicted_total",
                                             "Idle connections closed to make room for a newcomer at "
                                             "--max-connections.", 0, NULL);
+    s->m_origin_tokens = tg_metrics_counter(s->metrics, "tenantgate_auth_origin_tokens_stored_total",
+                                            "Consumers' own tokens (originClusterToken) kept after an issuance, "
+                                            "by result.", 1, (const char *[]){"result"});
     s->m_conns = tg_metrics_gauge(s->metrics, "tenantgate_auth_connections", "Open HTTPS connections.", 0, NULL);
     s->m_token = tg_metrics_gauge(s->metrics, "tenantgate_auth_token_loaded", "1 once the token Secret was read.",
                                   0, NULL);
@@ -183,7 +186,7 @@ static int metrics_register(tg_auth_server *s)
                                      "1 when --authentication=off: any token is accepted.", 0, NULL);
     s->m_reloads = tg_metrics_counter(s->metrics, "tenantgate_auth_certificate_reloads_total",
                                       "Serving certificate reloads by result.", 1, (const char *[]){"result"});
-    return s->m_requests && s->m_duration && s->m_conns_rejected && s->m_conns_accepted && s->m_conns_evicted && s->m_conns &&
+    return s->m_requests && s->m_duration && s->m_conns_rejected && s->m_conns_accepted && s->m_conns_evicted && s->m_origin_tokens && s->m_conns &&
                    s->m_token && s->m_disabled && s->m_reloads
                ? 0
                : -1;

@@ -41,7 +41,7 @@ struct tg_auth_server {
     tg_ratelimit *limits;
     tg_probe_server *probe;
     tg_metrics *metrics;
-    tg_metric_family *m_requests, *m_duration, *m_conns_rejected, *m_conns_accepted, *m_conns_evicted, *m_conns, *m_token,
+    tg_metric_family *m_requests, *m_duration, *m_conns_rejected, *m_conns_accepted, *m_conns_evicted, *m_conns, *m_origin_tokens, *m_token,
         *m_disabled, *m_reloads;
 };
 
