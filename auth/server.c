@@ -39,23 +39,28 @@ static void on_conn_closed(uv_handle_t *h)
     free(c);
 }
 
+/* h2o is closing it: no candidate for eviction any more. */
 static void on_sock_disposed(void *data)
 {
-    ((conn *)data)->sock = NULL;
+    conn *c = data;
+
+    c->sock = NULL;
+    c->slot.evicted = 1;
 }
 
 /* Make room for a newcomer: shutdown(2) makes h2o see the end of the stream
  * (or fail the handshake) and close the connection through its own path,
  * with nothing pulled from under it. */
-static void evict(tg_slots *ss, tg_slot *slot)
+static int evict(tg_slots *ss, tg_slot *slot)
 {
     conn *c = H2O_STRUCT_FROM_MEMBER(conn, slot, slot);
     tg_auth_server *s = ss->data;
     uv_os_fd_t fd;
 
-    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0)
-        shutdown(fd, SHUT_RDWR);
+    if (!c->sock || uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0 || shutdown(fd, SHUT_RDWR) != 0)
+        return 0;
     tg_counter_add(tg_metric_series_get(s->m_conns_evicted, NULL), 1);
+    return 1;
 }
 
 /* h2o disposes of a request's pool before it closes the socket, and the

@@ -14,32 +14,41 @@ void tg_slots_init(tg_slots *ss, long max, tg_slot_evict_cb evict, void *data)
     ss->data = data;
 }
 
-/* The oldest connection that has no request in the handler: it is closed
- * for the newcomer. 1 when one was. */
-static int evict_oldest_idle(tg_slots *ss)
+long tg_slots_slack(long max)
+{
+    return max > EVICT_SLACK_MIN ? max : EVICT_SLACK_MIN;
+}
+
+/* The oldest connection that has no request in the handler is closed for
+ * the newcomer; one that cannot be closed is no candidate any more. */
+int tg_slots_evict_oldest(tg_slots *ss)
 {
     for (tg_slot *s = ss->list.next; s != &ss->list; s = s->next) {
         if (s->busy || s->evicted)
             continue;
         s->evicted = 1;
-        ss->evicted_total++;
-        ss->evict(ss, s);
-        return 1;
+        if (ss->evict(ss, s)) {
+            ss->evicted_total++;
+            return 1;
+        }
     }
     return 0;
 }
 
-int tg_slots_take(tg_slots *ss, tg_slot *s)
+void tg_slots_add(tg_slots *ss, tg_slot *s)
 {
-    long slack = ss->max > EVICT_SLACK_MIN ? ss->max : EVICT_SLACK_MIN;
-
-    if (ss->open >= ss->max && (ss->open >= ss->max + slack || !evict_oldest_idle(ss)))
-        return -1;
     s->prev = ss->list.prev;
     s->next = &ss->list;
     ss->list.prev->next = s;
     ss->list.prev = s;
     ss->open++;
+}
+
+int tg_slots_take(tg_slots *ss, tg_slot *s)
+{
+    if (ss->open >= ss->max && (ss->open >= ss->max + tg_slots_slack(ss->max) || !tg_slots_evict_oldest(ss)))
+        return -1;
+    tg_slots_add(ss, s);
     return 0;
 }
 

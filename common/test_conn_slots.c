@@ -15,10 +15,15 @@
 static tg_slot *order[600];
 static int nevicted;
 
-static void on_evict(tg_slots *ss, tg_slot *s)
+static tg_slot *refuses;            /* this one cannot be closed */
+
+static int on_evict(tg_slots *ss, tg_slot *s)
 {
     (void)ss;
+    if (s == refuses)
+        return 0;
     order[nevicted++] = s;
+    return 1;
 }
 
 static void test_oldest_idle_makes_room(void **state)
@@ -78,12 +83,33 @@ static void test_slack_bounds_the_evicted_not_yet_closed(void **state)
     assert_int_equal(ss.open, 4);
 }
 
+/* One that cannot be closed is passed over, for good. */
+static void test_unclosable_is_passed_over(void **state)
+{
+    tg_slots ss;
+    tg_slot s[4] = {0};
+    (void)state;
+    nevicted = 0;
+    tg_slots_init(&ss, 2, on_evict, NULL);
+    assert_int_equal(tg_slots_take(&ss, &s[0]), 0);
+    assert_int_equal(tg_slots_take(&ss, &s[1]), 0);
+    refuses = &s[0];
+    assert_int_equal(tg_slots_take(&ss, &s[2]), 0);
+    assert_ptr_equal(order[0], &s[1]);
+    assert_int_equal(ss.evicted_total, 1);
+    refuses = NULL;
+    assert_true(s[0].evicted);                 /* not tried again */
+    assert_int_equal(tg_slots_evict_oldest(&ss), 1);
+    assert_ptr_equal(order[1], &s[2]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oldest_idle_makes_room),
         cmocka_unit_test(test_all_busy_refuses),
         cmocka_unit_test(test_slack_bounds_the_evicted_not_yet_closed),
+        cmocka_unit_test(test_unclosable_is_passed_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
