@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "kube/base64.h"
 #include "kube/json.h"
 
@@ -140,4 +142,26 @@ tg_auth_csr_state tg_auth_csr_read(json_object *csr, const char **cert_b64)
         return TG_AUTH_CSR_ISSUED;
     }
     return TG_AUTH_CSR_WAITING;
+}
+
+json_object *tg_auth_origin_token_doc(const char *ns, const char *cluster_id, const char *token, size_t len)
+{
+    char name[128], *b64 = tg_base64_encode((const unsigned char *)token, len, NULL);
+    json_object *d, *labels, *data;
+
+    if (!b64)
+        return NULL;
+    snprintf(name, sizeof(name), TG_AUTH_ORIGIN_TOKEN_PREFIX "%s", cluster_id);
+    d = doc("v1", "Secret", meta(name, ns));
+    labels = json_object_new_object();
+    json_object_object_add(labels, "discovery.liqo.io/cluster-id", json_object_new_string(cluster_id));
+    json_object_object_add(labels, "discovery.liqo.io/auth-token", json_object_new_string(""));
+    json_object_object_add(json_object_object_get(d, "metadata"), "labels", labels);
+    json_object_object_add(d, "type", json_object_new_string("Opaque"));
+    data = json_object_new_object();
+    json_object_object_add(data, "token", json_object_new_string(b64));
+    json_object_object_add(d, "data", data);
+    sodium_memzero(b64, strlen(b64));
+    free(b64);
+    return d;
 }

@@ -32,6 +32,15 @@ json_object *tg_auth_csr_doc(const char *cluster_id, const unsigned char *pem, s
  * read back, for PUT .../approval. 0, or -1 (not a CSR, out of memory). */
 int tg_auth_csr_approve(json_object *csr);
 
+/* The consumer's own token (originClusterToken), kept as Liqo v0.10.3's
+ * auth service keeps it (pkg/utils/authenticationtoken/tokensecret.go):
+ * Secret remote-token-<id>, key token, labels discovery.liqo.io/cluster-id
+ * and discovery.liqo.io/auth-token; here Opaque and in the namespace given
+ * (tenantgate-auth's --token-namespace), not Liqo's. Also the merge patch
+ * that replaces an older one. NULL when out of memory. */
+#define TG_AUTH_ORIGIN_TOKEN_PREFIX "remote-token-"
+json_object *tg_auth_origin_token_doc(const char *ns, const char *cluster_id, const char *token, size_t len);
+
 typedef enum tg_auth_csr_state {
     TG_AUTH_CSR_WAITING = 0,       /* no certificate yet */
     TG_AUTH_CSR_ISSUED,            /* *cert_b64 set (borrowed from csr) */

@@ -20,6 +20,14 @@
 
 #define MAX_SECONDS_MS 3600000ULL
 
+/* The CSR's expirationSeconds. Without it kube-controller-manager signs for
+ * its --cluster-signing-duration (365 days): a consumer that started over
+ * with a new key would keep its old certificate's rights that long (issue
+ * 44, finding 6). Above 7 days is refused rather than capped, so the
+ * lifetime is what the flag says; 600 is the API server's minimum. */
+#define MIN_EXPIRATION_S 600L
+#define MAX_EXPIRATION_S 604800L
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -50,7 +58,8 @@ static void usage(FILE *out)
             "                            Liqo v0.10 makes them; the id becomes a user name)\n"
             "  --consumer-cluster-role NAME  bound to the consumer in liqo-tenant-<id>\n"
             "                            (default tenantgate-remote-consumer)\n"
-            "  --csr-expiration-seconds N  requested certificate lifetime (default 0: the signer's)\n"
+            "  --csr-expiration-seconds N  the certificate's lifetime, 600 to 604800 (default 604800,\n"
+            "                            7 days: a certificate outlives a \"start over\" by at most that)\n"
             "  --certificate-wait SECONDS  how long to wait for kube-controller-manager (default 30)\n"
             "  --token-check-interval SECONDS  re-read of the token Secret (default 30)\n"
             "  --request-timeout SECONDS  TLS handshake, and a request's arrival (default 10)\n"
@@ -141,7 +150,7 @@ static int take_flag(settings *st, int c, const char *v)
     case OPT_CA: st->ca_file = v; return 0;
     case OPT_AUTH: st->auth = v; return strcmp(v, "on") == 0 || strcmp(v, "off") == 0 ? 0 : -1;
     case OPT_ROLE: cfg->issue.cluster_role = v; return 0;
-    case OPT_EXPIRATION: return tg_flag_long(v, 0, 100L * 365 * 86400, &st->expiration);
+    case OPT_EXPIRATION: return tg_flag_long(v, MIN_EXPIRATION_S, MAX_EXPIRATION_S, &st->expiration);
     case OPT_CERT_WAIT: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->issue.cert_wait_ms);
     case OPT_TOKEN_CHECK: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &token_check_ms);
     case OPT_REQ_TIMEOUT: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->request_timeout_ms);
@@ -263,7 +272,7 @@ int main(int argc, char **argv)
                 .limits = {.fail_base_ms = 2000, .fail_max_ms = 600000, .sources = 4096},
                 .issue = {.cluster_role = "tenantgate-remote-consumer", .cert_wait_ms = 30000, .poll_ms = 250}},
         .listen_host = "0.0.0.0", .metrics_host = "0.0.0.0", .ns = "liqo", .token_ns = TG_BTOKEN_NAMESPACE, .rate = 1, .burst = 10,
-        .free_failures = 3, .max_nonces = 3,
+        .free_failures = 3, .max_nonces = 3, .expiration = MAX_EXPIRATION_S,
     };
     int c;
 
@@ -277,7 +286,8 @@ int main(int argc, char **argv)
             return 2;
         }
         if (take_flag(&st, c, optarg) != 0) {
-            fprintf(stderr, "tenantgate-auth: bad value for --%s\n", opts[c - OPT_CERT].name);
+            fprintf(stderr, "tenantgate-auth: bad value for --%s%s\n", opts[c - OPT_CERT].name,
+                    c == OPT_EXPIRATION ? ": expected 600 to 604800 seconds (at most 7 days)" : "");
             return 2;
         }
     }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 typedef struct slot {
     tg_peer_key key;               /* len 0: free */
     double tokens;
@@ -17,14 +19,8 @@ struct tg_ratelimit {
     tg_ratelimit_config cfg;
     size_t nsets;                  /* a power of two */
     slot *slots;
+    unsigned char set_key[crypto_shorthash_KEYBYTES]; /* chosen at start, never shown */
 };
-
-void tg_ratelimit_key_of(const struct sockaddr *sa, tg_peer_key *key)
-{
-    tg_peer_key_of(sa, key);
-    if (key->len == 17 && key->bytes[0] == 6)
-        memset(key->bytes + 9, 0, 8);  /* the interface half of the address */
-}
 
 tg_ratelimit *tg_ratelimit_new(const tg_ratelimit_config *cfg)
 {
@@ -42,6 +38,7 @@ tg_ratelimit *tg_ratelimit_new(const tg_ratelimit_config *cfg)
         free(rl);
         return NULL;
     }
+    crypto_shorthash_keygen(rl->set_key);
     return rl;
 }
 
@@ -50,16 +47,21 @@ void tg_ratelimit_free(tg_ratelimit *rl)
     if (!rl)
         return;
     free(rl->slots);
+    sodium_memzero(rl->set_key, sizeof(rl->set_key));
     free(rl);
 }
 
-/* FNV-1a: addresses are not secret and the sets only spread them. */
+/* SipHash-2-4 under a random key: with a hash anyone can compute, eight
+ * chosen addresses that fail a few times would fill a victim's set with
+ * back-offs and lock it out before it ever asks (issue 44, finding 9). */
 static size_t set_of(const tg_ratelimit *rl, const tg_peer_key *key)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < key->len; i++)
-        h = (h ^ key->bytes[i]) * 16777619u;
-    return h & (rl->nsets - 1);
+    unsigned char h[crypto_shorthash_BYTES];
+    uint64_t v;
+
+    crypto_shorthash(h, key->bytes, key->len, rl->set_key);
+    memcpy(&v, h, sizeof(v));
+    return (size_t)(v & (rl->nsets - 1));
 }
 
 static int same_key(const tg_peer_key *a, const tg_peer_key *b)

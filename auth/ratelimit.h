@@ -8,7 +8,10 @@
  * address takes a free or the least recently seen slot of its set; a slot in
  * back-off is never taken, so flooding from other addresses does not wipe a
  * back-off. When a whole set is in back-off the new address is refused too
- * (fail closed). Pure: the caller gives the time; one thread. */
+ * (fail closed). The set of an address is a keyed hash (SipHash-2-4, a
+ * random key per process), so nobody can pick addresses that share a set.
+ * Pure but for that key (libsodium's CSPRNG: sodium_init() first); the
+ * caller gives the time; one thread. */
 #ifndef TG_AUTH_RATELIMIT_H
 #define TG_AUTH_RATELIMIT_H
 
@@ -30,9 +33,8 @@ typedef struct tg_ratelimit_config {
 
 typedef struct tg_ratelimit tg_ratelimit;
 
-/* The key the limiter counts an address under: IPv4 as is, IPv6 by its /64
- * (one host usually holds a whole /64, and could rotate through it). */
-void tg_ratelimit_key_of(const struct sockaddr *sa, tg_peer_key *key);
+/* Keys: tg_peer_net_key_of() (common/peers.h), IPv6 by its /64, as the
+ * per-peer connection cap counts them. */
 
 tg_ratelimit *tg_ratelimit_new(const tg_ratelimit_config *cfg);
 void tg_ratelimit_free(tg_ratelimit *rl);

@@ -61,22 +61,34 @@ static int parse_cluster(json_object *doc, tg_auth_request *out, tg_auth_reason 
     return 0;
 }
 
-static int parse_token(json_object *doc, tg_auth_request *out, tg_auth_reason *reason, char *why, size_t why_len)
+/* A token member into a copy of its own (*out, *len): absent means empty,
+ * as Go's zero value. */
+static int parse_token(json_object *doc, const char *key, char **out, size_t *len, tg_auth_reason *reason, char *why,
+                       size_t why_len)
 {
     const char *s = "";
     size_t n = 0;
 
-    /* absent means empty, as Go's zero value */
-    if (json_object_object_get_ex(doc, "originClusterToken", NULL) &&
-        string_member(doc, "originClusterToken", TG_AUTH_MAX_TOKEN, &s, &n) != 0)
-        return fail(reason, TG_AUTH_MALFORMED_REQUEST, why, why_len,
-                    "expected originClusterToken: a string of at most 1024 bytes");
-    if (!(out->token = malloc(n + 1)))
+    if (json_object_object_get_ex(doc, key, NULL) && string_member(doc, key, TG_AUTH_MAX_TOKEN, &s, &n) != 0) {
+        *reason = TG_AUTH_MALFORMED_REQUEST;
+        snprintf(why, why_len, "expected %s: a string of at most 1024 bytes", key);
+        return -1;
+    }
+    if (!(*out = malloc(n + 1)))
         return fail(reason, TG_AUTH_MALFORMED_REQUEST, why, why_len, "out of memory");
-    memcpy(out->token, s, n);
-    out->token[n] = '\0';
-    out->token_len = n;
+    memcpy(*out, s, n);
+    (*out)[n] = '\0';
+    *len = n;
     return 0;
+}
+
+/* json-c's copy of a token goes with the tree; wipe it first. */
+static void wipe_member(json_object *doc, const char *key)
+{
+    json_object *t;
+
+    if (json_object_object_get_ex(doc, key, &t) && json_object_is_type(t, json_type_string))
+        sodium_memzero((void *)json_object_get_string(t), (size_t)json_object_get_string_len(t));
 }
 
 static int parse_csr(json_object *doc, tg_auth_request *out, tg_auth_reason *reason, char *why, size_t why_len)
@@ -113,15 +125,14 @@ int tg_auth_request_parse(const char *body, size_t len, tg_auth_request *out, tg
     }
     if (!json_object_is_type(doc, json_type_object))
         fail(reason, TG_AUTH_MALFORMED_REQUEST, why, why_len, "expected a JSON object");
-    else if (parse_cluster(doc, out, reason, why, why_len) == 0 && parse_token(doc, out, reason, why, why_len) == 0 &&
+    else if (parse_cluster(doc, out, reason, why, why_len) == 0 &&
+             parse_token(doc, "destinationClusterToken", &out->token, &out->token_len, reason, why, why_len) == 0 &&
+             parse_token(doc, "originClusterToken", &out->origin_token, &out->origin_token_len, reason, why,
+                         why_len) == 0 &&
              parse_csr(doc, out, reason, why, why_len) == 0)
         rc = 0;
-    /* json-c's copy of the token goes with the tree; wipe it first */
-    {
-        json_object *t;
-        if (json_object_object_get_ex(doc, "originClusterToken", &t) && json_object_is_type(t, json_type_string))
-            sodium_memzero((void *)json_object_get_string(t), (size_t)json_object_get_string_len(t));
-    }
+    wipe_member(doc, "destinationClusterToken");
+    wipe_member(doc, "originClusterToken");
     json_object_put(doc);
     return rc;
 }
@@ -130,7 +141,10 @@ void tg_auth_request_clear(tg_auth_request *r)
 {
     if (r->token)
         sodium_memzero(r->token, r->token_len);
+    if (r->origin_token)
+        sodium_memzero(r->origin_token, r->origin_token_len);
     free(r->token);
+    free(r->origin_token);
     free(r->csr_pem);
     memset(r, 0, sizeof(*r));
 }

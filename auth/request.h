@@ -3,6 +3,11 @@
  *   {"cluster":{"clusterID":"...","clusterName":"..."},
  *    "originClusterToken":"...","destinationClusterToken":"...",
  *    "certificateSigningRequest":"<base64 of the PEM CSR>"}
+ * As Liqo v0.10.3 (pkg/auth/identityrequest.go): destinationClusterToken is
+ * the token of the cluster asked (ours: it is what GetToken() returns and
+ * the server checks); originClusterToken is the asking cluster's own token,
+ * which the server stores so that it could peer back. Both may be absent
+ * (Go's zero value; the origin token is omitempty).
  * Parsing only (pure): the token is compared and the CSR checked elsewhere
  * (token.h, csr_policy.h). Unknown fields are ignored, as Go's decoder does. */
 #ifndef TG_AUTH_REQUEST_H
@@ -21,8 +26,10 @@
 typedef struct tg_auth_request {
     char cluster_id[TG_AUTH_MAX_CLUSTER_ID + 1];
     char cluster_name[TG_AUTH_MAX_CLUSTER_NAME + 1];
-    char *token;                   /* originClusterToken; secret, wiped by clear */
+    char *token;                   /* destinationClusterToken: ours; secret, wiped by clear */
     size_t token_len;
+    char *origin_token;            /* originClusterToken: the consumer's own; secret, wiped by clear */
+    size_t origin_token_len;
     unsigned char *csr_pem;        /* decoded certificateSigningRequest */
     size_t csr_len;
 } tg_auth_request;

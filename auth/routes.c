@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "auth/answer.h"
 #include "auth/csr_policy.h"
 #include "auth/issue_docs.h"
+#include "auth/origin_token.h"
 #include "auth/request.h"
 #include "auth/server_priv.h"
 #include "auth/token.h"
@@ -44,7 +47,7 @@ static void attempt_init(attempt *a, tg_auth_server *s, h2o_req_t *req, const ch
     a->started_ms = uv_now(s->loop);
     strcpy(a->source, "unknown");
     if (sl > 0) {
-        tg_ratelimit_key_of((struct sockaddr *)&ss, &a->key);
+        tg_peer_net_key_of((struct sockaddr *)&ss, &a->key);
         if (ss.ss_family == AF_INET)
             inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a->source, sizeof(a->source));
         else if (ss.ss_family == AF_INET6)
@@ -122,7 +125,17 @@ typedef struct pending {
     attempt a;
     h2o_req_t *req;
     struct guard *guard;
+    char *origin;                  /* the consumer's own token, kept once issued; secret */
+    size_t origin_len;
 } pending;
+
+static void pending_free(pending *p)
+{
+    if (p->origin)
+        sodium_memzero(p->origin, p->origin_len);
+    free(p->origin);
+    free(p);
+}
 
 typedef struct guard {
     pending *p;
@@ -132,6 +145,28 @@ static void on_req_disposed(void *g)
 {
     if (((guard *)g)->p)
         ((guard *)g)->p->req = NULL;
+}
+
+static void on_origin_token_stored(int ok, const char *why, void *data)
+{
+    tg_auth_server *s = data;
+
+    tg_counter_add(tg_metric_series_get(s->m_origin_tokens, (const char *[]){ok ? "ok" : "error"}), 1);
+    if (!ok)
+        tg_log(TG_LOG_WARN, "the consumer's token was not stored", TG_LOG_STR("error", why));
+    s->in_flight--;
+}
+
+/* Keep the consumer's own token as Liqo does (origin_token.h); the answer
+ * does not wait for it. */
+static void keep_origin_token(tg_auth_server *s, const pending *p)
+{
+    if (p->origin_len == 0)
+        return;
+    s->in_flight++;                /* a drain waits for it, until on_origin_token_stored */
+    if (tg_auth_origin_token_store(s->cfg.kube, s->cfg.v1.token_ns, p->a.cluster_id, p->origin, p->origin_len,
+                                   on_origin_token_stored, s) != 0)
+        on_origin_token_stored(0, "cannot reach the API server", s);
 }
 
 static void on_issued(const tg_auth_issue_result *res, void *data)
@@ -146,6 +181,7 @@ static void on_issued(const tg_auth_issue_result *res, void *data)
         size_t len = 0;
         char *body;
 
+        keep_origin_token(s, p);
         tg_auth_tenant_namespace(p->a.cluster_id, ns, sizeof(ns));
         body = tg_auth_answer_identity(ns, res->cert_pem, res->cert_len, s->cfg.api_server_url, s->cfg.api_server_ca,
                                        s->cfg.api_server_ca_len, &len);
@@ -158,7 +194,7 @@ static void on_issued(const tg_auth_issue_result *res, void *data)
         answer_error(&p->a, p->req, res->reason, res->why);
     }
     s->in_flight--;
-    free(p);
+    pending_free(p);
 }
 
 /* Ids that are well formed but not signed here: another shape than Liqo
@@ -230,7 +266,7 @@ static void pending_not_started(tg_auth_server *s, pending *p, attempt *a, h2o_r
 {
     p->guard->p = NULL;
     s->in_flight--;
-    free(p);
+    pending_free(p);
     answer_error(a, req, TG_AUTH_ISSUANCE_FAILED, "cannot reach the API server");
 }
 
@@ -238,6 +274,10 @@ static void start_issuance(tg_auth_server *s, attempt *a, h2o_req_t *req, const 
 {
     pending *p = pending_new(s, a, req);
 
+    if (p && r->origin_token_len > 0 && (p->origin = malloc(r->origin_token_len)) != NULL) {
+        memcpy(p->origin, r->origin_token, r->origin_token_len);
+        p->origin_len = r->origin_token_len;
+    }
     if (p && tg_auth_issue_start(s->cfg.kube, &s->cfg.issue, r->cluster_id, r->csr_pem, r->csr_len, on_issued,
                                  p) != 0)
         pending_not_started(s, p, a, req);
@@ -325,7 +365,7 @@ static void on_v1_done(const tg_auth_v1_result *res, void *data)
     else
         answer_error(&p->a, p->req, res->reason, res->why);
     s->in_flight--;
-    free(p);
+    pending_free(p);
 }
 
 static void start_v1(tg_auth_server *s, attempt *a, h2o_req_t *req, tg_auth_v1_kind kind, tg_auth_v1_request *r)
@@ -384,6 +424,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     tg_auth_server *s = ((route *)self)->server;
     attempt a;
 
+    tg_auth_conn_request_begin(req);
     if (head_size(req) > TG_AUTH_MAX_HEAD) {
         attempt_init(&a, s, req, "other");
         req->http1_is_persistent = 0;

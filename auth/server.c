@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "auth/request.h"
@@ -15,12 +16,15 @@
 
 #define DRAIN_POLL_MS 50
 
-/* An accepted connection: the TCP handle h2o's socket wraps, and its source
- * address (released from the per-peer count when the handle closes). */
+/* An accepted connection: the TCP handle h2o's socket wraps, its source
+ * network (released from the per-peer count when the handle closes) and its
+ * slot under --max-connections (common/conn_slots.h). */
 typedef struct conn {
     uv_tcp_t tcp;                  /* first: h2o's close callback gets its address */
     tg_auth_server *s;
     tg_peer_key key;
+    tg_slot slot;
+    h2o_socket_t *sock;            /* NULL once h2o disposed of it */
     int counted;
 } conn;
 
@@ -30,9 +34,56 @@ static void on_conn_closed(uv_handle_t *h)
 
     if (c->counted) {
         tg_peers_remove(c->s->peers, &c->key);
-        c->s->open_conns--;
+        tg_slots_release(&c->s->slots, &c->slot);
     }
     free(c);
+}
+
+/* h2o is closing it: no candidate for eviction any more. */
+static void on_sock_disposed(void *data)
+{
+    conn *c = data;
+
+    c->sock = NULL;
+    c->slot.evicted = 1;
+}
+
+/* Make room for a newcomer: shutdown(2) makes h2o see the end of the stream
+ * (or fail the handshake) and close the connection through its own path,
+ * with nothing pulled from under it. */
+static int evict(tg_slots *ss, tg_slot *slot)
+{
+    conn *c = H2O_STRUCT_FROM_MEMBER(conn, slot, slot);
+    tg_auth_server *s = ss->data;
+    uv_os_fd_t fd;
+
+    if (!c->sock || uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0 || shutdown(fd, SHUT_RDWR) != 0)
+        return 0;
+    tg_counter_add(tg_metric_series_get(s->m_conns_evicted, NULL), 1);
+    return 1;
+}
+
+/* h2o disposes of a request's pool before it closes the socket, and the
+ * record outlives the socket: the slot is still there when this runs. */
+static void on_request_disposed(void *handle)
+{
+    tg_slot *slot = *(tg_slot **)handle;
+
+    if (slot)
+        tg_slot_request_end(slot);
+}
+
+void tg_auth_conn_request_begin(h2o_req_t *req)
+{
+    h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
+    conn *c = sock && sock->on_close.cb == on_sock_disposed ? sock->on_close.data : NULL;
+    tg_slot **handle;
+
+    if (!c)
+        return;
+    handle = h2o_mem_alloc_shared(&req->pool, sizeof(*handle), on_request_disposed);
+    *handle = &c->slot;
+    tg_slot_request_begin(&c->slot);
 }
 
 static void reject(conn *c, const char *why)
@@ -47,7 +98,6 @@ static void on_accept(uv_stream_t *listener, int status)
     struct sockaddr_storage ss;
     int sl = sizeof(ss);
     conn *c;
-    h2o_socket_t *sock;
 
     if (status != 0 || !(c = calloc(1, sizeof(*c))))
         return;
@@ -57,19 +107,23 @@ static void on_accept(uv_stream_t *listener, int status)
         uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
         return;
     }
+    /* the per-peer cap counts peers as the limiter does: IPv6 by /64 */
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &sl) == 0)
-        tg_peer_key_of((struct sockaddr *)&ss, &c->key);
+        tg_peer_net_key_of((struct sockaddr *)&ss, &c->key);
     if (s->draining)
         return reject(c, "draining");
-    if (s->open_conns >= s->cfg.max_connections)
-        return reject(c, "max_connections");
     if (tg_peers_add(s->peers, &c->key) != 0)
         return reject(c, "max_connections_per_peer");
+    if (tg_slots_take(&s->slots, &c->slot) != 0) {
+        tg_peers_remove(s->peers, &c->key);
+        return reject(c, "max_connections");
+    }
     c->counted = 1;
-    s->open_conns++;
     tg_counter_add(tg_metric_series_get(s->m_conns_accepted, NULL), 1);
-    sock = h2o_uv_socket_create((uv_stream_t *)&c->tcp, on_conn_closed);
-    h2o_accept(&s->accept_ctx, sock);
+    c->sock = h2o_uv_socket_create((uv_stream_t *)&c->tcp, on_conn_closed);
+    c->sock->on_close.cb = on_sock_disposed;
+    c->sock->on_close.data = c;
+    h2o_accept(&s->accept_ctx, c->sock);
 }
 
 static void on_cert_reload(tg_certwatch *cw, int ok, const char *err)
@@ -100,7 +154,7 @@ static void before_metrics(void *data)
     tg_auth_server *s = data;
     size_t len;
 
-    tg_gauge_set(tg_metric_series_get(s->m_conns, NULL), (double)s->open_conns);
+    tg_gauge_set(tg_metric_series_get(s->m_conns, NULL), (double)s->slots.open);
     tg_gauge_set(tg_metric_series_get(s->m_token, NULL),
                  s->cfg.token && tg_auth_token_secret_get(s->cfg.token, &len) ? 1 : 0);
     tg_gauge_set(tg_metric_series_get(s->m_disabled, NULL), s->cfg.authentication_disabled);
@@ -124,6 +178,12 @@ static int metrics_register(tg_auth_server *s)
     s->m_conns_accepted = tg_metrics_counter(s->metrics, "tenantgate_auth_connections_accepted_total",
                                              "Connections accepted (also those h2o refused before a handler "
                                              "saw a request).", 0, NULL);
+    s->m_conns_evicted = tg_metrics_counter(s->metrics, "tenantgate_auth_connections_evicted_total",
+                                            "Idle connections closed to make room for a newcomer at "
+                                            "--max-connections.", 0, NULL);
+    s->m_origin_tokens = tg_metrics_counter(s->metrics, "tenantgate_auth_origin_tokens_stored_total",
+                                            "Consumers' own tokens (originClusterToken) kept after an issuance, "
+                                            "by result.", 1, (const char *[]){"result"});
     s->m_conns = tg_metrics_gauge(s->metrics, "tenantgate_auth_connections", "Open HTTPS connections.", 0, NULL);
     s->m_token = tg_metrics_gauge(s->metrics, "tenantgate_auth_token_loaded", "1 once the token Secret was read.",
                                   0, NULL);
@@ -131,7 +191,7 @@ static int metrics_register(tg_auth_server *s)
                                      "1 when --authentication=off: any token is accepted.", 0, NULL);
     s->m_reloads = tg_metrics_counter(s->metrics, "tenantgate_auth_certificate_reloads_total",
                                       "Serving certificate reloads by result.", 1, (const char *[]){"result"});
-    return s->m_requests && s->m_duration && s->m_conns_rejected && s->m_conns_accepted && s->m_conns &&
+    return s->m_requests && s->m_duration && s->m_conns_rejected && s->m_conns_accepted && s->m_conns_evicted && s->m_origin_tokens && s->m_conns &&
                    s->m_token && s->m_disabled && s->m_reloads
                ? 0
                : -1;
@@ -185,6 +245,7 @@ tg_auth_server *tg_auth_server_new(uv_loop_t *loop, const tg_auth_server_config 
     }
     s->cfg = *cfg;
     s->loop = loop;
+    tg_slots_init(&s->slots, cfg->max_connections, evict, s);
     if (metrics_register(s) != 0 || !(s->peers = tg_peers_new(cfg->max_connections_per_peer)) ||
         !(s->limits = tg_ratelimit_new(&cfg->limits)) ||
         tg_tls_store_init(&s->tls, cfg->cert_path, cfg->key_path) != 0) {
@@ -275,7 +336,7 @@ int tg_auth_server_port(const tg_auth_server *s)
 
 int tg_auth_server_close(tg_auth_server *s)
 {
-    if (s->open_conns != 0 || s->in_flight != 0 || (s->probe && tg_probe_server_connections(s->probe) != 0))
+    if (s->slots.open != 0 || s->in_flight != 0 || (s->probe && tg_probe_server_connections(s->probe) != 0))
         return -1;
     uv_close((uv_handle_t *)&s->drain, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);

@@ -9,6 +9,7 @@
 #include "auth/reason.h"
 #include "auth/server.h"
 #include "common/certwatch.h"
+#include "common/conn_slots.h"
 #include "common/metrics.h"
 #include "common/peers.h"
 #include "common/probe_server.h"
@@ -34,15 +35,20 @@ struct tg_auth_server {
     uint64_t drain_deadline;
     int draining;
     int port;
-    long open_conns;
+    tg_slots slots;                /* --max-connections, evicting idle ones */
     long in_flight;                /* issuances under way */
     tg_peers *peers;
     tg_ratelimit *limits;
     tg_probe_server *probe;
     tg_metrics *metrics;
-    tg_metric_family *m_requests, *m_duration, *m_conns_rejected, *m_conns_accepted, *m_conns, *m_token,
+    tg_metric_family *m_requests, *m_duration, *m_conns_rejected, *m_conns_accepted, *m_conns_evicted, *m_conns, *m_origin_tokens, *m_token,
         *m_disabled, *m_reloads;
 };
+
+/* A request of req's connection entered the handler: the connection is not
+ * evicted until h2o has disposed of the request (answered, or the client
+ * went away) (server.c). */
+void tg_auth_conn_request_begin(h2o_req_t *req);
 
 /* Register the handlers on host (routes.c). */
 void tg_auth_routes_register(h2o_hostconf_t *host, tg_auth_server *s);

@@ -82,9 +82,25 @@ static void test_read_status(void **state)
     }
 }
 
+/* The consumer's own token, kept as Liqo's auth service keeps it, in the
+ * namespace given (Liqo: its own namespace). */
+static void test_origin_token_secret(void **state)
+{
+    json_object *d = tg_auth_origin_token_doc("tenantgate-tokens", ID, "cdcd", 4);
+
+    (void)state;
+    assert_string_equal(tg_json_path_string(d, "metadata", "name", NULL), "remote-token-" ID);
+    assert_string_equal(tg_json_path_string(d, "metadata", "namespace", NULL), "tenantgate-tokens");
+    assert_string_equal(tg_json_path_string(d, "metadata", "labels", "discovery.liqo.io/cluster-id", NULL), ID);
+    assert_string_equal(tg_json_path_string(d, "metadata", "labels", "discovery.liqo.io/auth-token", NULL), "");
+    assert_string_equal(tg_json_path_string(d, "type", NULL), "Opaque");
+    assert_string_equal(tg_json_path_string(d, "data", "token", NULL), "Y2RjZA==");
+    json_object_put(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_objects), cmocka_unit_test(test_approve),
-                                       cmocka_unit_test(test_read_status)};
+                                       cmocka_unit_test(test_read_status), cmocka_unit_test(test_origin_token_secret)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

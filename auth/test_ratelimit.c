@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "auth/ratelimit.h"
 
 static tg_peer_key key_of(const char *ip)
@@ -99,13 +101,62 @@ static void test_flood_does_not_evict_a_backoff(void **state)
     tg_ratelimit_free(rl);
 }
 
+/* The set index the limiter used before it was keyed: FNV-1a of the key
+ * bytes. Anyone could compute it, and so choose addresses that share a
+ * victim's set. */
+static size_t old_fnv_set(const tg_peer_key *key, size_t nsets)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < key->len; i++)
+        h = (h ^ key->bytes[i]) * 16777619u;
+    return h & (nsets - 1);
+}
+
+/* Issue 44 finding 9: eight addresses chosen to fall into the victim's set
+ * fail a few times each; with an unkeyed hash the set is then all back-offs
+ * and the victim's first request is refused. With the keyed hash the
+ * attacker cannot aim: the victim is admitted. */
+static void test_chosen_addresses_cannot_fill_a_victims_set(void **state)
+{
+    tg_ratelimit_config c = cfg;
+    tg_ratelimit *rl;
+    tg_peer_key victim = key_of("203.0.113.7"), attackers[TG_RL_WAYS];
+    size_t nsets = 1024, want, found = 0; /* c.sources 4096: 4096 / 8 + 1 rounded up */
+    uint64_t retry;
+    char ip[32];
+
+    c.sources = 4096;
+    c.free_failures = 0;
+    c.fail_base_ms = c.fail_max_ms = 600000;
+    want = old_fnv_set(&victim, nsets);
+    for (uint32_t i = 0; found < TG_RL_WAYS && i < (1u << 24); i++) {
+        snprintf(ip, sizeof(ip), "10.%u.%u.%u", (i >> 16) & 255, (i >> 8) & 255, i & 255);
+        attackers[found] = key_of(ip);
+        if (old_fnv_set(&attackers[found], nsets) == want)
+            found++;
+    }
+    assert_int_equal(found, TG_RL_WAYS);
+    /* whatever the random key: the victim is refused only if all eight land in
+     * its set, about one chance in 1024^8 */
+    for (int round = 0; round < 20; round++) {
+        rl = tg_ratelimit_new(&c);
+        assert_non_null(rl);
+        for (int i = 0; i < TG_RL_WAYS; i++) {
+            tg_ratelimit_admit(rl, &attackers[i], 0, &retry);
+            tg_ratelimit_failure(rl, &attackers[i], 0);
+        }
+        assert_int_equal(tg_ratelimit_admit(rl, &victim, 1, &retry), 0);
+        tg_ratelimit_free(rl);
+    }
+}
+
 static tg_peer_key key6(const char *ip)
 {
     struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
     tg_peer_key k;
 
     inet_pton(AF_INET6, ip, &sa.sin6_addr);
-    tg_ratelimit_key_of((struct sockaddr *)&sa, &k);
+    tg_peer_net_key_of((struct sockaddr *)&sa, &k);
     return k;
 }
 
@@ -133,6 +184,9 @@ int main(void)
         cmocka_unit_test(test_failure_backoff_doubles_and_caps),
         cmocka_unit_test(test_flood_does_not_evict_a_backoff),
         cmocka_unit_test(test_ipv6_counts_by_its_64),
+        cmocka_unit_test(test_chosen_addresses_cannot_fill_a_victims_set),
     };
+    if (sodium_init() < 0)
+        return 1;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,8 +43,8 @@ static char *body_with(const char *cluster, const char *token, const char *csr)
 {
     char *out;
     assert_true(asprintf(&out,
-                         "{\"cluster\":%s,\"originClusterToken\":\"%s\",\"destinationClusterToken\":\"\","
-                         "\"certificateSigningRequest\":\"%s\"}",
+                         "{\"cluster\":%s,\"originClusterToken\":\"the-consumers-own\","
+                         "\"destinationClusterToken\":\"%s\",\"certificateSigningRequest\":\"%s\"}",
                          cluster, token, csr) > 0);
     return out;
 }
@@ -73,10 +73,33 @@ static void test_wire_format_parses(void **state)
     assert_string_equal(r.cluster_name, "home");
     assert_int_equal(r.token_len, 6);
     assert_memory_equal(r.token, "s3cret", 6);
+    assert_string_equal(r.origin_token, "the-consumers-own");
     assert_non_null(strstr((char *)r.csr_pem, "BEGIN CERTIFICATE REQUEST"));
     assert_int_equal(tg_auth_csr_check(r.csr_pem, r.csr_len, r.cluster_id, &reason, why, sizeof(why)), 0);
     tg_auth_request_clear(&r);
     assert_null(r.token);
+    assert_null(r.origin_token);
+    free(body);
+    free(csr);
+}
+
+/* Issue 45 item 1: Liqo v0.10.3 checks destinationClusterToken (GetToken());
+ * originClusterToken is the sender's own token. A token sent only as
+ * originClusterToken is no token for this cluster. */
+static void test_origin_token_is_not_the_token_checked(void **state)
+{
+    char *csr = csr_b64("ED25519", ID, "liqo.io"), *body;
+    tg_auth_request r;
+    tg_auth_reason reason;
+
+    assert_true(asprintf(&body,
+                         "{\"cluster\":{\"clusterID\":\"%s\"},\"originClusterToken\":\"s3cret\","
+                         "\"destinationClusterToken\":\"\",\"certificateSigningRequest\":\"%s\"}",
+                         ID, csr) > 0);
+    assert_int_equal(parse(body, &r, &reason), 0);
+    assert_int_equal(r.token_len, 0);
+    assert_int_equal(r.origin_token_len, 6);
+    tg_auth_request_clear(&r);
     free(body);
     free(csr);
 }
@@ -92,6 +115,7 @@ static void test_absent_token_is_empty(void **state)
                          csr) > 0);
     assert_int_equal(parse(body, &r, &reason), 0);
     assert_int_equal(r.token_len, 0);
+    assert_int_equal(r.origin_token_len, 0);
     tg_auth_request_clear(&r);
     free(body);
     free(csr);
@@ -115,9 +139,12 @@ static void test_malformed_bodies(void **state)
         "{\"cluster\":{\"clusterID\":\"" ID "\"},\"certificateSigningRequest\":\"!!!!\"}", /* not base64 */
         "{\"cluster\":{\"clusterID\":\"" ID "\"},\"certificateSigningRequest\":7}",
         "{\"cluster\":{\"clusterID\":\"" ID "\"},\"originClusterToken\":5,\"certificateSigningRequest\":\"QQ==\"}",
+        "{\"cluster\":{\"clusterID\":\"" ID "\"},\"destinationClusterToken\":5,\"certificateSigningRequest\":\"QQ==\"}",
         "{\"cluster\":{\"clusterID\":\"" ID "\",\"clusterName\":[]},\"certificateSigningRequest\":\"QQ==\"}",
         /* duplicate keys: two parsers could pick different ones */
         ("{\"cluster\":{\"clusterID\":\"" ID "\"},\"originClusterToken\":\"a\",\"originClusterToken\":\"b\","
+         "\"certificateSigningRequest\":\"QQ==\"}"),
+        ("{\"cluster\":{\"clusterID\":\"" ID "\"},\"destinationClusterToken\":\"a\",\"destinationClusterToken\":\"b\","
          "\"certificateSigningRequest\":\"QQ==\"}"),
         "{\"cluster\":{\"clusterID\":\"" ID "\"},\"certificateSigningRequest\":\"QQ==\"} trailing",
     };
@@ -204,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_malformed_bodies),       cmocka_unit_test(test_hostile_cluster_ids),
         cmocka_unit_test(test_oversized_token_and_body), cmocka_unit_test(test_csr_policy),
         cmocka_unit_test(test_uuid_shape),
+        cmocka_unit_test(test_origin_token_is_not_the_token_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

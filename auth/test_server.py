@@ -45,8 +45,9 @@ def csr_b64(cn=CLUSTER, org="liqo.io"):
 
 
 def identity_body(token, cluster=CLUSTER, csr=None):
-    return json.dumps({"cluster": {"clusterID": cluster, "clusterName": "home"}, "originClusterToken": token,
-                       "destinationClusterToken": "", "certificateSigningRequest": csr or csr_b64(cluster)})
+    # Liqo v0.10.3: the provider's token is destinationClusterToken; origin is the consumer's own
+    return json.dumps({"cluster": {"clusterID": cluster, "clusterName": "home"}, "originClusterToken": "cd" * 64,
+                       "destinationClusterToken": token, "certificateSigningRequest": csr or csr_b64(cluster)})
 
 
 class TokenOnlyAPI(http.server.BaseHTTPRequestHandler):
@@ -344,6 +345,54 @@ def test_slow_clients_are_closed_and_do_not_block_others(tmp_path, api):
         assert s3.recv(10) == b""
     finally:
         a.stop()
+
+
+def hold_idle(a, source, n):
+    """n TLS connections from source that each had one answered /ids and now
+    wait, kept alive, holding their slots."""
+    held = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", a.port), timeout=10, source_address=(source, 0))
+        s = a.ctx().wrap_socket(s, server_hostname="localhost")
+        s.sendall(b"GET /ids HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert s.recv(4096).startswith(b"HTTP/1.1 200")
+        held.append(s)
+    return held
+
+
+def test_idle_connections_make_room_for_a_new_client(tmp_path, api):
+    # issue 44, finding 8: 17 addresses holding 16 idle connections each (the
+    # per-peer cap) fill the 256 slots; a new client's /ids and POST still
+    # get their answers, an idle connection being evicted for each
+    a = Auth(tmp_path, api, "--request-timeout", "120", "--free-failures", "1000")
+    held = []
+    try:
+        a.wait_ready()
+        for i in range(17):
+            held += hold_idle(a, "127.0.9.%d" % (i + 1), 16)
+        assert "tenantgate_auth_connections 256" in a.metrics()
+        r, data = a.request("GET", "/ids")
+        assert r.status == 200 and json.loads(data)["clusterId"] == "provider-1"
+        assert a.post(identity_body("00" * 64))[0] == 401
+        m = a.metrics()
+        assert 'tenantgate_auth_connections_rejected_total{why="max_connections"}' not in m
+        evicted = [float(line.split()[-1]) for line in m.splitlines()
+                   if line.startswith("tenantgate_auth_connections_evicted_total")]
+        assert evicted and evicted[0] >= 16 + 1    # the 17th address evicted 16, the newcomer one
+    finally:
+        for s in held:
+            s.close()
+        a.stop()
+
+
+def test_certificate_lifetime_above_7_days_is_refused_at_start(tmp_path):
+    # issue 44, finding 6: without expirationSeconds the cluster's signer gives 365 days
+    cert, key = mint_cert(str(tmp_path), "x", "tls")
+    for value in ("0", "599", "604801", "31536000"):
+        r = subprocess.run([BIN, "--cert", cert, "--key", key, "--csr-expiration-seconds", value],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2 and "expected 600 to 604800 seconds" in r.stderr, (value, r.stderr)
+    assert "default 604800" in subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
 
 
 def test_tls_1_2_minimum(auth):

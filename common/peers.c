@@ -74,6 +74,13 @@ void tg_peer_key_of(const struct sockaddr *sa, tg_peer_key *key)
     }
 }
 
+void tg_peer_net_key_of(const struct sockaddr *sa, tg_peer_key *key)
+{
+    tg_peer_key_of(sa, key);
+    if (key->len == 17 && key->bytes[0] == 6)
+        memset(key->bytes + 9, 0, 8);
+}
+
 /* FNV-1a over the key's bytes. */
 static size_t bucket_of(const tg_peer_key *key)
 {

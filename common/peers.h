@@ -24,6 +24,13 @@ void tg_peers_free(tg_peers *p);
 /* The key of a socket address (AF_INET, AF_INET6; others get len 0). */
 void tg_peer_key_of(const struct sockaddr *sa, tg_peer_key *key);
 
+/* The key of the network a client holds: IPv4 as tg_peer_key_of, IPv6 by
+ * its /64 (the interface half zeroed): one host usually holds a whole /64
+ * and could rotate through it. tenantgate-auth counts both its per-peer
+ * connection cap and its request limiter (auth/ratelimit.h) by this key, so
+ * that the two agree on who a peer is. */
+void tg_peer_net_key_of(const struct sockaddr *sa, tg_peer_key *key);
+
 /* p may be NULL (no cap) in add and remove.
  * Count one more connection of key: 0, or -1 when key is at the cap (or
  * out of memory); then nothing was counted. */

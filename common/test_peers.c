@@ -30,6 +30,37 @@ static tg_peer_key v6(const char *ip)
     return k;
 }
 
+static tg_peer_key net6(const char *ip)
+{
+    struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6};
+    tg_peer_key k;
+    inet_pton(AF_INET6, ip, &sin6.sin6_addr);
+    tg_peer_net_key_of((struct sockaddr *)&sin6, &k);
+    return k;
+}
+
+/* Issue 44 finding 8: one host holding a /64 must not get a per-peer cap per
+ * address of it. The net key counts IPv6 by /64, IPv4 (mapped too) by the
+ * address. */
+static void test_net_key_counts_ipv6_by_its_64(void **state)
+{
+    tg_peers *p = tg_peers_new(2);
+    tg_peer_key a = net6("2001:db8:1:2::1"), b = net6("2001:db8:1:2:ffff:eeee:dddd:cccc"),
+                other = net6("2001:db8:1:3::1"), mapped = net6("::ffff:10.0.0.1"), plain = v4("10.0.0.1");
+    (void)state;
+    assert_int_equal(a.len, 17);
+    assert_memory_equal(a.bytes, b.bytes, a.len);  /* same /64: one key */
+    assert_int_equal(tg_peers_add(p, &a), 0);
+    assert_int_equal(tg_peers_add(p, &b), 0);
+    assert_int_equal(tg_peers_add(p, &b), -1);     /* the /64's third connection */
+    assert_int_equal(tg_peers_add(p, &other), 0);  /* another /64 is not held back */
+    assert_int_equal(mapped.len, plain.len);
+    assert_memory_equal(mapped.bytes, plain.bytes, plain.len);
+    assert_false(plain.len == v4("10.0.0.2").len &&
+                 memcmp(plain.bytes, v4("10.0.0.2").bytes, plain.len) == 0); /* IPv4: each address */
+    tg_peers_free(p);
+}
+
 static void test_cap_per_address(void **state)
 {
     tg_peers *p = tg_peers_new(3);
@@ -105,6 +136,7 @@ int main(void)
         cmocka_unit_test(test_v4_mapped_is_its_v4_address),
         cmocka_unit_test(test_no_cap_and_unknown_family),
         cmocka_unit_test(test_many_addresses),
+        cmocka_unit_test(test_net_key_counts_ipv6_by_its_64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,9 +97,26 @@ def result_data(consumer, auth):
     return {k: base64.b64decode(v) for k, v in s["data"].items()}
 
 
-def test_good_token_establishes_an_identity_that_works(provider, consumer, server, signer, tmp_path):
+@pytest.fixture
+def own_token(consumer, consumer_rbac):
+    """The consumer's own token, where tenantgate-auth and Liqo keep a cluster's: liqo/auth-token."""
+    token = uuid.uuid4().hex * 4
+    consumer.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "auth-token", "namespace": NS},
+                    "data": {"token": base64.b64encode(token.encode()).decode()}})
+    yield token
+    consumer.kubectl("delete", "secret", "auth-token", "-n", NS, "--ignore-not-found")
+
+
+def test_good_token_establishes_an_identity_that_works(provider, consumer, server, signer, own_token, auth_env,
+                                                       tmp_path):
     token_secret(consumer, server, server.token())
     _, reason = wait_status(consumer, signer, "Established")
+    # Liqo v0.10.3's fields: the provider's token checked as destinationClusterToken, ours sent as
+    # originClusterToken and kept by the provider in its token namespace
+    kept = wait_for(lambda: provider.exists("secret", f"remote-token-{signer.cid}", "-n", auth_env["tokens_ns"]) and
+                    provider.get_json("secret", f"remote-token-{signer.cid}", "-n", auth_env["tokens_ns"]),
+                    timeout=15, what="our token kept by the provider")
+    assert base64.b64decode(kept["data"]["token"]).decode() == own_token
     assert f"remote-identity-{server.cluster_id}" in reason
     data = result_data(consumer, server)
     assert set(data) >= {"private.key", "certificate", "apiServerUrl", "apiServerCa", "namespace", "kubeconfig"}

@@ -4,7 +4,10 @@ from Liqo v0.10's wire format, as Liqo's discovery component speaks it:
     GET  /ids                    -> {"clusterId","clusterName"}
     POST /identity/certificate   {"cluster":{"clusterID","clusterName"},"originClusterToken",
                                   "destinationClusterToken","certificateSigningRequest"}
-                                 -> 202 {"namespace","certificate","apiServerUrl","apiServerCA"}
+                                 -> 202 {"namespace","certificate","apiServerUrl","apiServerCA","aws"}
+
+As Liqo v0.10.3 sends it: the provider's token is destinationClusterToken (the one checked), the
+consumer's own token originClusterToken (left out when empty), which the server keeps.
 
 The server runs as a host process with its ServiceAccount's token and exactly the RBAC of
 manifests/auth/rbac.yaml (moved to a namespace of this test). The certificate is signed by
@@ -12,6 +15,7 @@ the bed's kube-controller-manager and must work against the bed's API server.
 """
 import base64
 import concurrent.futures
+import datetime
 import json
 import re
 import secrets
@@ -62,16 +66,18 @@ class LiqoV010Client:
         csr = openssl("req", "-new", "-key", str(key), "-subj", f"/O=liqo.io/CN={cluster_id}")
         return key, csr
 
-    def identity(self, cluster_id, token, csr_pem=None, raw_body=None):
+    def identity(self, cluster_id, token, csr_pem=None, raw_body=None, own_token=""):
         """(HTTP status, answer dict or raw bytes, key path, status Liqo would record)."""
         key = None
         if raw_body is None:
             if csr_pem is None:
                 key, csr_pem = self.new_key_and_csr(cluster_id)
-            raw_body = json.dumps({
-                "cluster": {"clusterID": cluster_id, "clusterName": "consumer-" + cluster_id[:6]},
-                "originClusterToken": token, "destinationClusterToken": "",
-                "certificateSigningRequest": base64.b64encode(csr_pem).decode()}).encode()
+            body = {"cluster": {"clusterID": cluster_id, "clusterName": "consumer-" + cluster_id[:6]}}
+            if own_token:                                  # omitempty
+                body["originClusterToken"] = own_token
+            body["destinationClusterToken"] = token
+            body["certificateSigningRequest"] = base64.b64encode(csr_pem).decode()
+            raw_body = json.dumps(body, separators=(",", ":")).encode()
         status, body = self._call("POST", "/identity/certificate", raw_body)
         try:
             answer = json.loads(body)
@@ -148,8 +154,9 @@ def auth_env(provider, source_dir, build_dir, tmp_path_factory):
     if made_role:
         provider.apply((Path(source_dir) / "manifests" / "signer" / "remote-consumer-clusterrole.yaml").read_text())
     provider.apply(rbac_in(source_dir, ns))
+    tokens_ns = token_ns_of(ns)
     env = {"ns": ns, "binary": built(build_dir, "auth/tenantgate-auth"), "work": tmp_path_factory.mktemp("auth"),
-           "servers": [], "clusters": []}
+           "servers": [], "clusters": [], "tokens_ns": tokens_ns}
     yield env
     for s in env["servers"]:
         s.stop()
@@ -159,13 +166,14 @@ def auth_env(provider, source_dir, build_dir, tmp_path_factory):
     provider.kubectl("delete", "clusterrolebinding,clusterrole", "tenantgate-auth", "--ignore-not-found")
     if made_role:
         provider.kubectl("delete", "clusterrole", CONSUMER_ROLE, "--ignore-not-found")
-    provider.delete_namespace(token_ns_of(ns))
+    provider.delete_namespace(tokens_ns)
     provider.delete_namespace(ns)
 
 
 @pytest.fixture(scope="module")
 def server(provider, auth_env):
-    s = AuthServer(provider, auth_env["binary"], auth_env["ns"], auth_env["work"])
+    s = AuthServer(provider, auth_env["binary"], auth_env["ns"], auth_env["work"], "--token-namespace",
+                   auth_env["tokens_ns"])
     auth_env["servers"].append(s)
     return s
 
@@ -205,11 +213,28 @@ def self_access(provider, kubeconfig, verb, group, resource, ns):
     return json.loads(out.stdout)["status"].get("allowed", False)
 
 
+def lifetime_seconds(cert):
+    """NotAfter - NotBefore of a PEM certificate file."""
+    dates = dict(line.split("=", 1) for line in
+                 openssl("x509", "-in", str(cert), "-noout", "-startdate", "-enddate").decode().splitlines())
+    parse = lambda v: datetime.datetime.strptime(v.strip(), "%b %d %H:%M:%S %Y %Z")
+    return (parse(dates["notAfter"]) - parse(dates["notBefore"])).total_seconds()
+
+
 def test_good_token_gets_an_identity_that_works(provider, server, auth_env, tmp_path):
     cid = new_cluster_id(auth_env)
-    status, answer, key, auth_status = server.client.identity(cid, server.token())
+    own = secrets.token_hex(64)
+    status, answer, key, auth_status = server.client.identity(cid, server.token(), own_token=own)
     assert status == 202, answer
     assert auth_status == "Established"
+    # the consumer's own token is kept as Liqo v0.10.3 keeps it, in the token namespace
+    kept = wait_for(lambda: provider.exists("secret", f"remote-token-{cid}", "-n", auth_env["tokens_ns"]) and
+                    provider.get_json("secret", f"remote-token-{cid}", "-n", auth_env["tokens_ns"]),
+                    timeout=15, what="the consumer's token kept")
+    assert base64.b64decode(kept["data"]["token"]).decode() == own and kept["type"] == "Opaque"
+    assert kept["metadata"]["labels"] == {"discovery.liqo.io/cluster-id": cid, "discovery.liqo.io/auth-token": ""}
+    assert answer["aws"] == {"accessKeyID": "", "secretAccessKey": "", "region": "", "eksClusterID": "",
+                             "iamUserArn": ""}
     assert answer["namespace"] == f"liqo-tenant-{cid}"
     assert answer["apiServerUrl"] == provider.server
     assert base64.b64decode(answer["apiServerCA"]) == Path(provider.ca_file).read_bytes()
@@ -217,6 +242,9 @@ def test_good_token_gets_an_identity_that_works(provider, server, auth_env, tmp_
     cert.write_bytes(base64.b64decode(answer["certificate"]))
     subject = openssl("x509", "-in", str(cert), "-noout", "-subject", "-nameopt", "RFC2253").decode()
     assert f"CN={cid}" in subject and "O=liqo.io" in subject
+    # short-lived by default (issue 44, finding 6): at most 7 days, plus the 5 minutes
+    # kube-controller-manager backdates NotBefore by, where its own default is 365 days
+    assert lifetime_seconds(cert) <= 7 * 86400 + 5 * 60 + 60
     # the identity works against the bed's API server: whoami, and its rights are the documents'
     kc = provider.cert_kubeconfig(cid, cert, key, path=tmp_path / "identity.kubeconfig")
     who = json.loads(provider.kubectl("auth", "whoami", "-o", "json", kubeconfig=kc).stdout)
@@ -259,6 +287,9 @@ def test_wrong_empty_and_malformed(provider, server, auth_env):
     assert (status, answer["reason"], auth_status) == (401, "TokenMismatch", "Denied")
     status, answer, _, auth_status = server.client.identity(cid, "")
     assert (status, answer["reason"], auth_status) == (401, "EmptyToken", "EmptyDenied")
+    # the provider's token in the consumer's own field (the wiring before issue 45) is no token
+    status, answer, _, auth_status = server.client.identity(cid, "", own_token=token)
+    assert (status, answer["reason"]) == (401, "EmptyToken")
     status, answer, _, _ = server.client.identity(cid, token, raw_body=b'{"cluster": {"clusterID": ')
     assert (status, answer["reason"]) == (400, "MalformedRequest")
     # nothing was written for a refused request, and no token reached the log
@@ -266,7 +297,7 @@ def test_wrong_empty_and_malformed(provider, server, auth_env):
     log = server.process.log_path.read_text()
     assert wrong not in log and token not in log
     refused = [x for x in server.log_lines() if x.get("msg") == "auth request" and x.get("cluster_id") == cid]
-    assert [x["status"] for x in refused] == [401, 401]    # the malformed one had no cluster id to name
+    assert [x["status"] for x in refused] == [401, 401, 401]    # the malformed one had no cluster id to name
 
 
 def test_authentication_off_accepts_an_empty_token(provider, auth_env):
@@ -311,6 +342,8 @@ def test_the_auth_server_identity_can_do_no_more(provider, auth_env):
         dict(verb="get", resource=CERTS + "certificatesigningrequests", name="tenantgate-auth-x-abcde"),
         dict(verb="update", resource=CERTS + "certificatesigningrequests", subresource="approval", name="x"),
         dict(verb="approve", resource=CERTS + "signers", name="kubernetes.io/kube-apiserver-client"),
+        dict(verb="create", resource="secrets", namespace=auth_env["tokens_ns"]),
+        dict(verb="patch", resource="secrets", name="remote-token-x", namespace=auth_env["tokens_ns"]),
     ]
     denied = [
         dict(verb="get", resource="secrets", name="other", namespace=tokens),

@@ -36,7 +36,7 @@ tg_auth_status tg_auth_status_parse(const char *name)
 
 tg_auth_status tg_auth_outcome(long http_status, int token_empty)
 {
-    if (http_status == 200 || http_status == 201 || http_status == 202)
+    if (http_status == 201 || http_status == 202)
         return TG_AUTH_ESTABLISHED;
     if (http_status == 401 || http_status == 403)
         return token_empty ? TG_AUTH_EMPTY_DENIED : TG_AUTH_DENIED;
@@ -55,6 +55,23 @@ void tg_auth_token_digest(const char *token, size_t len, char out[17])
     SHA256((const unsigned char *)token, len, md);
     for (int i = 0; i < 8; i++)
         snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+json_object *tg_auth_identity_request(const char *cluster_id, const char *cluster_name, const char *own_token,
+                                      size_t own_len, const char *provider_token, size_t provider_len,
+                                      const char *csr_b64)
+{
+    json_object *body = json_object_new_object(), *cluster = json_object_new_object();
+
+    json_object_object_add(cluster, "clusterID", json_object_new_string(cluster_id));
+    json_object_object_add(cluster, "clusterName", json_object_new_string(cluster_name));
+    json_object_object_add(body, "cluster", cluster);
+    if (own_len > 0)
+        json_object_object_add(body, "originClusterToken", json_object_new_string_len(own_token, (int)own_len));
+    json_object_object_add(body, "destinationClusterToken",
+                           json_object_new_string_len(provider_token ? provider_token : "", (int)provider_len));
+    json_object_object_add(body, "certificateSigningRequest", json_object_new_string(csr_b64));
+    return body;
 }
 
 /* base64 of a string, as a json string (NULL when s is). */

@@ -34,7 +34,8 @@ const char *tg_auth_status_name(tg_auth_status st);
 /* The status a name stands for; TG_AUTH_NONE for NULL or anything else. */
 tg_auth_status tg_auth_status_parse(const char *name);
 
-/* What an answer means, as Liqo's consumer read it: 200/201/202 Established,
+/* What an answer means, as Liqo v0.10.3's consumer reads it
+ * (foreign-cluster-operator/auth.go): 202/201 Established,
  * 401/403 Denied (EmptyDenied when the token was empty), anything else,
  * a transport failure (-1) included, Pending (to be tried again). */
 tg_auth_status tg_auth_outcome(long http_status, int token_empty);
@@ -50,6 +51,23 @@ int tg_auth_status_final(tg_auth_status st);
  * holds the key. */
 json_object *tg_auth_result_data(json_object *answer, const char *provider_id, const char *self_id,
                                  const char *key_pem, size_t key_len, char *err, size_t err_len);
+
+/* This cluster's own token, sent as originClusterToken so that the provider
+ * could peer back (as Liqo v0.10's consumer sends its liqo/auth-token):
+ * Secret TG_AUTH_OWN_TOKEN_SECRET, key token, in the signer's namespace -
+ * where tenantgate-auth (and Liqo) keep this cluster's token. */
+#define TG_AUTH_OWN_TOKEN_SECRET "auth-token"
+
+/* Liqo v0.10.3's CertificateIdentityRequest (pkg/auth/identityrequest.go),
+ * in its struct's field order so that it serializes as Go's encoding/json
+ * does: cluster {clusterID, clusterName}, originClusterToken (omitted when
+ * empty: omitempty), destinationClusterToken (the provider's token, the one
+ * it checks), certificateSigningRequest (base64 of the PEM CSR). A new
+ * object holding both tokens: put it, then cleanse nothing more (json-c
+ * frees its copies). */
+json_object *tg_auth_identity_request(const char *cluster_id, const char *cluster_name, const char *own_token,
+                                      size_t own_len, const char *provider_token, size_t provider_len,
+                                      const char *csr_b64);
 
 /* The first 16 hex digits of SHA-256 over the token, into out[17]: enough to
  * tell a changed token, nothing to guess a 512-bit one from. */

@@ -35,8 +35,10 @@
 /* What one reconcile works with; the secret parts are cleansed at the end. */
 typedef struct auth_job {
     const char *ns, *name, *pid;
-    char *token;                 /* secret */
+    char *token;                 /* the provider's token; secret */
     size_t token_len;
+    char *own_token;             /* this cluster's token (originClusterToken); secret */
+    size_t own_len;
     char digest[17];
     char result[320];            /* remote-identity-<pid> */
     json_object *result_sec;     /* the live result Secret, or NULL */
@@ -168,18 +170,15 @@ static int ensure_key(tg_api *api, auth_job *j, char *err, size_t err_len)
     return rc == 201 ? 0 : -1;
 }
 
-/* Liqo v0.10's request body (docs/auth.md "Wire format"). */
+/* Liqo v0.10.3's request body (docs/auth.md "Wire format"): the provider's
+ * token is the destinationClusterToken it checks, ours the origin. */
 static json_object *request_body(tg_signer *s, const auth_job *j, const char *csr_pem, size_t csr_len)
 {
-    json_object *body = json_object_new_object(), *cluster = json_object_new_object();
     char *csr_b64 = tg_base64_encode((const unsigned char *)csr_pem, csr_len, NULL);
+    json_object *body = csr_b64 ? tg_auth_identity_request(s->cluster_id, s->cluster_id, j->own_token, j->own_len,
+                                                           j->token, j->token_len, csr_b64)
+                                : NULL;
 
-    json_object_object_add(cluster, "clusterID", rc_jstr(s->cluster_id));
-    json_object_object_add(cluster, "clusterName", rc_jstr(s->cluster_id));
-    json_object_object_add(body, "cluster", cluster);
-    json_object_object_add(body, "originClusterToken", json_object_new_string_len(j->token, (int)j->token_len));
-    json_object_object_add(body, "destinationClusterToken", rc_jstr(""));
-    json_object_object_add(body, "certificateSigningRequest", rc_jstr(csr_b64));
     free(csr_b64);
     return body;
 }
@@ -202,12 +201,13 @@ static long post_identity(tg_signer *s, const auth_job *j, const char *url, cons
         snprintf(err, err_len, "CSR not built");
         return -1;
     }
-    if ((remote = tg_api_new(&cfg, err, err_len))) {
-        body = request_body(s, j, csr, csr_len);
+    if (!(body = request_body(s, j, csr, csr_len)))
+        snprintf(err, err_len, "out of memory");
+    else if ((remote = tg_api_new(&cfg, err, err_len))) {
         rc = tg_api_call(remote, "POST", AUTH_PATH, TG_KUBE_CT_JSON, body, answer, err, err_len);
-        json_object_put(body);
         tg_api_free(remote);
     }
+    json_object_put(body);
     free(csr);
     return rc;
 }
@@ -230,13 +230,40 @@ static int store_identity(tg_signer *s, tg_api *api, auth_job *j, json_object *a
     return rc == 200 ? 0 : -1;
 }
 
-/* The token (data.token, trailing whitespace dropped: `echo` adds a newline). */
+/* data.token of a Secret, trailing whitespace dropped (`echo` adds a newline). */
+static char *secret_token(json_object *sec, size_t *len)
+{
+    char *t = (char *)rc_secret_data(sec, "token", len);
+
+    while (t && *len && strchr(" \t\r\n", t[*len - 1]))
+        t[--*len] = '\0';
+    return t;
+}
+
+/* The provider's token, from the token Secret. */
 static void read_token(json_object *tok, auth_job *j)
 {
-    j->token = (char *)rc_secret_data(tok, "token", &j->token_len);
-    while (j->token && j->token_len && strchr(" \t\r\n", j->token[j->token_len - 1]))
-        j->token[--j->token_len] = '\0';
+    j->token = secret_token(tok, &j->token_len);
     tg_auth_token_digest(j->token ? j->token : "", j->token_len, j->digest);
+}
+
+/* Our own token (TG_AUTH_OWN_TOKEN_SECRET), sent as originClusterToken; a
+ * cluster without one sends none (the field is omitempty). 0, or -1 when it
+ * could not be read (retried). */
+static int read_own_token(tg_api *api, auth_job *j)
+{
+    json_object *sec = NULL;
+    char path[1024], err[256];
+    long rc;
+
+    snprintf(path, sizeof(path), SECRETS "/" TG_AUTH_OWN_TOKEN_SECRET, j->ns);
+    if ((rc = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
+        return 0;
+    if (rc != 200)
+        return -1;
+    j->own_token = secret_token(sec, &j->own_len);
+    json_object_put(sec);
+    return 0;
 }
 
 /* The request and its outcome, once the key is there. */
@@ -310,6 +337,8 @@ static long procedure(tg_signer *s, tg_api *api, json_object *tok, auth_job *j)
         return TG_RECONCILE_OK;
     if ((setup = missing_setup(url, ca)))
         return write_status(api, tok, j, TG_AUTH_NONE, setup, NULL) == 200 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
+    if (read_own_token(api, j) != 0)
+        return TG_RECONCILE_RETRY;
     if (ensure_key(api, j, err, sizeof(err)) != 0) {
         snprintf(reason, sizeof(reason), "KeyNotStored: %s", err);
         write_status(api, tok, j, TG_AUTH_PENDING, reason, NULL);
@@ -348,6 +377,7 @@ long tg_reconcile_auth_token(tg_signer *s, tg_api *api, const char *ns, const ch
         ret = procedure(s, api, tok, &j);
     }
     rc_free_secret(j.token, j.token_len);
+    rc_free_secret(j.own_token, j.own_len);
     rc_free_secret(j.key_pem, j.key_len);
     json_object_put(j.result_sec);
     json_object_put(tok);

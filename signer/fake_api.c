@@ -379,7 +379,11 @@ long tg_api_call(tg_api *a, const char *method, const char *path, tg_kube_conten
     if (!(st = injected(a, method, key, &got)))
         st = dispatch(a, method, key, q ? q + 1 : NULL, ct, body, &got);
     if (strcmp(method, "GET") != 0)
-        record(a, method, path, body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN) : NULL, st);
+        /* the bytes tg_api_call sends: no "\/" */
+        record(a, method, path,
+               body ? json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+                    : NULL,
+               st);
     if (st < 0 || st >= 300)
         snprintf(err, err_len, "%s %s: %s %ld (fake)", method, path, st < 0 ? "transport error" : "HTTP", st);
     if (out && st >= 200 && st < 300)

@@ -199,7 +199,10 @@ static void check_request(tg_api *api, tg_api *remote, const row *r)
     assert_string_equal(tg_json_path_string(body, "cluster", "clusterID", NULL), SELF);
     if (r->token)
         snprintf(want, sizeof(want), "%.*s", (int)(strlen(r->token) - (strchr(r->token, '\n') ? 1 : 0)), r->token);
-    assert_string_equal(tg_json_string(body, "originClusterToken"), want);
+    /* Liqo v0.10.3: the provider checks destinationClusterToken; no own token
+     * of ours in these rows, so no originClusterToken (omitempty) */
+    assert_string_equal(tg_json_string(body, "destinationClusterToken"), want);
+    assert_null(tg_json_string(body, "originClusterToken"));
     assert_non_null(csr = tg_base64_decode(csr_b64, strlen(csr_b64), &csr_len, NULL, 0));
     assert_non_null(keypem = rc_secret_data(fake_api_object(api, RESULT), "private.key", &key_len));
     assert_non_null(k = tg_key_private_from_pem((char *)keypem, key_len));
@@ -381,10 +384,105 @@ static void test_hostile_answer_stays_data(void **state)
     EVP_PKEY_free(stored_key);
 }
 
+/* A file of auth/testdata/liqo-v0.10.3 (Liqo v0.10.3's wire format as Go
+ * marshals it), NUL-terminated. */
+static char *liqo_vector(const char *name)
+{
+    const char *src = getenv("TG_SOURCE_DIR");
+    char path[1024], *buf;
+    FILE *f;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/auth/testdata/liqo-v0.10.3/%s", src ? src : ".", name);
+    assert_non_null(f = fopen(path, "rb"));
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    assert_non_null(buf = malloc((size_t)n + 1));
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static char *hex64(const char *two)
+{
+    char *s = malloc(129);
+    for (int i = 0; i < 64; i++)
+        memcpy(s + 2 * i, two, 2);
+    s[128] = '\0';
+    return s;
+}
+
+/* Issue 45 item 1: what the consumer sends is byte for byte what Liqo
+ * v0.10.3's consumer would (the provider's token as destinationClusterToken,
+ * our own liqo/auth-token as originClusterToken, omitted when we have none),
+ * and Liqo's answer, aws member included, establishes the identity. The key
+ * is the vectors' (a resumed procedure), so the CSR is theirs too. */
+static void golden_row(const char *own, const char *want_file)
+{
+    tg_api *api = fake_api_new(), *remote = fake_api_new();
+    char *key = liqo_vector("consumer.key"), *answer = liqo_vector("identity-response.json");
+    char *want = liqo_vector(want_file), *provider = hex64("ab"), *tb64 = rt_b64(provider, 128), *kb64, text[4096];
+    json_object *w;
+    tg_signer s;
+
+    rt_signer_init(&s);
+    s.cluster_id = SELF;
+    fake_api_serve(remote, URL);
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"remote-token-p\",\"namespace\":\"liqo\",\"labels\":{\"" TG_LABEL_AUTH_TOKEN
+             "\":\"true\",\"" TG_LABEL_AUTH_CLUSTER_ID "\":\"" PID "\"},\"annotations\":{\"" TG_ANN_AUTH_URL
+             "\":\"" URL "\",\"" TG_ANN_AUTH_CA "\":\"" CA_PEM "\"}},\"data\":{\"token\":\"%s\"}}",
+             tb64);
+    fake_api_put(api, TOKEN_SECRET, text);
+    kb64 = rt_b64(key, strlen(key));
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"remote-identity-" PID "\",\"namespace\":\"liqo\"},"
+             "\"data\":{\"private.key\":\"%s\"}}", kb64);
+    fake_api_put(api, RESULT, text);
+    if (own) {
+        char *ob64 = rt_b64(own, strlen(own));
+        snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"auth-token\",\"namespace\":\"liqo\"},"
+                 "\"data\":{\"token\":\"%s\"}}", ob64);
+        fake_api_put(api, SECRETS "/auth-token", text);
+        free(ob64);
+    }
+    fake_api_answer(remote, "POST", "/identity/certificate", 202, answer);
+    assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_OK);
+    assert_int_equal(json_object_array_length(fake_api_writes(remote)), 1);
+    w = json_object_array_get_idx(fake_api_writes(remote), 0);
+    assert_string_equal(tg_json_string(w, "body"), want);
+    assert_string_equal(tg_json_path_string(fake_api_object(api, TOKEN_SECRET), "metadata", "annotations",
+                                            TG_ANN_AUTH_STATUS, NULL), "Established");
+    assert_non_null(tg_json_path_string(fake_api_object(api, RESULT), "data", "kubeconfig", NULL));
+    rt_signer_clear(&s);
+    fake_api_free(remote);
+    fake_api_free(api);
+    free(kb64);
+    free(tb64);
+    free(provider);
+    free(want);
+    free(answer);
+    free(key);
+}
+
+static void test_liqo_v0103_wire_format(void **state)
+{
+    char *own = hex64("cd");
+
+    (void)state;
+    golden_row(own, "identity-request.json");
+    golden_row(NULL, "identity-request-no-origin.json");
+    free(own);
+}
+
 static void test_outcome_table(void **state)
 {
     (void)state;
     assert_int_equal(tg_auth_outcome(202, 0), TG_AUTH_ESTABLISHED);
+    /* Liqo v0.10.3's consumer reads 202 and 201 as success, not 200 */
+    assert_int_equal(tg_auth_outcome(200, 0), TG_AUTH_PENDING);
     assert_int_equal(tg_auth_outcome(201, 1), TG_AUTH_ESTABLISHED);
     assert_int_equal(tg_auth_outcome(401, 1), TG_AUTH_EMPTY_DENIED);
     assert_int_equal(tg_auth_outcome(403, 1), TG_AUTH_EMPTY_DENIED);
@@ -404,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_good_token_writes_in_order),
         cmocka_unit_test(test_same_failure_again_writes_nothing),
         cmocka_unit_test(test_hostile_answer_stays_data),
+        cmocka_unit_test(test_liqo_v0103_wire_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include <h2o.h>
 
+#include "common/conn_slots.h"
 #include "common/metrics.h"
 #include "webhook/conns.h"
 #include "webhook/h2_frames.h"
@@ -25,6 +26,7 @@ typedef struct conn {
     tg_conns *owner;
     h2o_socket_t *sock;            /* NULL once h2o disposed of it */
     h2o_linklist_t link;
+    tg_slot slot;                  /* the eviction order (common/conn_slots.h): busy once served */
     struct timeval connected_at;
     uint64_t accepted_ms;
     tg_peer_key peer;

@@ -14,12 +14,6 @@
 /* How often the watch looks at every connection. */
 #define WATCH_MS 250
 #define DRAIN_WATCH_MS 50
-/* Evicted connections still count until h2o has closed them, on the next
- * loop turn: libuv accepts the whole backlog (up to 1,024) in one turn, each
- * newcomer evicting one. Past max_open by max(max_open, this), newcomers are
- * refused even when more could be evicted: briefly, the limit plus the
- * larger of it and 256. */
-#define EVICT_SLACK_MIN 256
 
 void tg_conn_count(tg_metric_series *s)
 {
@@ -51,6 +45,7 @@ void tg_conn_shutdown(conn *c, int how, tg_metric_series *why)
         return;
     if (shutdown(fd, how) == 0) {
         c->shut = 1;
+        c->slot.evicted = 1;       /* closing: no candidate for eviction */
         tg_conn_settle(c);
         tg_conn_count(why);
     }
@@ -73,6 +68,7 @@ static void on_tcp_closed(uv_handle_t *h)
 
     tg_conn_settle(c);
     h2o_linklist_unlink(&c->link);
+    tg_slots_release(&cs->slots, &c->slot);
     tg_peers_remove(cs->cfg.peers, &c->peer);
     if (c->h2)
         cs->h2_open--;
@@ -88,24 +84,28 @@ static void on_sock_disposed(void *data)
 
     tg_conn_settle(c);
     c->sock = NULL;
+    c->slot.evicted = 1;
 }
 
-/* At the limit: close the oldest connection that has not had a request yet
- * (handshaking, or waiting for its first bytes) so the newcomer gets its
- * slot. Clients that send requests keep theirs. 1 when one was evicted. */
+/* At the limit, common/conn_slots.c picks the oldest connection that has
+ * not had a request yet (handshaking, or waiting for its first bytes) and
+ * this closes it, so the newcomer gets its slot. Clients that send requests
+ * keep theirs. 1 when it was closed. */
+static int evict_conn(tg_slots *ss, tg_slot *slot)
+{
+    conn *c = H2O_STRUCT_FROM_MEMBER(conn, slot, slot);
+    tg_conns *cs = ss->data;
+
+    tg_conn_shutdown(c, SHUT_RDWR, NULL);
+    if (!c->shut)
+        return 0;
+    tg_conn_limited(cs, LIMITED_EVICTED, cs->cfg.closed_evicted);
+    return 1;
+}
+
 static int evict_one(tg_conns *cs)
 {
-    for (h2o_linklist_t *node = cs->list.next; node != &cs->list; node = node->next) {
-        conn *c = H2O_STRUCT_FROM_MEMBER(conn, link, node);
-        if (c->sock && !c->shut && !c->served && !c->pending) {
-            tg_conn_shutdown(c, SHUT_RDWR, NULL);
-            if (c->shut) {
-                tg_conn_limited(cs, LIMITED_EVICTED, cs->cfg.closed_evicted);
-                return 1;
-            }
-        }
-    }
-    return 0;
+    return tg_slots_evict_oldest(&cs->slots);
 }
 
 /* Room for one more connection from key: under the per-address cap, and
@@ -118,7 +118,7 @@ static int take_slot(tg_conns *cs, const tg_peer_key *key)
         tg_conn_limited(cs, LIMITED_PEER, cs->cfg.rejected_peer);
         return -1;
     }
-    slack = cs->cfg.max_open > EVICT_SLACK_MIN ? cs->cfg.max_open : EVICT_SLACK_MIN;
+    slack = tg_slots_slack(cs->cfg.max_open);
     open = atomic_fetch_add(cs->cfg.open_total, 1);
     if (open < cs->cfg.max_open)
         return 0;
@@ -166,6 +166,7 @@ void tg_conns_on_accept(uv_stream_t *listener, int status)
     c->accepted_ms = uv_now(cs->loop);
     c->connected_at = *h2o_get_timestamp(cs->cfg.accept_ctx->ctx, NULL, NULL);
     h2o_linklist_insert(&cs->list, &c->link);
+    tg_slots_add(&cs->slots, &c->slot);
     c->sock = h2o_uv_socket_create((uv_stream_t *)&c->tcp, on_tcp_closed);
     c->sock->on_close.cb = on_sock_disposed;
     c->sock->on_close.data = c;
@@ -181,6 +182,7 @@ void tg_conns_init(tg_conns *cs, uv_loop_t *loop, const tg_conns_config *cfg)
     cs->loop = loop;
     cs->logged_ms = uv_now(loop);
     h2o_linklist_init_anchor(&cs->list);
+    tg_slots_init(&cs->slots, cfg->max_open, evict_conn, cs);
     uv_timer_init(loop, &cs->watch);
     cs->watch.data = cs;
     uv_timer_start(&cs->watch, tg_conns_on_watch, WATCH_MS, WATCH_MS);
@@ -208,8 +210,9 @@ void tg_conns_stop(tg_conns *cs)
 void tg_conns_request_seen(h2o_req_t *req)
 {
     conn *c = tg_conn_of_req(req);
-    if (c) {
+    if (c && !c->served) {
         c->served = 1;
+        tg_slot_request_begin(&c->slot);   /* never ended: a served connection is kept */
         tg_conn_settle(c);
     }
 }
@@ -219,6 +222,7 @@ void *tg_conns_request_pending(h2o_req_t *req)
     conn *c = tg_conn_of_req(req);
     if (c) {
         c->pending++;
+        tg_slot_request_begin(&c->slot);
         tg_conn_settle(c);
     }
     return c;
@@ -245,8 +249,10 @@ void tg_conns_pay_evictions(tg_conns *cs)
 void tg_conns_request_done(void *handle)
 {
     conn *c = handle;
-    if (c)
+    if (c) {
         c->pending--;
+        tg_slot_request_end(&c->slot);
+    }
 }
 
 long tg_conns_open(tg_conns *cs)

@@ -46,6 +46,7 @@
 
 #include <h2o.h>
 
+#include "common/conn_slots.h"
 #include "common/metrics.h"
 #include "common/peers.h"
 
@@ -78,6 +79,7 @@ typedef struct tg_conns {
     tg_conns_config cfg;
     uv_loop_t *loop;
     h2o_linklist_t list;           /* of the private conn records */
+    tg_slots slots;                /* the same, oldest first, for eviction; the limit is open_total's */
     uv_timer_t watch;
     uv_prepare_t rewrap;           /* HTTP/2 frame counting back in front of h2o (conns.c) */
     long h2_open;                  /* HTTP/2 connections, loop thread */
