@@ -51,7 +51,7 @@ def signer(consumer, consumer_rbac, signer_bin, auth_env, tmp_path):
     auth_env["clusters"].append(cid)
     kc = consumer.serviceaccount_kubeconfig(NS, SA, duration="2h")
     s = Signer(signer_bin, consumer, kc, tmp_path, "signer-authtoken", "--cluster-id", cid,
-               "--controllers", "authtoken").start()
+               "--controllers", "authtoken", "--token-namespace", NS).start()
     s.cid = cid
     yield s
     s.stop()
@@ -99,7 +99,8 @@ def result_data(consumer, auth):
 
 @pytest.fixture
 def own_token(consumer, consumer_rbac):
-    """The consumer's own token, where tenantgate-auth and Liqo keep a cluster's: liqo/auth-token."""
+    """The consumer's own token: auth-token in the signer's --token-namespace (NS here), where this
+    cluster's tenantgate-auth keeps it."""
     token = uuid.uuid4().hex * 4
     consumer.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "auth-token", "namespace": NS},
                     "data": {"token": base64.b64encode(token.encode()).decode()}})

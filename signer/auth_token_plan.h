@@ -54,8 +54,9 @@ json_object *tg_auth_result_data(json_object *answer, const char *provider_id, c
 
 /* This cluster's own token, sent as originClusterToken so that the provider
  * could peer back (as Liqo v0.10's consumer sends its liqo/auth-token):
- * Secret TG_AUTH_OWN_TOKEN_SECRET, key token, in the signer's namespace -
- * where tenantgate-auth (and Liqo) keep this cluster's token. */
+ * Secret TG_AUTH_OWN_TOKEN_SECRET, key token, in the signer's token namespace
+ * (--token-namespace), where this cluster's tenantgate-auth keeps its token;
+ * Liqo v0.10 keeps it in liqo/auth-token. */
 #define TG_AUTH_OWN_TOKEN_SECRET "auth-token"
 
 /* Liqo v0.10.3's CertificateIdentityRequest (pkg/auth/identityrequest.go),

@@ -247,16 +247,17 @@ static void read_token(json_object *tok, auth_job *j)
     tg_auth_token_digest(j->token ? j->token : "", j->token_len, j->digest);
 }
 
-/* Our own token (TG_AUTH_OWN_TOKEN_SECRET), sent as originClusterToken; a
- * cluster without one sends none (the field is omitempty). 0, or -1 when it
- * could not be read (retried). */
-static int read_own_token(tg_api *api, auth_job *j)
+/* Our own token (TG_AUTH_OWN_TOKEN_SECRET in the token namespace, where this
+ * cluster's tenantgate-auth keeps it), sent as originClusterToken; a cluster
+ * without one sends none (the field is omitempty). 0, or -1 when it could not
+ * be read (retried). */
+static int read_own_token(const tg_signer *s, tg_api *api, auth_job *j)
 {
     json_object *sec = NULL;
     char path[1024], err[256];
     long rc;
 
-    snprintf(path, sizeof(path), SECRETS "/" TG_AUTH_OWN_TOKEN_SECRET, j->ns);
+    snprintf(path, sizeof(path), SECRETS "/" TG_AUTH_OWN_TOKEN_SECRET, s->token_ns);
     if ((rc = tg_api_get(api, path, &sec, err, sizeof(err))) == 404)
         return 0;
     if (rc != 200)
@@ -337,7 +338,7 @@ static long procedure(tg_signer *s, tg_api *api, json_object *tok, auth_job *j)
         return TG_RECONCILE_OK;
     if ((setup = missing_setup(url, ca)))
         return write_status(api, tok, j, TG_AUTH_NONE, setup, NULL) == 200 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
-    if (read_own_token(api, j) != 0)
+    if (read_own_token(s, api, j) != 0)
         return TG_RECONCILE_RETRY;
     if (ensure_key(api, j, err, sizeof(err)) != 0) {
         snprintf(reason, sizeof(reason), "KeyNotStored: %s", err);

@@ -416,7 +416,8 @@ static char *hex64(const char *two)
 
 /* Issue 45 item 1: what the consumer sends is byte for byte what Liqo
  * v0.10.3's consumer would (the provider's token as destinationClusterToken,
- * our own liqo/auth-token as originClusterToken, omitted when we have none),
+ * our own auth-token of the token namespace as originClusterToken, omitted
+ * when we have none),
  * and Liqo's answer, aws member included, establishes the identity. The key
  * is the vectors' (a resumed procedure), so the CSR is theirs too. */
 static void golden_row(const char *own, const char *want_file)
@@ -443,9 +444,9 @@ static void golden_row(const char *own, const char *want_file)
     fake_api_put(api, RESULT, text);
     if (own) {
         char *ob64 = rt_b64(own, strlen(own));
-        snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"auth-token\",\"namespace\":\"liqo\"},"
+        snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"auth-token\",\"namespace\":\"tenantgate-tokens\"},"
                  "\"data\":{\"token\":\"%s\"}}", ob64);
-        fake_api_put(api, SECRETS "/auth-token", text);
+        fake_api_put(api, "/api/v1/namespaces/tenantgate-tokens/secrets/auth-token", text);
         free(ob64);
     }
     fake_api_answer(remote, "POST", "/identity/certificate", 202, answer);

@@ -23,6 +23,7 @@ void rt_signer_init(tg_signer *s)
     memset(s, 0, sizeof(*s));
     s->cluster_id = "provider-cluster";
     s->namespace_ = "liqo";
+    s->token_ns = "tenantgate-tokens";
     s->signer_name = TG_SIGNER_NAME_KUBE;
     s->api_server = "https://provider.example:6443";
     s->controllers = TG_CTL_ALL;
