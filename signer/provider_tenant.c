@@ -159,6 +159,7 @@ static void on_tenant_visit(json_object *t, void *data)
  * the cache shows the first. */
 #define CSR_PENDING_MS 60000
 
+/* The queue key: a wake-up from another informer forgets it (events.c). */
 static void settled_key(char *key, size_t len, const char *ns, const char *name)
 {
     snprintf(key, len, "tenant/%s/%s", ns, name);
@@ -700,13 +701,10 @@ static void map_csr_to_tenant(const tg_event *ev, tg_key_sink *sink)
     int denied = !issued && rc_csr_decided(o) < 0;
     const char *cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
     const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
-    char key[TG_WQ_KEY_MAX];
 
     if (!tg_csr_made_by(o, ev->s->self_user) || !(issued || denied || ev->deleted) || !cid || !tns)
         return;
-    if (ev->deleted && tg_key_format(key, "tenant", tns, cid) == 0)
-        tg_settled_forget(ev->s->settled, key);   /* what the Tenant was settled on is gone */
-    tg_key_emit(sink, "tenant", tns, cid);
+    tg_key_emit(sink, "tenant", tns, cid);   /* a wake-up: the Tenant's settled record goes */
 }
 
 static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
