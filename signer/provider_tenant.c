@@ -707,6 +707,22 @@ static void map_csr_to_tenant(const tg_event *ev, tg_key_sink *sink)
     tg_key_emit(sink, "tenant", tns, cid);   /* a wake-up: the Tenant's settled record goes */
 }
 
+static void on_tenant_of_ns(json_object *o, void *data)
+{
+    map_tenant(&(const tg_event){.obj = o}, data);
+}
+
+/* A Tenant refused on its namespace's nonce (none yet, not filled, or
+ * another one) is decided again when the nonce Secret is made, filled or
+ * rotated: every Tenant of that namespace wakes. */
+static void map_nonce_to_tenants(const tg_event *ev, tg_key_sink *sink)
+{
+    const char *ns = tg_json_path_string(ev->obj, "metadata", "namespace", NULL);
+
+    if (ns && ev->s->tenant_cache)
+        tg_cache_get_by_namespace(ev->s->tenant_cache, ns, on_tenant_of_ns, sink);
+}
+
 static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
 {
     (void)kind;
@@ -719,6 +735,7 @@ const tg_controller_desc tg_ctl_tenant = {
               .acts_on = "Tenant whose spec.clusterID is the remote cluster id of its tenant namespace",
               .writes = "the Tenant (status, finalizer), CSRs labelled for it, RoleBindings liqo-binding-* in its namespace, "
                         "the consumer's ClusterRoleBinding"},
-    .subs = {{TG_INF_TENANTS, 1, map_tenant}, {TG_INF_CSRS, 0, map_csr_to_tenant}}, .nsubs = 2,
+    .subs = {{TG_INF_TENANTS, 1, map_tenant}, {TG_INF_CSRS, 0, map_csr_to_tenant},
+             {TG_INF_NONCES, 0, map_nonce_to_tenants}}, .nsubs = 3,
     .reconcile = reconcile_key,
 };
