@@ -305,6 +305,7 @@ static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const cha
 
 typedef struct replica_look {
     const char *cid;
+    time_t deleted_at;      /* the Tenant's deletion */
     size_t n;
 } replica_look;
 
@@ -312,18 +313,24 @@ static void on_replica(json_object *o, void *data)
 {
     replica_look *l = data;
     const char *origin = tg_json_path_string(o, "metadata", "labels", "liqo.io/originID", NULL);
+    time_t made = rc_parse_rfc3339(tg_json_path_string(o, "metadata", "creationTimestamp", NULL));
 
-    if (origin && strcmp(origin, l->cid) == 0)
+    /* One made after the Tenant's deletion is the next peering's (the
+     * consumer authenticated again at once, its new Identity's Renew came
+     * here): it does not hold the old Tenant, whose end the next peering's
+     * Tenant waits for. */
+    if (origin && strcmp(origin, l->cid) == 0 && !(made > 0 && l->deleted_at > 0 && made > l->deleted_at))
         l->n++;
 }
 
-/* The consumer's Renews replicated into ns, from the remoterenew informer
- * (without it, none known: nothing to wait for). Slices need no wait:
- * `liqoctl unauthenticate` refuses while the consumer has any, and Liqo's
- * consumer drops its slice only after its replicator deleted the copy here. */
-static size_t consumer_replicas(tg_signer *s, const char *ns, const char *cid)
+/* The consumer's Renews replicated into ns before deleted_at, from the
+ * remoterenew informer (without it, none known: nothing to wait for).
+ * Slices need no wait: `liqoctl unauthenticate` refuses while the consumer
+ * has any, and Liqo's consumer drops its slice only after its replicator
+ * deleted the copy here. */
+static size_t consumer_replicas(tg_signer *s, const char *ns, const char *cid, time_t deleted_at)
 {
-    replica_look l = {.cid = cid};
+    replica_look l = {.cid = cid, .deleted_at = deleted_at};
 
     if (s->renew_cache)
         tg_cache_get_by_namespace(s->renew_cache, ns, on_replica, &l);
@@ -338,13 +345,13 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
 {
     json_object *sec = NULL;
     char *old = NULL, nonce[TG_NONCE_TEXT_LEN + 1];
+    time_t deleted_at;
     long r;
 
     if (!holds_tenant(tenant))
         return 200;
-    *wait_ms = tg_unpeer_wait_ms(
-        rc_parse_rfc3339(tg_json_path_string(tenant, "metadata", "deletionTimestamp", NULL)), time(NULL),
-        consumer_replicas(s, ns, cid));
+    deleted_at = rc_parse_rfc3339(tg_json_path_string(tenant, "metadata", "deletionTimestamp", NULL));
+    *wait_ms = tg_unpeer_wait_ms(deleted_at, time(NULL), consumer_replicas(s, ns, cid, deleted_at));
     if (*wait_ms > 0)
         return 202;
     if ((r = tg_tenant_bind(s, api, ns, cid, tenant, 0, err, err_len)) >= 300 || r < 0)
@@ -723,6 +730,15 @@ static void map_nonce_to_tenants(const tg_event *ev, tg_key_sink *sink)
         tg_cache_get_by_namespace(ev->s->tenant_cache, ns, on_tenant_of_ns, sink);
 }
 
+/* A deleted Tenant keeps its bindings while its consumer's replicated Renews
+ * are left (finalize_tenant): one going (or coming) wakes the Tenant named
+ * by its origin, so the deletion ends at once, not at the next look. */
+static void map_renew_to_tenant(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "tenant", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "labels", "liqo.io/originID", NULL));
+}
+
 static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
 {
     (void)kind;
@@ -736,6 +752,7 @@ const tg_controller_desc tg_ctl_tenant = {
               .writes = "the Tenant (status, finalizer), CSRs labelled for it, RoleBindings liqo-binding-* in its namespace, "
                         "the consumer's ClusterRoleBinding"},
     .subs = {{TG_INF_TENANTS, 1, map_tenant}, {TG_INF_CSRS, 0, map_csr_to_tenant},
-             {TG_INF_NONCES, 0, map_nonce_to_tenants}}, .nsubs = 3,
+             {TG_INF_NONCES, 0, map_nonce_to_tenants}, {TG_INF_REMOTE_RENEWS, 0, map_renew_to_tenant}},
+    .nsubs = 4,
     .reconcile = reconcile_key,
 };

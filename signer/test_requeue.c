@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -215,8 +216,11 @@ static void seed_tenant(bed *b, int finalized, int deleting)
         json_object_array_add(fin, json_object_new_string(TG_TENANT_FINALIZER));
         json_object_object_add(meta, "finalizers", fin);
     }
-    if (deleting)
-        json_object_object_add(meta, "deletionTimestamp", json_object_new_string("2026-11-28T00:00:00Z"));
+    if (deleting) {   /* a few seconds ago: within the grace its consumer's replicas have */
+        char at[32];
+        rc_rfc3339(time(NULL) - 3, at, sizeof(at));
+        json_object_object_add(meta, "deletionTimestamp", json_object_new_string(at));
+    }
     put_obj_seen(b, TG_INF_TENANTS, T_TENANT, t);
     free(text);
 }
@@ -287,6 +291,21 @@ static void seed_pending_csr(bed *b)
     informer_sees(b, TG_INF_CSRS, path, TG_WATCH_ADDED);
     json_object_put(t);
     free(text);
+}
+
+#define T_RENEW TENANTS_API "/namespaces/" T_NS "/renews/" RENEW_NAME
+
+/* The seed consumer's replicated Renew, made `age` seconds ago. */
+static void seed_renew(bed *b, long age)
+{
+    char text[1024], made[32];
+
+    rc_rfc3339(time(NULL) - age, made, sizeof(made));
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"" RENEW_NAME "\",\"namespace\":\"" T_NS "\",\"creationTimestamp\":"
+             "\"%s\",\"labels\":{\"liqo.io/replicated\":\"true\",\"liqo.io/originID\":\"cl01\"}},\"spec\":{"
+             "\"consumerClusterID\":\"cl01\",\"identityType\":\"ControlPlane\"}}", made);
+    put_seen(b, TG_INF_REMOTE_RENEWS, T_RENEW, text);
 }
 
 static void renew(bed *b)
@@ -361,6 +380,22 @@ static void c_nonce_rotated(bed *b) { seed_nonce(b, 1, 1); }
 
 static void w_renew_no_tenant(bed *b) { renew(b); }
 
+/* unpeering: the Tenant deleted while its consumer's Renew copy (made an
+ * hour ago) is still here */
+static void w_tenant_deleting_held(bed *b)
+{
+    seed_nonce(b, 1, 0);
+    seed_renew(b, 3600);
+    seed_tenant(b, 1, 1);
+}
+static void c_renew_gone(bed *b) { delete_seen(b, TG_INF_REMOTE_RENEWS, T_RENEW); }
+/* re-peering at once: the old copy goes, the next peering's comes (made now) */
+static void c_renew_replaced(bed *b)
+{
+    delete_seen(b, TG_INF_REMOTE_RENEWS, T_RENEW);
+    seed_renew(b, 0);
+}
+
 static const row rows[] = {
     {"slice: no Tenant, then the Tenant is made", SLICE_KEY, w_slice_no_tenant, "SliceTenantNotFound", 0,
      c_tenant_made, CSR_POST},
@@ -378,6 +413,10 @@ static const row rows[] = {
      "SignatureVerificationFailed", 0, c_nonce_filled, CSR_POST},
     {"Tenant: settled waiting for its CSR, then the nonce rotates", TENANT_KEY, w_tenant_settled, "POST " TENANT_RBS, 1,
      c_nonce_rotated, "SignatureVerificationFailed"},
+    {"Tenant being deleted, held by its consumer's Renew, then the Renew goes", TENANT_KEY,
+     w_tenant_deleting_held, "", 0, c_renew_gone, "PATCH " T_TENANT " 200"},
+    {"Tenant being deleted, held by its consumer's Renew, then the next peering's replaces it", TENANT_KEY,
+     w_tenant_deleting_held, "", 0, c_renew_replaced, "PATCH " T_TENANT " 200"},
     {"Renew: no Tenant, then the Tenant is made", RENEW_KEY, w_renew_no_tenant, "TenantNotFound", 0, c_tenant_made,
      "PATCH " S_RENEW "/status 200"},
 };
