@@ -85,6 +85,13 @@ int cmd_authenticate(int argc, char **argv)
     if ((rc = cli_ensure_tenant_namespace(&f, &remote, o.cluster_id, rns, sizeof(rns))) != 0)
         goto out;
     cli_flow_step(&f, "remote", "Tenant namespace correctly ensured");
+    /* Right after an unauthenticate the last peering's Tenant and Identity
+     * may still be in their finalizers: the Tenant's rotates the nonce, and
+     * an apply onto either would go with it. Wait for them to go first. */
+    cli_identity_name(secret, sizeof(secret), o.remote_id);
+    if ((rc = cli_wait_not_terminating(&f, &remote, "tenants", rns, o.cluster_id)) != 0 ||
+        (rc = cli_wait_not_terminating(&f, &local, "identities", lns, secret)) != 0)
+        goto out;
     if ((rc = cli_ensure_nonce_secret(&f, &remote, rns, o.cluster_id)) != 0)
         goto out;
     cli_flow_step(&f, "remote", "Nonce secret ensured");

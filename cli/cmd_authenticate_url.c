@@ -198,7 +198,10 @@ int cli_authenticate_url(const char *cmd, const char *usage, online_opts *o)
         goto out;
     }
     cli_flow_step(&f, "remote", "Identity correctly generated");
-    if ((rc = cli_apply(&f, &local, "identities", identity, NULL)) != 0)
+    /* the last peering's Identity, still in its finalizer, would take this apply with it */
+    if ((rc = cli_wait_not_terminating(&f, &local, "identities", lns,
+                                       tg_json_path_string(identity, "metadata", "name", NULL))) != 0 ||
+        (rc = cli_apply(&f, &local, "identities", identity, NULL)) != 0)
         goto out;
     cli_flow_step(&f, "local", "Identity correctly applied on consumer cluster");
     rc = cli_wait_identity(&f, &local, lns, tg_json_path_string(identity, "metadata", "name", NULL), secret,

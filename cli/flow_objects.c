@@ -213,6 +213,35 @@ int cli_wait_slice(cli_flow *f, cli_cluster *c, const char *ns, const char *name
     return wait_object(f, c, "resourceslices", ns, name, look_slice, &l, what);
 }
 
+int cli_wait_not_terminating(cli_flow *f, cli_cluster *c, const char *resource, const char *ns,
+                             const char *name)
+{
+    cli_api_call call = { .verb = "get", .resource = resource, .group = CLI_AUTH_GROUP, .namespace_ = ns,
+                          .name = name };
+    char terr[256];
+    int rc;
+
+    for (;;) {
+        json_object *doc = NULL;
+        char *raw = NULL;
+        long st = get_auth_object(c, resource, ns, name, &doc, &raw, terr, sizeof(terr));
+
+        rc = CLI_NOT_YET;
+        if (st == 404 || (st == 200 && doc != NULL && !tg_json_path(doc, "metadata", "deletionTimestamp", NULL)))
+            rc = 0;
+        else if (st != 200)
+            rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
+        json_object_put(doc);
+        free(raw);
+        if (rc != CLI_NOT_YET)
+            return rc;
+        if ((rc = cli_flow_poll_again(f, c, "%s %s/%s to finish terminating (the last peering's; its "
+                                      "finalizer is removed by tenantgate-signer: is it running?)",
+                                      resource, ns, name)) != 0)
+            return rc;
+    }
+}
+
 int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns, const char *name,
                int wait, int *existed)
 {

@@ -182,6 +182,10 @@ cli_tenant_state cli_tenant_status(json_object *tenant)
     const char *crt = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
     const char *tns = tg_json_path_string(tenant, "status", "tenantNamespace", NULL);
 
+    /* A Tenant being deleted still shows the last peering's certificate,
+     * whose bindings its finalizer is about to take away. */
+    if (tg_json_path(tenant, "metadata", "deletionTimestamp", NULL) != NULL)
+        return CLI_TENANT_PENDING;
     if (crt != NULL && *crt != '\0' && tns != NULL && *tns != '\0' && certificate_matches_key(tenant, crt))
         return CLI_TENANT_READY;
     return CLI_TENANT_PENDING;

@@ -69,7 +69,8 @@ typedef enum cli_tenant_state {
     CLI_TENANT_REJECTED,       /* the signer refused this version of the Tenant (an Event) */
 } cli_tenant_state;
 
-/* READY or PENDING. Tenant status carries no verdict (Liqo's controllers
+/* READY or PENDING (always PENDING while the Tenant is being deleted: its
+ * certificate is the last peering's). Tenant status carries no verdict (Liqo's controllers
  * rewrite status from a type without conditions): a refusal is an Event. */
 cli_tenant_state cli_tenant_status(json_object *tenant);
 
@@ -274,6 +275,12 @@ int cli_wait_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char *nam
 /* Consumer: wait for Identity status.kubeconfigSecretRef.name. */
 int cli_wait_identity(cli_flow *f, cli_cluster *c, const char *ns, const char *name,
                       char *secret, size_t secret_len);
+
+/* Wait while ns/name of resource is being deleted (an unpeering that did not
+ * wait): until it is gone, so what comes next is not applied onto it and
+ * lost with it. Absent or live: 0 at once. */
+int cli_wait_not_terminating(cli_flow *f, cli_cluster *c, const char *resource, const char *ns,
+                             const char *name);
 
 /* Delete one object of authentication.liqo.io (absent is fine); wait: until gone. */
 int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns, const char *name,

@@ -34,6 +34,7 @@ import uuid
 import pytest
 
 from liqo_modules import liqo_bin, pinned_versions
+from liqo_repeer import ROUNDS, peer_unpeer_rounds
 from liqo_processes import LiqoOnCluster, chart_dir, listeners
 from tenantgate_services import denial, webhook, webhook_install  # noqa: F401
 from test_liqo import Liqo, tamper
@@ -502,3 +503,17 @@ def test_denials_name_a_documented_reason(flow, source_dir):
     used = {r for _, r in flow.denials} | set(FORGED_TENANTS.values()) | \
         set(FORGED_SLICES.values())
     assert used <= documented, used - documented
+
+
+def test_peer_and_unpeer_back_to_back(guard, flow, webhook):
+    """Issue 45: `liqoctl peer --networking-disabled` then at once `liqoctl unpeer`,
+    TG_REPEER_ROUNDS times (default 20), 0 failures (e2e/liqo_repeer.py), and tenantgate's
+    webhook denied none of Liqo's requests meanwhile. Runs after the flow."""
+    liqo, prov, cons = guard
+    both = ("--kubeconfig", cons.cluster.kubeconfig, "--remote-kubeconfig", prov.cluster.kubeconfig)
+    liqo.ctl("unauthenticate", *both, "--timeout", "120s")      # the flow ends authenticated
+    before = denied_counts(webhook)
+    failures, seconds = peer_unpeer_rounds(liqo, prov, cons)
+    print(f"{ROUNDS} rounds in {seconds:.1f}s")
+    assert failures == [], "\n".join(failures)
+    assert delta(denied_counts(webhook), before) == {}

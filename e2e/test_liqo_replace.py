@@ -37,6 +37,7 @@ import time
 import pytest
 
 from bed import openssl, wait_for
+from liqo_repeer import ROUNDS, peer_unpeer_rounds
 from liqo_replace_mode import GROUP, NEWEST, liqo_root, replace_mode
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_liqo import Liqo
@@ -367,3 +368,14 @@ def test_authenticate_again_gets_a_new_certificate(flow):
     """Break 5: the re-peering (same key, same request) does not reuse the old CSR."""
     _step_passes(flow, "second certificate")
     assert flow.seen["serial 1"] != flow.seen["serial 2"], flow.seen
+
+
+def test_peer_and_unpeer_back_to_back(replace, flow):
+    """Issue 45: `liqoctl peer --networking-disabled` then at once `liqoctl unpeer`,
+    TG_REPEER_ROUNDS times (default 20), 0 failures (e2e/liqo_repeer.py). Runs after the flow."""
+    liqo, prov, cons, _ = replace
+    both = ("--kubeconfig", cons.cluster.kubeconfig, "--remote-kubeconfig", prov.cluster.kubeconfig)
+    liqo.ctl("unauthenticate", *both, "--timeout", "120s")      # the flow ends authenticated
+    failures, seconds = peer_unpeer_rounds(liqo, prov, cons)
+    print(f"{ROUNDS} rounds in {seconds:.1f}s")
+    assert failures == [], "\n".join(failures)

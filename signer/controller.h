@@ -65,7 +65,12 @@ void tg_key_emit(tg_key_sink *sink, const char *prefix, const char *ns, const ch
 
 /* One informer a controller listens to. own: its events are this
  * controller's own objects, judged against its scope before the mapper runs;
- * otherwise they only wake keys (still judged by namespace). */
+ * otherwise they only wake keys (still judged by namespace): something the
+ * key's last decision rested on changed, so the key's settled record
+ * (settled.h, kept under the queue key) is forgotten and the pass runs in
+ * full. A decision taken because a thing is missing or terminating is taken
+ * again through such a wake-up from that thing's informer, or, where there
+ * is none, a bounded requeue (docs/signer.md "Decisions taken again"). */
 typedef struct tg_subscription {
     tg_informer_id informer;
     int own;

@@ -26,6 +26,9 @@ struct tg_events {
 
 struct tg_key_sink {
     tg_events *e;
+    /* the keys come from another informer than their controller's own: what
+     * they depend on changed (a wake-up), see tg_key_emit */
+    int wake;
 };
 
 static int enabled(const tg_signer *s, const tg_controller_desc *d)
@@ -125,6 +128,11 @@ void tg_key_emit(tg_key_sink *sink, const char *prefix, const char *ns, const ch
         return;
     if (!tg_events_judge_key(e, d, ns, name))
         return;
+    /* A wake-up means something the key's last decision rested on changed
+     * (a Tenant, a nonce, a CSR): the settled record of that decision, kept
+     * under the key itself, must not turn the pass into a skip. */
+    if (sink->wake && e->s->settled)
+        tg_settled_forget(e->s->settled, key);
     tg_wq_add(e->s->q, key, tg_wq_now_ms());
 }
 
@@ -189,6 +197,7 @@ static void dispatch(tg_events *e, tg_informer_id id, json_object *o, int delete
                 continue;
             if (sub->own && !judge_own(e, *d, o, &f, deleted))
                 continue;
+            sink.wake = !sub->own;
             sub->map(&ev, &sink);
         }
     }

@@ -159,6 +159,7 @@ static void on_tenant_visit(json_object *t, void *data)
  * the cache shows the first. */
 #define CSR_PENDING_MS 60000
 
+/* The queue key: a wake-up from another informer forgets it (events.c). */
 static void settled_key(char *key, size_t len, const char *ns, const char *name)
 {
     snprintf(key, len, "tenant/%s/%s", ns, name);
@@ -304,6 +305,7 @@ static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const cha
 
 typedef struct replica_look {
     const char *cid;
+    time_t deleted_at;      /* the Tenant's deletion */
     size_t n;
 } replica_look;
 
@@ -311,18 +313,24 @@ static void on_replica(json_object *o, void *data)
 {
     replica_look *l = data;
     const char *origin = tg_json_path_string(o, "metadata", "labels", "liqo.io/originID", NULL);
+    time_t made = rc_parse_rfc3339(tg_json_path_string(o, "metadata", "creationTimestamp", NULL));
 
-    if (origin && strcmp(origin, l->cid) == 0)
+    /* One made after the Tenant's deletion is the next peering's (the
+     * consumer authenticated again at once, its new Identity's Renew came
+     * here): it does not hold the old Tenant, whose end the next peering's
+     * Tenant waits for. */
+    if (origin && strcmp(origin, l->cid) == 0 && !(made > 0 && l->deleted_at > 0 && made > l->deleted_at))
         l->n++;
 }
 
-/* The consumer's Renews replicated into ns, from the remoterenew informer
- * (without it, none known: nothing to wait for). Slices need no wait:
- * `liqoctl unauthenticate` refuses while the consumer has any, and Liqo's
- * consumer drops its slice only after its replicator deleted the copy here. */
-static size_t consumer_replicas(tg_signer *s, const char *ns, const char *cid)
+/* The consumer's Renews replicated into ns before deleted_at, from the
+ * remoterenew informer (without it, none known: nothing to wait for).
+ * Slices need no wait: `liqoctl unauthenticate` refuses while the consumer
+ * has any, and Liqo's consumer drops its slice only after its replicator
+ * deleted the copy here. */
+static size_t consumer_replicas(tg_signer *s, const char *ns, const char *cid, time_t deleted_at)
 {
-    replica_look l = {.cid = cid};
+    replica_look l = {.cid = cid, .deleted_at = deleted_at};
 
     if (s->renew_cache)
         tg_cache_get_by_namespace(s->renew_cache, ns, on_replica, &l);
@@ -337,13 +345,13 @@ static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, cons
 {
     json_object *sec = NULL;
     char *old = NULL, nonce[TG_NONCE_TEXT_LEN + 1];
+    time_t deleted_at;
     long r;
 
     if (!holds_tenant(tenant))
         return 200;
-    *wait_ms = tg_unpeer_wait_ms(
-        rc_parse_rfc3339(tg_json_path_string(tenant, "metadata", "deletionTimestamp", NULL)), time(NULL),
-        consumer_replicas(s, ns, cid));
+    deleted_at = rc_parse_rfc3339(tg_json_path_string(tenant, "metadata", "deletionTimestamp", NULL));
+    *wait_ms = tg_unpeer_wait_ms(deleted_at, time(NULL), consumer_replicas(s, ns, cid, deleted_at));
     if (*wait_ms > 0)
         return 202;
     if ((r = tg_tenant_bind(s, api, ns, cid, tenant, 0, err, err_len)) >= 300 || r < 0)
@@ -700,13 +708,35 @@ static void map_csr_to_tenant(const tg_event *ev, tg_key_sink *sink)
     int denied = !issued && rc_csr_decided(o) < 0;
     const char *cid = tg_json_path_string(o, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
     const char *tns = tg_json_path_string(o, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
-    char key[TG_WQ_KEY_MAX];
 
     if (!tg_csr_made_by(o, ev->s->self_user) || !(issued || denied || ev->deleted) || !cid || !tns)
         return;
-    if (ev->deleted && tg_key_format(key, "tenant", tns, cid) == 0)
-        tg_settled_forget(ev->s->settled, key);   /* what the Tenant was settled on is gone */
-    tg_key_emit(sink, "tenant", tns, cid);
+    tg_key_emit(sink, "tenant", tns, cid);   /* a wake-up: the Tenant's settled record goes */
+}
+
+static void on_tenant_of_ns(json_object *o, void *data)
+{
+    map_tenant(&(const tg_event){.obj = o}, data);
+}
+
+/* A Tenant refused on its namespace's nonce (none yet, not filled, or
+ * another one) is decided again when the nonce Secret is made, filled or
+ * rotated: every Tenant of that namespace wakes. */
+static void map_nonce_to_tenants(const tg_event *ev, tg_key_sink *sink)
+{
+    const char *ns = tg_json_path_string(ev->obj, "metadata", "namespace", NULL);
+
+    if (ns && ev->s->tenant_cache)
+        tg_cache_get_by_namespace(ev->s->tenant_cache, ns, on_tenant_of_ns, sink);
+}
+
+/* A deleted Tenant keeps its bindings while its consumer's replicated Renews
+ * are left (finalize_tenant): one going (or coming) wakes the Tenant named
+ * by its origin, so the deletion ends at once, not at the next look. */
+static void map_renew_to_tenant(const tg_event *ev, tg_key_sink *sink)
+{
+    tg_key_emit(sink, "tenant", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
+                tg_json_path_string(ev->obj, "metadata", "labels", "liqo.io/originID", NULL));
 }
 
 static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
@@ -721,6 +751,8 @@ const tg_controller_desc tg_ctl_tenant = {
               .acts_on = "Tenant whose spec.clusterID is the remote cluster id of its tenant namespace",
               .writes = "the Tenant (status, finalizer), CSRs labelled for it, RoleBindings liqo-binding-* in its namespace, "
                         "the consumer's ClusterRoleBinding"},
-    .subs = {{TG_INF_TENANTS, 1, map_tenant}, {TG_INF_CSRS, 0, map_csr_to_tenant}}, .nsubs = 2,
+    .subs = {{TG_INF_TENANTS, 1, map_tenant}, {TG_INF_CSRS, 0, map_csr_to_tenant},
+             {TG_INF_NONCES, 0, map_nonce_to_tenants}, {TG_INF_REMOTE_RENEWS, 0, map_renew_to_tenant}},
+    .nsubs = 4,
     .reconcile = reconcile_key,
 };

@@ -59,6 +59,8 @@ int rs_settled_deps(tg_signer *s, const char *ns, const char *name, const char *
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+/* The queue key: a wake-up from another informer (a Tenant, a CSR) forgets
+ * it (events.c), whatever the dependency text says. */
 static void settled_key(char *key, size_t len, const char *ns, const char *name)
 {
     snprintf(key, len, "remoteslice/%s/%s", ns, name);

@@ -117,6 +117,10 @@ static void test_tenant_status_table(void **state)
         json_object *t = tenant_with(cases[i].pk, cases[i].crt, cases[i].tns);
 
         assert_int_equal(cli_tenant_status(t), cases[i].want);
+        /* being deleted (an unpeering that did not wait): the last peering's certificate */
+        json_object_object_add(tg_json_path(t, "metadata", NULL), "deletionTimestamp",
+                               json_object_new_string("2026-01-01T00:00:00Z"));
+        assert_int_equal(cli_tenant_status(t), CLI_TENANT_PENDING);
         json_object_put(t);
     }
 }
