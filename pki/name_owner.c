@@ -158,3 +158,44 @@ int tg_name_slice_user_split(const char *user, char *out, size_t out_len)
     out[base] = '\0';
     return 0;
 }
+
+json_object *tg_name_claim_doc(const char *name, tg_name_path path, const char *holder, const char *ns,
+                               const char *ns_uid)
+{
+    json_object *d = json_object_new_object(), *meta = json_object_new_object(), *spec = json_object_new_object();
+    char obj[TG_NAME_CLAIM_OBJECT_MAX];
+
+    tg_name_claim_object(name, obj);
+    json_object_object_add(d, "apiVersion", json_object_new_string(TG_NAME_CLAIM_API_VERSION));
+    json_object_object_add(d, "kind", json_object_new_string("NameClaim"));
+    json_object_object_add(meta, "name", json_object_new_string(obj));
+    if (ns && ns_uid) {
+        json_object *refs = json_object_new_array(), *ref = json_object_new_object();
+        json_object_object_add(ref, "apiVersion", json_object_new_string("v1"));
+        json_object_object_add(ref, "kind", json_object_new_string("Namespace"));
+        json_object_object_add(ref, "name", json_object_new_string(ns));
+        json_object_object_add(ref, "uid", json_object_new_string(ns_uid));
+        json_object_array_add(refs, ref);
+        json_object_object_add(meta, "ownerReferences", refs);
+    }
+    json_object_object_add(d, "metadata", meta);
+    json_object_object_add(spec, "name", json_object_new_string(name));
+    json_object_object_add(spec, "path", json_object_new_string(tg_name_path_string(path)));
+    json_object_object_add(spec, "holder", json_object_new_string(holder));
+    json_object_object_add(d, "spec", spec);
+    return d;
+}
+
+int tg_name_claim_is(json_object *claim, const char *name, tg_name_path path, const char *holder, char *owner,
+                     size_t owner_len)
+{
+    const char *n = str_at(claim, "spec", "name"), *p = str_at(claim, "spec", "path");
+    const char *h = str_at(claim, "spec", "holder");
+
+    if (!n || !p || !h) {
+        snprintf(owner, owner_len, "unreadable");
+        return 0;
+    }
+    snprintf(owner, owner_len, "%.16s %.200s", p, h);
+    return strcmp(n, name) == 0 && tg_name_path_parse(p) == path && strcmp(h, holder) == 0;
+}

@@ -42,6 +42,20 @@ int tg_name_reserved(const char *name, const char *provider_id, char *why, size_
 #define TG_NAME_CLAIM_OBJECT_MAX (2 + 64 + 1)
 void tg_name_claim_object(const char *name, char out[TG_NAME_CLAIM_OBJECT_MAX]);
 
+#define TG_NAME_CLAIM_API_VERSION "tenantgate.io/v1alpha1"
+#define TG_NAME_CLAIMS_PATH "/apis/tenantgate.io/v1alpha1/nameclaims"
+
+/* The NameClaim of name for path and holder, owned by Namespace ns (uid
+ * ns_uid; NULL: no owner). NULL when out of memory. */
+json_object *tg_name_claim_doc(const char *name, tg_name_path path, const char *holder, const char *ns,
+                               const char *ns_uid);
+
+/* 1 when claim (as read back) is name's and held by path and holder: the
+ * claim is ours. 0 otherwise, with owner set to "<path> <holder>" of the
+ * claim there ("unreadable" when it has no such fields). */
+int tg_name_claim_is(json_object *claim, const char *name, tg_name_path path, const char *holder, char *owner,
+                     size_t owner_len);
+
 /* Whose a binding naming a name is. */
 typedef enum tg_binding_owner {
     TG_BINDING_NONE = 0,           /* does not name it as User or Group */

@@ -147,6 +147,26 @@ static void test_slice_user_split(void **state)
     assert_int_equal(tg_name_slice_user_split("mypool-0123456789ab", out, 6), -1);
 }
 
+static void test_claim_doc_and_owner(void **state)
+{
+    json_object *d = tg_name_claim_doc(ID, TG_NAME_PATH_TOKEN, ID, TNS, "uid-1");
+    char owner[300], obj[TG_NAME_CLAIM_OBJECT_MAX];
+    json_object *other = json_tokener_parse("{\"spec\":{\"name\":\"" ID "\"}}");
+
+    tg_name_claim_object(ID, obj);
+    assert_string_equal(json_object_get_string(json_object_object_get(json_object_object_get(d, "metadata"), "name")),
+                        obj);
+    assert_true(tg_name_claim_is(d, ID, TG_NAME_PATH_TOKEN, ID, owner, sizeof(owner)));
+    assert_string_equal(owner, "token " ID);
+    assert_false(tg_name_claim_is(d, ID, TG_NAME_PATH_TENANT, ID, owner, sizeof(owner)));
+    assert_false(tg_name_claim_is(d, ID, TG_NAME_PATH_TOKEN, "other", owner, sizeof(owner)));
+    assert_false(tg_name_claim_is(d, "other", TG_NAME_PATH_TOKEN, ID, owner, sizeof(owner)));
+    assert_false(tg_name_claim_is(other, ID, TG_NAME_PATH_TOKEN, ID, owner, sizeof(owner)));
+    assert_string_equal(owner, "unreadable");
+    json_object_put(d);
+    json_object_put(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_binding_owner),
         cmocka_unit_test(test_two_subjects_are_not_tenantgates),
         cmocka_unit_test(test_slice_user_split),
+        cmocka_unit_test(test_claim_doc_and_owner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
