@@ -133,7 +133,7 @@ def rbac_in(source_dir, ns):
 
 
 @pytest.fixture(scope="module")
-def auth_env(provider, source_dir, build_dir, tmp_path_factory):
+def auth_env(provider, crds, source_dir, build_dir, tmp_path_factory):
     ns = "auth-" + uuid.uuid4().hex[:8]
     provider.create_namespace(ns)
     made_role = not provider.exists("clusterrole", CONSUMER_ROLE)
@@ -302,14 +302,24 @@ def test_the_auth_server_identity_can_do_no_more(provider, auth_env):
         dict(verb="get", resource=CERTS + "certificatesigningrequests", name="tenantgate-auth-x-abcde"),
         dict(verb="update", resource=CERTS + "certificatesigningrequests", subresource="approval", name="x"),
         dict(verb="approve", resource=CERTS + "signers", name="kubernetes.io/kube-apiserver-client"),
+        # one owner per name: the reads before anything is written, and the claim
+        dict(verb="get", resource="namespaces", name=t),
+        dict(verb="list", resource=RBAC + "rolebindings"),
+        dict(verb="list", resource=RBAC + "clusterrolebindings"),
+        dict(verb="list", resource="authentication.liqo.io/tenants"),
+        dict(verb="list", resource="authentication.liqo.io/resourceslices"),
+        dict(verb="create", resource="tenantgate.io/nameclaims"),
+        dict(verb="get", resource="tenantgate.io/nameclaims", name="n-x"),
     ]
     denied = [
         dict(verb="get", resource="secrets", name="other", namespace=ns),
         dict(verb="list", resource="secrets", namespace=ns),
         dict(verb="get", resource="secrets", name="auth-token", namespace="kube-system"),
         dict(verb="create", resource="secrets", namespace="default"),
-        dict(verb="get", resource="namespaces", name=t), dict(verb="delete", resource="namespaces", name=t),
-        dict(verb="list", resource=RBAC + "rolebindings", namespace=t),
+        dict(verb="delete", resource="namespaces", name=t), dict(verb="list", resource="namespaces"),
+        dict(verb="update", resource="tenantgate.io/nameclaims", name="n-x"),
+        dict(verb="delete", resource="tenantgate.io/nameclaims", name="n-x"),
+        dict(verb="get", resource=RBAC + "rolebindings", name="x", namespace=t),
         dict(verb="delete", resource=RBAC + "rolebindings", name="other", namespace=t),
         dict(verb="update", resource=RBAC + "rolebindings", name="tenantgate-auth-identity", namespace=t),
         dict(verb="create", resource=RBAC + "clusterrolebindings"),
