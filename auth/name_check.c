@@ -13,8 +13,18 @@
 #define RBAC_API "/apis/rbac.authorization.k8s.io/v1"
 #define LIQO_API "/apis/authentication.liqo.io/v1beta1"
 
+/* A read the API server answers 429 (a watch cache still initializing, a
+ * new CRD's; priority and fairness) is sent again this often, this many
+ * times, before the chain fails closed. */
+#define RETRY_MS 250
+#define RETRIES 40
+
 typedef struct nchain {
     tg_kube_client *c;
+    uv_timer_t retry;
+    char get_path[300];            /* the last GET, sent again on 429 */
+    tg_kube_response_cb get_cb;
+    int retries;
     char name[64];                 /* a cluster id: at most 63 */
     char ns[96];
     tg_name_path path;
@@ -24,10 +34,15 @@ typedef struct nchain {
     void *data;
 } nchain;
 
+static void on_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
 static void finish(nchain *nc)
 {
     nc->done(&nc->res, nc->data);
-    free(nc);
+    uv_close((uv_handle_t *)&nc->retry, on_closed);
 }
 
 static void refuse(nchain *nc, tg_auth_reason r)
@@ -61,8 +76,29 @@ static int api_send(nchain *nc, const char *method, const char *path, json_objec
 /* In a callback: send, or answer IssuanceFailed. */
 static void next(nchain *nc, const char *method, const char *path, json_object *body, tg_kube_response_cb cb)
 {
+    if (strcmp(method, "GET") == 0) {
+        snprintf(nc->get_path, sizeof(nc->get_path), "%s", path);
+        nc->get_cb = cb;
+    }
     if (api_send(nc, method, path, body, cb) != 0)
         refuse(nc, TG_AUTH_ISSUANCE_FAILED);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+    nchain *nc = t->data;
+
+    next(nc, "GET", nc->get_path, NULL, nc->get_cb);
+}
+
+/* 1 when resp is a 429 to the last GET and it will be sent again. */
+static int retried(nchain *nc, const tg_kube_response *resp)
+{
+    if (resp->status != 429 || !nc->get_cb || nc->retries >= RETRIES)
+        return 0;
+    nc->retries++;
+    uv_timer_start(&nc->retry, on_retry, RETRY_MS, 0);
+    return 1;
 }
 
 static nchain *nchain_new(tg_kube_client *c, const char *name, tg_name_path path, tg_auth_name_done done, void *data)
@@ -72,6 +108,8 @@ static nchain *nchain_new(tg_kube_client *c, const char *name, tg_name_path path
     if (!nc)
         return NULL;
     nc->c = c;
+    uv_timer_init(tg_kube_client_loop(c), &nc->retry);
+    nc->retry.data = nc;
     strcpy(nc->name, name);
     tg_auth_tenant_namespace(name, nc->ns, sizeof(nc->ns));
     nc->path = path;
@@ -109,6 +147,9 @@ static void on_claim_read(tg_kube_request *r, const tg_kube_response *resp, void
 {
     nchain *nc = data;
     json_object *doc;
+
+    if (retried(nc, resp))
+        return;
 
     if (resp->status == 404) {     /* unclaimed (or no CRD: the claim itself then fails closed) */
         nc->res.ok = 1;
@@ -161,6 +202,9 @@ static void on_slices(tg_kube_request *r, const tg_kube_response *resp, void *da
     nchain *nc = data;
     json_object *doc = NULL, *items;
 
+    if (retried(nc, resp))
+        return;
+
     if (resp->status == 404) {     /* no ResourceSlice CRD: no slice user */
         step_claim_read(nc);
         return;
@@ -198,6 +242,9 @@ static void on_tenants(tg_kube_request *r, const tg_kube_response *resp, void *d
 {
     nchain *nc = data;
     json_object *doc = NULL, *items;
+
+    if (retried(nc, resp))
+        return;
 
     if (resp->status == 404) {     /* no Tenant CRD: no Tenant */
         step_slices(nc);
@@ -281,6 +328,8 @@ static void on_clusterrolebindings(tg_kube_request *r, const tg_kube_response *r
 {
     nchain *nc = data;
 
+    if (retried(nc, resp))
+        return;
     if (bindings_read(nc, resp, "ClusterRoleBinding", "list ClusterRoleBindings") != 0)
         return;
     if (nc->path == TG_NAME_PATH_TOKEN)
@@ -293,6 +342,8 @@ static void on_rolebindings(tg_kube_request *r, const tg_kube_response *resp, vo
 {
     nchain *nc = data;
 
+    if (retried(nc, resp))
+        return;
     if (nc->reserved) {
         refuse(nc, TG_AUTH_NAME_RESERVED);
         return;
@@ -310,8 +361,10 @@ int tg_auth_name_check_start(tg_kube_client *c, const char *name, tg_name_path p
     if (!nc)
         return -1;
     nc->reserved = tg_name_reserved(name, provider_id, nc->res.why, sizeof(nc->res.why));
-    if (api_send(nc, "GET", RBAC_API "/rolebindings", NULL, on_rolebindings) != 0) {
-        free(nc);
+    nc->get_cb = on_rolebindings;
+    snprintf(nc->get_path, sizeof(nc->get_path), "%s", RBAC_API "/rolebindings");
+    if (api_send(nc, "GET", nc->get_path, NULL, on_rolebindings) != 0) {
+        uv_close((uv_handle_t *)&nc->retry, on_closed);
         return -1;
     }
     return 0;
@@ -323,6 +376,9 @@ static void on_claim_conflict_read(tg_kube_request *r, const tg_kube_response *r
 {
     nchain *nc = data;
     json_object *doc;
+
+    if (retried(nc, resp))
+        return;
 
     if (resp->status != 200) {
         api_failed(nc, "read the NameClaim", resp);
@@ -358,6 +414,9 @@ static void on_namespace_read(tg_kube_request *r, const tg_kube_response *resp, 
     const char *uid = ns ? tg_json_path_string(ns, "metadata", "uid", NULL) : NULL;
     json_object *doc;
 
+    if (retried(nc, resp))
+        return;
+
     if (!uid) {
         json_object_put(ns);
         api_failed(nc, "read the tenant namespace (its NameClaim's owner)", resp);
@@ -378,8 +437,10 @@ int tg_auth_name_claim_start(tg_kube_client *c, const char *name, tg_name_path p
     if (!nc)
         return -1;
     snprintf(p, sizeof(p), "/api/v1/namespaces/%s", nc->ns);
+    nc->get_cb = on_namespace_read;
+    snprintf(nc->get_path, sizeof(nc->get_path), "%s", p);
     if (api_send(nc, "GET", p, NULL, on_namespace_read) != 0) {
-        free(nc);
+        uv_close((uv_handle_t *)&nc->retry, on_closed);
         return -1;
     }
     return 0;
