@@ -76,7 +76,7 @@ static int api_send(nchain *nc, const char *method, const char *path, json_objec
 /* In a callback: send, or answer IssuanceFailed. */
 static void next(nchain *nc, const char *method, const char *path, json_object *body, tg_kube_response_cb cb)
 {
-    if (strcmp(method, "GET") == 0) {
+    if (strcmp(method, "GET") == 0 && path != nc->get_path) {   /* on_retry sends get_path itself */
         snprintf(nc->get_path, sizeof(nc->get_path), "%s", path);
         nc->get_cb = cb;
     }

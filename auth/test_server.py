@@ -125,8 +125,8 @@ current-context: c
             setattr(c, k, v)
         return c
 
-    def request(self, method, path, body=None, headers=None):
-        c = http.client.HTTPSConnection("localhost", self.port, context=self.ctx(), timeout=10)
+    def request(self, method, path, body=None, headers=None, timeout=10):
+        c = http.client.HTTPSConnection("localhost", self.port, context=self.ctx(), timeout=timeout)
         c.request(method, path, body=body, headers=headers or {})
         r = c.getresponse()
         data = r.read()
@@ -430,6 +430,7 @@ class V1State:
         self.rv = 1
         self.rolebindings, self.clusterrolebindings = [], []
         self.claims = {}           # object name -> NameClaim
+        self.too_many = 0          # answer this many 429s to the RoleBindings' list
 
     def add_token(self, usage="reusable", ttl=3600):
         tid = "".join(pysecrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
@@ -450,6 +451,10 @@ def names_api(state, method, p, body):
     """The reads and the claim of one owner per name (docs/auth.md "Names"): (code, obj) or None."""
     rbac = "/apis/rbac.authorization.k8s.io/v1/"
     if method == "GET" and p == rbac + "rolebindings":
+        with state.lock:
+            if state.too_many > 0:     # a watch cache still initializing
+                state.too_many -= 1
+                return 429, {"kind": "Status", "code": 429}
         return 200, {"items": state.rolebindings}
     if method == "GET" and p == rbac + "clusterrolebindings":
         return 200, {"items": state.clusterrolebindings}
@@ -701,3 +706,15 @@ def test_v1_names_reserved_bound_owned_before_anything_is_written(v1):
                                                                 "holder": V1_CONSUMER}
     assert v1.state.claims[claim_name(V1_CONSUMER)]["metadata"]["ownerReferences"][0]["name"] == \
         "liqo-tenant-" + V1_CONSUMER
+
+
+def test_v1_names_read_again_after_429_then_fail_closed(v1):
+    token = v1.state.add_token()
+    v1.state.too_many = 3
+    status, body = v1_post(v1, "/v1/nonce", {"token": token, "clusterID": V1_CONSUMER})
+    assert status == 200, body
+    v1.state.too_many = 1000          # 40 reads 250 ms apart
+    r, data = v1.request("POST", "/v1/nonce", json.dumps({"token": token, "clusterID": V1_CONSUMER}),
+                         {"Content-Type": "application/json"}, timeout=30)
+    status, body = r.status, json.loads(data)
+    assert (status, body["reason"]) == (500, "IssuanceFailed") and "HTTP 429" in body["message"], body
