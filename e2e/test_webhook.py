@@ -734,11 +734,12 @@ def test_renewed_certificate_is_served_without_restart(provider, vectors_dir, te
 # --- least privilege -------------------------------------------------------------------------
 
 READS = [(verb, res) for res in ("namespaces", "secrets", "tenants.authentication.liqo.io",
-                                 "resourceslices.authentication.liqo.io")
+                                 "resourceslices.authentication.liqo.io", "nameclaims.tenantgate.io")
          for verb in ("list", "watch")]
 DENIED = [(verb, res) for res in ("namespaces", "secrets", "tenants.authentication.liqo.io",
                                   "tenants.authentication.liqo.io/status",
-                                  "resourceslices.authentication.liqo.io", "configmaps", "pods",
+                                  "resourceslices.authentication.liqo.io", "nameclaims.tenantgate.io",
+                                  "configmaps", "pods",
                                   "serviceaccounts/token", "validatingwebhookconfigurations",
                                   "certificatesigningrequests", "clusterroles", "*")
           for verb in ("create", "update", "patch", "delete")] + \
