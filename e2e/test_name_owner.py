@@ -12,6 +12,8 @@ in front of the bed's real API server.
   11  the v0.10 token asks for a ResourceSlice's user that looks like a UUID -> NameOwned
   race /identity/certificate and /v1/tenant for one id at once: one NameClaim, one winner
   reserved: liqoctl's peering-user form                            -> NameReserved
+  webhook: `kubectl apply` of a valid Tenant for an id the token path claimed -> NameOwned, and
+      for liqoctl's peering-user form -> NameReserved (the Tenant flow's own admission)
 
 Setup (the victims' state) is made as the admin: a Tenant made offline by `kubectl tenantgate
 generate tenant` (valid, so a running webhook admits it), a slice as Liqo's replicator writes
@@ -27,8 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from bed import openssl
-from tenantgate_services import nonce_secret_manifest, tenant_namespace_manifest
+from bed import openssl, wait_for
+from tenantgate_services import (denial, nonce_secret_manifest, tenant_namespace_manifest,  # noqa: F401
+                                 webhook, webhook_install)
 from test_auth_server import CONSUMER_ROLE, AuthServer, rbac_in
 from test_auth_v1 import one_string, rbac_v1_in, token_of
 
@@ -106,8 +109,8 @@ def refused(got, status, reason):
     return body["message"]
 
 
-def peer_by_tenant(provider, cli, work, cid):
-    """A consumer that authenticated by Tenant: its namespace, nonce and a valid Tenant."""
+def offline_tenant(provider, cli, work, cid):
+    """A valid Tenant for cid (its key made here), its namespace and nonce applied: (Tenant, key)."""
     nonce = base64.b64encode(uuid.uuid4().bytes * 4).decode()
     rc, _, err = cli("keygen", "--out", work / cid)
     assert rc == 0, err
@@ -119,6 +122,12 @@ def peer_by_tenant(provider, cli, work, cid):
     tenant["metadata"]["namespace"] = f"liqo-tenant-{cid}"
     provider.apply(tenant_namespace_manifest(cid))
     provider.apply(nonce_secret_manifest(cid, nonce))
+    return tenant, key
+
+
+def peer_by_tenant(provider, cli, work, cid):
+    """A consumer that authenticated by Tenant: its namespace, nonce and a valid Tenant."""
+    tenant, key = offline_tenant(provider, cli, work, cid)
     provider.apply(tenant)
     return key
 
@@ -219,3 +228,24 @@ def test_two_paths_racing_for_one_name_one_wins(provider, names):
         assert claim["holder"] == cid
         seen.add(claim["path"])
     print(f"\nwinners: {sorted(seen)}")
+
+
+def test_webhook_refuses_a_tenant_for_a_claimed_or_reserved_id(provider, cli, names, webhook):  # noqa: F811
+    """The Tenant flow through the real API server: an id /identity/certificate issued (its
+    NameClaim: path token) cannot become a Tenant's, nor liqoctl's peering-user form."""
+    cid = new_id(names)
+    status, answer, _, _ = names.client.identity(cid, names.token())
+    assert status == 202, answer
+    tenant, _ = offline_tenant(provider, cli, names.work, cid)
+
+    def refused_at_apply():
+        got = provider.apply(tenant, check=False)
+        return got.returncode != 0 and denial(got.stderr)
+    reason, msg = wait_for(refused_at_apply, timeout=30, what="the webhook's NameClaim cache")
+    assert reason == "NameOwned" and f"found NameClaim of path token holder {cid}" in msg, msg
+    assert not provider.exists(f"tenants.{GROUP}", cid, "-n", f"liqo-tenant-{cid}")
+
+    peer = new_id(names, "liqo-peer-user-" + uuid.uuid4().hex[:8])
+    tenant, _ = offline_tenant(provider, cli, names.work, peer)
+    got = provider.apply(tenant, check=False)
+    assert got.returncode != 0 and denial(got.stderr)[0] == "NameReserved", got.stderr
