@@ -14,6 +14,7 @@ in front of the bed's real API server.
   reserved: liqoctl's peering-user form                            -> NameReserved
   webhook: `kubectl apply` of a valid Tenant for an id the token path claimed -> NameOwned, and
       for liqoctl's peering-user form -> NameReserved (the Tenant flow's own admission)
+  approver: the token path's claim lands after the Tenant's admission -> its CSR Denied NameOwned
 
 Setup (the victims' state) is made as the admin: a Tenant made offline by `kubectl tenantgate
 generate tenant` (valid, so a running webhook admits it), a slice as Liqo's replicator writes
@@ -34,6 +35,7 @@ from tenantgate_services import (denial, nonce_secret_manifest, tenant_namespace
                                  webhook, webhook_install)
 from test_auth_server import CONSUMER_ROLE, AuthServer, rbac_in
 from test_auth_v1 import one_string, rbac_v1_in, token_of
+from test_signer import csr_condition, installed, provider_signer, tenant_csrs  # noqa: F401
 
 GROUP = "authentication.liqo.io"
 
@@ -249,3 +251,29 @@ def test_webhook_refuses_a_tenant_for_a_claimed_or_reserved_id(provider, cli, na
     tenant, _ = offline_tenant(provider, cli, names.work, peer)
     got = provider.apply(tenant, check=False)
     assert got.returncode != 0 and denial(got.stderr)[0] == "NameReserved", got.stderr
+
+
+def test_approver_denies_a_csr_whose_name_another_path_claimed(provider, cli, names, provider_signer):  # noqa: F811
+    """The window between admission and approval: the Tenant is admitted while nothing claims
+    its id, then tenantgate-auth's token path claims it (made here as the admin, with the signer
+    stopped, to hold the window open). The approver's claim finds it: Denied NameOwned."""
+    cid = new_id(names)
+    tenant, _ = offline_tenant(provider, cli, names.work, cid)
+    provider_signer.stop()
+    try:
+        provider.apply(tenant)
+        ns = provider.get_json("namespace", f"liqo-tenant-{cid}")
+        provider.create({"apiVersion": "tenantgate.io/v1alpha1", "kind": "NameClaim",
+                         "metadata": {"name": claim_object(cid), "ownerReferences": [
+                             {"apiVersion": "v1", "kind": "Namespace", "name": ns["metadata"]["name"],
+                              "uid": ns["metadata"]["uid"]}]},
+                         "spec": {"name": cid, "path": "token", "holder": cid}})
+    finally:
+        provider_signer.start()
+    cond = wait_for(lambda: next((csr_condition(c) for c in tenant_csrs(provider, cid) if csr_condition(c)), None),
+                    timeout=60, what="the Tenant's CSR decided")
+    assert cond == ("Denied", "NameOwned"), cond
+    events = provider.get_json("events", "-n", f"liqo-tenant-{cid}", "--field-selector",
+                               f"involvedObject.name={cid}")["items"]
+    assert any(e["reason"] == "CSRDenied" and "path and holder token " + cid in e["message"] for e in events), \
+        [(e["reason"], e["message"]) for e in events]
