@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "auth/issue_docs.h"
+#include "auth/name_check.h"
 #include "kube/base64.h"
 #include "kube/json.h"
 
@@ -84,6 +85,24 @@ static void rollback(chain *ch)
         finish(ch);
 }
 
+static void name_refused(chain *ch, const tg_auth_name_result *res)
+{
+    ch->res.reason = res->reason;
+    snprintf(ch->res.why, sizeof(ch->res.why), "%s", res->why);
+    finish(ch);
+}
+
+/* The name is ours for the token path: now the RoleBinding decides. */
+static void on_claimed(const tg_auth_name_result *res, void *data)
+{
+    chain *ch = data;
+
+    if (!res->ok)
+        name_refused(ch, res);
+    else
+        step_rolebinding(ch);
+}
+
 static void on_namespace(tg_kube_request *req, const tg_kube_response *resp, void *data)
 {
     chain *ch = data;
@@ -93,7 +112,29 @@ static void on_namespace(tg_kube_request *req, const tg_kube_response *resp, voi
         finish(ch);
         return;
     }
-    step_rolebinding(ch);
+    if (tg_auth_name_claim_start(ch->c, ch->id, TG_NAME_PATH_TOKEN, on_claimed, ch) != 0) {
+        fail(ch, TG_AUTH_ISSUANCE_FAILED, "claim the name: cannot reach the API server", NULL);
+        finish(ch);
+    }
+}
+
+/* Nothing is written for an id another path owns, a binding names, or that
+ * is reserved (name_check.h). */
+static void on_names_checked(const tg_auth_name_result *res, void *data)
+{
+    chain *ch = data;
+    json_object *doc;
+
+    if (!res->ok) {
+        name_refused(ch, res);
+        return;
+    }
+    doc = tg_auth_namespace_doc(ch->id);
+    if (api_send(ch, "POST", "/api/v1/namespaces", doc, on_namespace) != 0) {
+        ch->res.reason = TG_AUTH_ISSUANCE_FAILED;
+        finish(ch);
+    }
+    json_object_put(doc);
 }
 
 static void on_rolebinding(tg_kube_request *req, const tg_kube_response *resp, void *data)
@@ -231,7 +272,6 @@ int tg_auth_issue_start(tg_kube_client *c, const tg_auth_issue_config *cfg, cons
                         const unsigned char *csr_pem, size_t csr_len, tg_auth_issue_done done, void *data)
 {
     chain *ch = calloc(1, sizeof(*ch));
-    json_object *doc;
 
     if (!ch || strlen(cluster_id) >= sizeof(ch->id) || !(ch->csr_pem = malloc(csr_len ? csr_len : 1))) {
         if (ch)
@@ -249,12 +289,10 @@ int tg_auth_issue_start(tg_kube_client *c, const tg_auth_issue_config *cfg, cons
     ch->data = data;
     uv_timer_init(tg_kube_client_loop(c), &ch->poll);
     ch->poll.data = ch;
-    doc = tg_auth_namespace_doc(cluster_id);
-    if (api_send(ch, "POST", "/api/v1/namespaces", doc, on_namespace) != 0) {
-        json_object_put(doc);
+    /* the provider's own id is refused before (routes.c) */
+    if (tg_auth_name_check_start(c, cluster_id, TG_NAME_PATH_TOKEN, NULL, on_names_checked, ch) != 0) {
         uv_close((uv_handle_t *)&ch->poll, on_timer_closed);
         return -1;
     }
-    json_object_put(doc);
     return 0;
 }

@@ -1,6 +1,10 @@
 /* issue.h - issue an identity to a consumer whose token matched, as a chain
  * of API requests on the loop (never blocking it):
+ *   0. the name's owner (name_check.h): reserved, bound, owned by another
+ *      path: NameReserved, NameBound, NameOwned, nothing written;
  *   1. create Namespace liqo-tenant-<id> (already there is fine);
+ *      then claim the name for the token path (NameOwned when another
+ *      path won it);
  *   2. create RoleBinding tenantgate-auth-identity in it: already there means
  *      this cluster has an identity (IdentityAlreadyIssued, 403);
  *   3. create the CSR (kubernetes.io/kube-apiserver-client);
@@ -25,7 +29,8 @@ typedef struct tg_auth_issue_config {
 } tg_auth_issue_config;
 
 typedef struct tg_auth_issue_result {
-    tg_auth_reason reason;         /* Issued, IdentityAlreadyIssued, IssuanceFailed, CertificateTimeout */
+    tg_auth_reason reason;         /* Issued, IdentityAlreadyIssued, IssuanceFailed, CertificateTimeout,
+                                    * NameReserved, NameBound, NameOwned */
     char why[768];                 /* for the log and the answer; no secrets */
     const char *cert_pem;          /* Issued: the certificate (valid during the callback) */
     size_t cert_len;

@@ -30,6 +30,9 @@ static const struct {
     [TG_AUTH_TOKEN_EXHAUSTED] = {"TokenExhausted", 403},
     [TG_AUTH_TENANT_EXISTS] = {"TenantExists", 409},
     [TG_AUTH_PROVIDER_TIMEOUT] = {"ProviderTimeout", 504},
+    [TG_AUTH_NAME_RESERVED] = {"NameReserved", 403},
+    [TG_AUTH_NAME_BOUND] = {"NameBound", 403},
+    [TG_AUTH_NAME_OWNED] = {"NameOwned", 403},
 };
 
 const char *tg_auth_reason_name(tg_auth_reason r)

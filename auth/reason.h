@@ -31,6 +31,10 @@ typedef enum tg_auth_reason {
     TG_AUTH_TOKEN_EXHAUSTED,       /* 403 the token made its bound of tenant namespaces for other ids */
     TG_AUTH_TENANT_EXISTS,         /* 409 a Tenant for this consumer exists already */
     TG_AUTH_PROVIDER_TIMEOUT,      /* 504 no nonce, or no signed Tenant, in time */
+    /* one owner per name (name_check.h) */
+    TG_AUTH_NAME_RESERVED,         /* 403 the id is in a reserved form (system:, liqo-peer-user-, ...) */
+    TG_AUTH_NAME_BOUND,            /* 403 a binding tenantgate did not make for this id names it */
+    TG_AUTH_NAME_OWNED,            /* 403 another issuing path or holder owns the id */
     TG_AUTH_REASON_COUNT
 } tg_auth_reason;
 

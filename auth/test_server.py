@@ -126,8 +126,8 @@ current-context: c
             setattr(c, k, v)
         return c
 
-    def request(self, method, path, body=None, headers=None):
-        c = http.client.HTTPSConnection("localhost", self.port, context=self.ctx(), timeout=10)
+    def request(self, method, path, body=None, headers=None, timeout=10):
+        c = http.client.HTTPSConnection("localhost", self.port, context=self.ctx(), timeout=timeout)
         c.request(method, path, body=body, headers=headers or {})
         r = c.getresponse()
         data = r.read()
@@ -478,6 +478,9 @@ class V1State:
         self.tenants = {}
         self.namespaces = []       # as POSTed
         self.rv = 1
+        self.rolebindings, self.clusterrolebindings = [], []
+        self.claims = {}           # object name -> NameClaim
+        self.too_many = 0          # answer this many 429s to the RoleBindings' list
 
     def add_token(self, usage="reusable", ttl=3600):
         tid = "".join(pysecrets.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(6))
@@ -492,6 +495,41 @@ class V1State:
                                              "resourceVersion": str(self.rv)},
                                 "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}}
         return f"{tid}.{secret}"
+
+
+def names_api(state, method, p, body):
+    """The reads and the claim of one owner per name (docs/auth.md "Names"): (code, obj) or None."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1/"
+    if method == "GET" and p == rbac + "rolebindings":
+        with state.lock:
+            if state.too_many > 0:     # a watch cache still initializing
+                state.too_many -= 1
+                return 429, {"kind": "Status", "code": 429}
+        return 200, {"items": state.rolebindings}
+    if method == "GET" and p == rbac + "clusterrolebindings":
+        return 200, {"items": state.clusterrolebindings}
+    if method == "GET" and p.startswith("/apis/authentication.liqo.io/v1beta1/resourceslices?"):
+        return 200, {"items": []}
+    m = re.fullmatch(r"/api/v1/namespaces/(liqo-tenant-[a-z0-9-]+)", p)
+    if m and method == "GET":
+        return 200, {"kind": "Namespace", "metadata": {"name": m.group(1), "uid": "uid-" + m.group(1)}}
+    claims = "/apis/tenantgate.io/v1alpha1/nameclaims"
+    with state.lock:
+        if p == claims and method == "POST":
+            name = body["metadata"]["name"]
+            if name in state.claims:
+                return 409, {"kind": "Status", "code": 409}
+            state.claims[name] = body
+            return 201, body
+        m = re.fullmatch(claims + r"/(n-[0-9a-f]{64})", p)
+        if m and method == "GET":
+            c = state.claims.get(m.group(1))
+            return (200, c) if c else (404, {"kind": "Status", "code": 404})
+    return None
+
+
+def claim_name(name):
+    return "n-" + hashlib.sha256(name.encode()).hexdigest()
 
 
 def v1_handler(state):
@@ -538,6 +576,9 @@ def v1_handler(state):
                 with state.lock:
                     state.namespaces.append(body)
                 return self._send(201, body)
+            got = names_api(state, self.command, p, body)
+            if got:
+                return self._send(*got)
             ns = f"liqo-tenant-{V1_CONSUMER}"
             if re.fullmatch(r"/api/v1/namespaces/liqo-tenant-[a-z0-9-]+/secrets/liqo-nonce", p):
                 return self._send(200, {"kind": "Secret", "data": {"nonce": base64.b64encode(b"N" * 88).decode()}})
@@ -705,3 +746,55 @@ def test_v1_nonce_places_are_bounded_per_token_even_racing(v1):
     assert len(recorded.split(",")) == 3
     assert sorted(n["metadata"]["name"] for n in v1.state.namespaces[2:]) == \
         sorted(f"liqo-tenant-{c}" for c in recorded.split(","))
+
+
+def binding(kind, name, subject, ns=None, subject_kind="User"):
+    meta = {"name": name, **({"namespace": ns} if ns else {})}
+    return {"kind": kind, "metadata": meta, "roleRef": {"kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": subject_kind, "name": subject}]}
+
+
+def test_v1_names_reserved_bound_owned_before_anything_is_written(v1):
+    token = v1.state.add_token(usage="single-use")
+    nonce = lambda cid: v1_post(v1, "/v1/nonce", {"token": token, "clusterID": cid})   # noqa: E731
+    # reserved: Liqo's peering users
+    status, body = nonce("liqo-peer-user-" + V1_CONSUMER)
+    assert (status, body["reason"]) == (403, "NameReserved") and body["message"].startswith("expected"), body
+    # bound: a user an admin bound to view (a ClusterRoleBinding), or a group in some namespace
+    v1.state.clusterrolebindings.append(binding("ClusterRoleBinding", "ops-view", "ops"))
+    v1.state.rolebindings.append(binding("RoleBinding", "team", "team-a", ns="apps", subject_kind="Group"))
+    for cid in ("ops", "team-a"):
+        status, body = nonce(cid)
+        assert (status, body["reason"]) == (403, "NameBound") and "found " in body["message"], body
+    # owned: tenantgate-auth's RoleBinding of the token path, or a claim of it
+    v1.state.rolebindings.append(binding("RoleBinding", "tenantgate-auth-identity", "c-issued",
+                                         ns="liqo-tenant-c-issued"))
+    status, body = nonce("c-issued")
+    assert (status, body["reason"]) == (403, "NameOwned") and "of path token" in body["message"], body
+    v1.state.claims[claim_name(V1_CONSUMER)] = {"spec": {"name": V1_CONSUMER, "path": "token",
+                                                          "holder": V1_CONSUMER}}
+    for path, obj in (("/v1/nonce", {"token": token, "clusterID": V1_CONSUMER}), ("/v1/tenant", v1_tenant(token))):
+        status, body = v1_post(v1, path, obj)
+        assert (status, body["reason"]) == (403, "NameOwned") and "token " + V1_CONSUMER in body["message"], body
+    # nothing was written, and the single-use token is not spent
+    assert v1.state.tenants == {} and len(v1.state.tokens) == 1
+    # its own claim (the Tenant flow's, this holder) is no obstacle
+    v1.state.claims.clear()
+    status, body = v1_post(v1, "/v1/tenant", v1_tenant(token))
+    assert status == 201, body
+    assert v1.state.claims[claim_name(V1_CONSUMER)]["spec"] == {"name": V1_CONSUMER, "path": "tenant",
+                                                                "holder": V1_CONSUMER}
+    assert v1.state.claims[claim_name(V1_CONSUMER)]["metadata"]["ownerReferences"][0]["name"] == \
+        "liqo-tenant-" + V1_CONSUMER
+
+
+def test_v1_names_read_again_after_429_then_fail_closed(v1):
+    token = v1.state.add_token()
+    v1.state.too_many = 3
+    status, body = v1_post(v1, "/v1/nonce", {"token": token, "clusterID": V1_CONSUMER})
+    assert status == 200, body
+    v1.state.too_many = 1000          # 40 reads 250 ms apart
+    r, data = v1.request("POST", "/v1/nonce", json.dumps({"token": token, "clusterID": V1_CONSUMER}),
+                         {"Content-Type": "application/json"}, timeout=30)
+    status, body = r.status, json.loads(data)
+    assert (status, body["reason"]) == (500, "IssuanceFailed") and "HTTP 429" in body["message"], body

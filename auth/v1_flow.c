@@ -10,6 +10,7 @@
 
 #include "auth/btoken_record.h"
 #include "auth/issue_docs.h"
+#include "auth/name_check.h"
 #include "auth/v1_docs.h"
 #include "kube/json.h"
 
@@ -34,6 +35,7 @@ typedef struct chain {
 } chain;
 
 static void step_work(chain *ch);
+static void nonce_place(chain *ch);
 static void on_poll(uv_timer_t *t);
 
 static void on_timer_closed(uv_handle_t *h)
@@ -212,6 +214,30 @@ static void step_work(chain *ch)
     api_send(ch, "POST", path, ch->req.tenant, on_tenant_created);
 }
 
+/* --- the name's owner (name_check.h) --------------------------------------- */
+
+static void on_claimed(const tg_auth_name_result *res, void *data)
+{
+    chain *ch = data;
+
+    if (res->ok)
+        step_work(ch);
+    else
+        finish(ch, res->reason, "%s", res->why);
+}
+
+/* The Tenant is the Tenant flow's: its name is claimed for that path right
+ * before the Tenant is made (of two racing paths, one wins). */
+static void claim_then_work(chain *ch)
+{
+    if (ch->kind == TG_AUTH_V1_NONCE) {     /* the nonce claims no name: a place under the token's bound */
+        nonce_place(ch);
+        return;
+    }
+    if (tg_auth_name_claim_start(ch->c, ch->req.cluster_id, TG_NAME_PATH_TENANT, on_claimed, ch) != 0)
+        finish(ch, TG_AUTH_ISSUANCE_FAILED, "%s", "claim the name: cannot reach the API server");
+}
+
 /* --- the token ------------------------------------------------------------- */
 
 static void on_consumed(tg_kube_request *r, const tg_kube_response *resp, void *data)
@@ -219,7 +245,7 @@ static void on_consumed(tg_kube_request *r, const tg_kube_response *resp, void *
     chain *ch = data;
 
     if (resp->status == 200 || resp->status == 202)
-        step_work(ch);
+        claim_then_work(ch);
     else if (resp->status == 404 || resp->status == 409)   /* another request spent it first */
         invalid_token(ch);
     else
@@ -285,12 +311,13 @@ static void nonce_place(chain *ch)
     json_object_put(doc);
 }
 
+static void on_names_checked(const tg_auth_name_result *res, void *data);
+
 static void on_token(tg_kube_request *r, const tg_kube_response *resp, void *data)
 {
     chain *ch = data;
     json_object *doc = resp->status == 200 ? tg_json_parse(resp->body, resp->body_len, NULL, 0) : NULL;
     int ok;
-    char path[256], name[64];
 
     if (resp->status != 200 && resp->status != 404) {
         json_object_put(doc);
@@ -303,12 +330,24 @@ static void on_token(tg_kube_request *r, const tg_kube_response *resp, void *dat
         invalid_token(ch);
         return;
     }
-    if (ch->kind == TG_AUTH_V1_NONCE) {
-        nonce_place(ch);
+    /* before anything is written or a single-use token spent */
+    if (tg_auth_name_check_start(ch->c, ch->req.cluster_id, TG_NAME_PATH_TENANT, ch->cfg->provider_id,
+                                 on_names_checked, ch) != 0)
+        finish(ch, TG_AUTH_ISSUANCE_FAILED, "%s", "check the name: cannot reach the API server");
+}
+
+static void on_names_checked(const tg_auth_name_result *res, void *data)
+{
+    chain *ch = data;
+    json_object *doc;
+    char path[256], name[64];
+
+    if (!res->ok) {
+        finish(ch, res->reason, "%s", res->why);
         return;
     }
-    if (!ch->rec.single_use) {
-        step_work(ch);
+    if (ch->kind == TG_AUTH_V1_NONCE || !ch->rec.single_use) {
+        claim_then_work(ch);
         return;
     }
     doc = tg_auth_v1_consume_doc(ch->rec.uid, ch->rec.resource_version);

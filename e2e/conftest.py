@@ -237,7 +237,8 @@ def install_crds(cluster, source_dir):
     crds = source_dir / "manifests" / "crds"
     cluster.kubectl("apply", "--server-side", "-k", crds)
     cluster.wait_established("tenants.authentication.liqo.io", "identities.authentication.liqo.io",
-                             "resourceslices.authentication.liqo.io", "renews.authentication.liqo.io")
+                             "resourceslices.authentication.liqo.io", "renews.authentication.liqo.io",
+                             "nameclaims.tenantgate.io")
 
 
 @pytest.fixture(scope="session")

@@ -147,7 +147,7 @@ def rbac_in(source_dir, ns):
 
 
 @pytest.fixture(scope="module")
-def auth_env(provider, source_dir, build_dir, tmp_path_factory):
+def auth_env(provider, crds, source_dir, build_dir, tmp_path_factory):
     ns = "auth-" + uuid.uuid4().hex[:8]
     provider.create_namespace(ns)
     made_role = not provider.exists("clusterrole", CONSUMER_ROLE)
@@ -344,6 +344,14 @@ def test_the_auth_server_identity_can_do_no_more(provider, auth_env):
         dict(verb="approve", resource=CERTS + "signers", name="kubernetes.io/kube-apiserver-client"),
         dict(verb="create", resource="secrets", namespace=auth_env["tokens_ns"]),
         dict(verb="patch", resource="secrets", name="remote-token-x", namespace=auth_env["tokens_ns"]),
+        # one owner per name: the reads before anything is written, and the claim
+        dict(verb="get", resource="namespaces", name=t),
+        dict(verb="list", resource=RBAC + "rolebindings"),
+        dict(verb="list", resource=RBAC + "clusterrolebindings"),
+        dict(verb="list", resource="authentication.liqo.io/tenants"),
+        dict(verb="list", resource="authentication.liqo.io/resourceslices"),
+        dict(verb="create", resource="tenantgate.io/nameclaims"),
+        dict(verb="get", resource="tenantgate.io/nameclaims", name="n-x"),
     ]
     denied = [
         dict(verb="get", resource="secrets", name="other", namespace=tokens),
@@ -353,8 +361,10 @@ def test_the_auth_server_identity_can_do_no_more(provider, auth_env):
         dict(verb="list", resource="secrets", namespace=ns),
         dict(verb="get", resource="secrets", name="auth-token", namespace="kube-system"),
         dict(verb="create", resource="secrets", namespace="default"),
-        dict(verb="get", resource="namespaces", name=t), dict(verb="delete", resource="namespaces", name=t),
-        dict(verb="list", resource=RBAC + "rolebindings", namespace=t),
+        dict(verb="delete", resource="namespaces", name=t), dict(verb="list", resource="namespaces"),
+        dict(verb="update", resource="tenantgate.io/nameclaims", name="n-x"),
+        dict(verb="delete", resource="tenantgate.io/nameclaims", name="n-x"),
+        dict(verb="get", resource=RBAC + "rolebindings", name="x", namespace=t),
         dict(verb="delete", resource=RBAC + "rolebindings", name="other", namespace=t),
         dict(verb="update", resource=RBAC + "rolebindings", name="tenantgate-auth-identity", namespace=t),
         dict(verb="create", resource=RBAC + "clusterrolebindings"),

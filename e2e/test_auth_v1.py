@@ -262,7 +262,7 @@ def test_the_auth_server_v1_rights_are_these(provider, auth_v1):
         dict(verb="update", resource=GROUP + "/tenants", name="x", namespace=t),
         dict(verb="delete", resource=GROUP + "/tenants", name="x", namespace=t),
         dict(verb="update", resource=GROUP + "/tenants", subresource="status", name="x", namespace=t),
-        dict(verb="list", resource=GROUP + "/tenants"),
+        dict(verb="watch", resource=GROUP + "/tenants"),   # list: rbac.yaml's name check (auth.md "Names")
         dict(verb="create", resource=GROUP + "/resourceslices", namespace=t),
         dict(verb="create", resource=GROUP + "/identities", namespace=t),
     ]

@@ -734,11 +734,12 @@ def test_renewed_certificate_is_served_without_restart(provider, vectors_dir, te
 # --- least privilege -------------------------------------------------------------------------
 
 READS = [(verb, res) for res in ("namespaces", "secrets", "tenants.authentication.liqo.io",
-                                 "resourceslices.authentication.liqo.io")
+                                 "resourceslices.authentication.liqo.io", "nameclaims.tenantgate.io")
          for verb in ("list", "watch")]
 DENIED = [(verb, res) for res in ("namespaces", "secrets", "tenants.authentication.liqo.io",
                                   "tenants.authentication.liqo.io/status",
-                                  "resourceslices.authentication.liqo.io", "configmaps", "pods",
+                                  "resourceslices.authentication.liqo.io", "nameclaims.tenantgate.io",
+                                  "configmaps", "pods",
                                   "serviceaccounts/token", "validatingwebhookconfigurations",
                                   "certificatesigningrequests", "clusterroles", "*")
           for verb in ("create", "update", "patch", "delete")] + \
@@ -773,8 +774,8 @@ def test_serviceaccount_may_only_read_what_it_caches(provider, webhook):
 
 def test_informers_hold_one_watch_connection_each_and_no_libcurl(provider, webhook):
     """Fresh start: the webhook's API client (kube/client_h1.c, HTTP/1.1 on OpenSSL) opens a
-    connection per request, so once the five informers' lists are in (namespaces, Tenants,
-    nonce Secrets, local and replicated ResourceSlices), exactly their five watches stay open
+    connection per request, so once the six informers' lists are in (namespaces, Tenants,
+    nonce Secrets, local and replicated ResourceSlices, NameClaims), exactly their six watches stay open
     (every list's connection was closed, none leaked), the caches sync, and the process has
     not mapped libcurl or any library only libcurl brings."""
     webhook.restart()
@@ -782,7 +783,7 @@ def test_informers_hold_one_watch_connection_each_and_no_libcurl(provider, webho
     port = int(provider.server.rsplit(":", 1)[1])
     time.sleep(1)                       # the watches are open once the lists are in
     to_apiserver = apiserver_connections(webhook.process.pid, port)
-    assert len(to_apiserver) == 5, f"connections to the apiserver (port {port}), socket inodes: {to_apiserver}"
+    assert len(to_apiserver) == 6, f"connections to the apiserver (port {port}), socket inodes: {to_apiserver}"
     with open(f"/proc/{webhook.process.pid}/maps") as f:
         mapped = {line.split()[-1].rsplit("/", 1)[-1] for line in f if "/" in line}
     assert not {lib for lib in mapped if lib.startswith(("libcurl", "libnghttp2", "libgnutls", "libldap"))}

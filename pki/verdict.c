@@ -26,6 +26,8 @@ static const char *const reason_names[TG_REASON_COUNT] = {
     [TG_SLICE_TENANT_DRAINED] = "SliceTenantDrained",
     [TG_FORBIDDEN_CHANGE] = "ForbiddenChange",
     [TG_SLICE_CLAIMS_LOCAL_CLUSTER] = "SliceClaimsLocalCluster",
+    [TG_NAME_RESERVED] = "NameReserved",
+    [TG_NAME_OWNED] = "NameOwned",
 };
 
 const char *tg_reason_name(tg_reason r)

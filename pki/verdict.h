@@ -27,6 +27,9 @@ typedef enum tg_reason {
     TG_SLICE_TENANT_DRAINED,            /* that Tenant is Drained */
     TG_FORBIDDEN_CHANGE,                /* group liqo.io changed remote-cluster-id or liqo.io/cordon */
     TG_SLICE_CLAIMS_LOCAL_CLUSTER,      /* a local slice naming this cluster, by an untrusted writer */
+    /* one owner per name (PROTOCOL.md 3, pki/name_owner.h) */
+    TG_NAME_RESERVED,                   /* spec.clusterID in a reserved form */
+    TG_NAME_OWNED,                      /* another issuing path or holder claimed spec.clusterID */
     TG_REASON_COUNT
 } tg_reason;
 

@@ -14,6 +14,7 @@
 #include "kube/tenant_json.h"
 #include "pki/slice.h"
 #include "signer/approve_decide.h"
+#include "signer/name_claim.h"
 
 typedef struct rv_look {
     char rv[64];
@@ -169,6 +170,31 @@ static int check_user_free(tg_api *api, json_object *csr, json_object *slice, tg
     return rc;
 }
 
+/* One owner per name (name_claim.h), last before an approval: the user the
+ * CSR carries is claimed for its path (a Tenant's cluster id; a slice's
+ * user, whose group, its consumer's id, must be the Tenant flow's). A
+ * refusal denies the CSR (NameReserved, NameOwned). 0, or -1 with err. */
+static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json_object *slice,
+                            tg_approve_decision *d, char *err, size_t err_len)
+{
+    json_object *owner = slice ? slice : tenant;
+    const char *ns = tg_json_path_string(owner, "metadata", "namespace", NULL);
+    const char *consumer = tg_json_path_string(owner, "spec", slice ? "consumerClusterID" : "clusterID", NULL);
+    const char *sname = tg_json_path_string(owner, "metadata", "name", NULL);
+    char user[TG_SLICE_USER_MAX], holder[TG_SLICE_USER_MAX + 64];
+
+    if (!d->approve || !ns || !consumer || !sname)
+        return 0;   /* an approval always has its Tenant or slice; nothing to claim otherwise */
+    if (!slice)
+        return tg_name_claim_for(api, consumer, TG_NAME_PATH_TENANT, consumer, ns, s->cluster_id, d, err, err_len);
+    if (tg_slice_user_name(sname, consumer, user, sizeof(user)) != 0)
+        return 0;
+    if (tg_name_claim_check(api, consumer, TG_NAME_PATH_TENANT, consumer, d, err, err_len) != 0 || !d->approve)
+        return d->approve ? -1 : 0;
+    snprintf(holder, sizeof(holder), "%.63s/%.253s", consumer, sname);
+    return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, s->cluster_id, d, err, err_len);
+}
+
 long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
 {
     char path[1024], err[512], now[32], stash_key[300], cached_rv[64];
@@ -220,6 +246,8 @@ long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
         tg_approve_decide(csr, tenant, nonce, &pol, &d);
     }
     if (check_user_free(api, csr, slice, &d, err, sizeof(err)) != 0)
+        goto fail;
+    if (check_name_owner(s, api, tenant, slice, &d, err, sizeof(err)) != 0)
         goto fail;
     cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
     rc_rfc3339(time(NULL), now, sizeof(now));

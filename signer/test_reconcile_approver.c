@@ -15,6 +15,7 @@
 
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/name_owner.h"
 #include "signer/approve_decide.h"
 #include "signer/reconcile_common.h"
 #include "signer/test_reconcile_fixture.h"
@@ -27,7 +28,11 @@
 #define APPROVAL CSR "/approval"
 
 typedef enum { S_PENDING, S_APPROVED, S_DENIED, S_ABSENT } csr_state;
-typedef enum { M_NONE, M_NO_TENANT, M_NONCE_ROTATED, M_OTHER_SIGNER, M_HOSTILE_LABEL, M_APPROVER_OFF } spoil;
+typedef enum {
+    M_NONE, M_NO_TENANT, M_NONCE_ROTATED, M_OTHER_SIGNER, M_HOSTILE_LABEL, M_APPROVER_OFF,
+    M_CLAIM_TOKEN,              /* cl01's NameClaim is tenantgate-auth's (path token) */
+    M_CLAIM_OURS,               /* cl01's NameClaim is the Tenant flow's, cl01's */
+} spoil;
 
 typedef struct row {
     const char *what;
@@ -41,10 +46,18 @@ typedef struct row {
 } row;
 
 #define APPROVED "PUT " APPROVAL " 200\nEVENT /" CSR_NAME " "
+#define CLAIMED "POST " TG_NAME_CLAIMS_PATH " 201\n"
 
 static const row rows[] = {
-    {"matching Tenant: approved", S_PENDING, M_NONE, NULL, NULL, 0, APPROVED "TenantValidated\n", TG_RECONCILE_OK,
-     "Approved"},
+    {"matching Tenant: claimed, approved", S_PENDING, M_NONE, NULL, NULL, 0, CLAIMED APPROVED "TenantValidated\n",
+     TG_RECONCILE_OK, "Approved"},
+    {"cl01 claimed by the token path: denied NameOwned, the Tenant told", S_PENDING, M_CLAIM_TOKEN, NULL, NULL, 0,
+     "POST " TG_NAME_CLAIMS_PATH " 409\n" APPROVED "NameOwned\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK,
+     "Denied"},
+    {"cl01 claimed by its own Tenant flow (a renewal): approved", S_PENDING, M_CLAIM_OURS, NULL, NULL, 0,
+     "POST " TG_NAME_CLAIMS_PATH " 409\n" APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
+    {"claim POST answers 404 (no CRD): nothing decided", S_PENDING, M_NONE, "POST", TG_NAME_CLAIMS_PATH, 404,
+     "POST " TG_NAME_CLAIMS_PATH " 404\n", TG_RECONCILE_RETRY, NULL},
     {"CSR gone", S_ABSENT, M_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, NULL},
     {"CSR GET answers 500", S_PENDING, M_NONE, "GET", CSR, 500, "", TG_RECONCILE_RETRY, NULL},
     {"decided already: approved", S_APPROVED, M_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, "Approved"},
@@ -60,9 +73,9 @@ static const row rows[] = {
      APPROVED "NoMatchingTenant\n", TG_RECONCILE_OK, "Denied"},
     {"Tenant GET answers 500: nothing decided", S_PENDING, M_NONE, "GET", TENANT, 500, "", TG_RECONCILE_RETRY, NULL},
     {"Tenant GET transport error", S_PENDING, M_NONE, "GET", TENANT, -1, "", TG_RECONCILE_RETRY, NULL},
-    {"approval PUT conflicts", S_PENDING, M_NONE, "PUT", APPROVAL, 409, "PUT " APPROVAL " 409\n",
+    {"approval PUT conflicts", S_PENDING, M_NONE, "PUT", APPROVAL, 409, CLAIMED "PUT " APPROVAL " 409\n",
      TG_RECONCILE_RETRY, NULL},
-    {"approval PUT transport error", S_PENDING, M_NONE, "PUT", APPROVAL, -1, "PUT " APPROVAL " -1\n",
+    {"approval PUT transport error", S_PENDING, M_NONE, "PUT", APPROVAL, -1, CLAIMED "PUT " APPROVAL " -1\n",
      TG_RECONCILE_RETRY, NULL},
 };
 
@@ -102,6 +115,15 @@ static void store_objects(tg_api *api, const row *r)
     snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"liqo-nonce\",\"namespace\":\"" NS "\"},"
              "\"data\":{\"nonce\":\"%s\"}}", b64);
     fake_api_put(api, NONCE, text);
+    fake_api_put(api, "/api/v1/namespaces/" NS, "{\"metadata\":{\"name\":\"" NS "\"}}");
+    if (r->m == M_CLAIM_TOKEN || r->m == M_CLAIM_OURS) {
+        char obj[TG_NAME_CLAIM_OBJECT_MAX], path[200];
+        tg_name_claim_object("cl01", obj);
+        snprintf(path, sizeof(path), TG_NAME_CLAIMS_PATH "/%s", obj);
+        fake_api_put_obj(api, path, tg_name_claim_doc("cl01", r->m == M_CLAIM_TOKEN ? TG_NAME_PATH_TOKEN
+                                                                                      : TG_NAME_PATH_TENANT,
+                                                      "cl01", NS, "uid"));
+    }
     free(b64);
     free(nonce);
     free(tenant);
@@ -217,7 +239,7 @@ static void test_stale_stash_conflicts_then_converges(void **state)
     s.csr_cache = cache_of_csr(api);
     store_csr(api, tg_json_path_string(t, "spec", "csr", NULL), S_PENDING, M_NONE);   /* a newer version */
     assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), 1);
-    assert_string_equal(rt_writes(api), "PUT " APPROVAL " 409\n");
+    assert_string_equal(rt_writes(api), CLAIMED "PUT " APPROVAL " 409\n");
     assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
     assert_string_equal(last_condition(api), "Approved");
     json_object_put(t);

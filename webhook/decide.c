@@ -7,6 +7,7 @@
 
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/name_owner.h"
 #include "pki/tenant.h"
 #include "webhook/nonce_secret.h"
 #include "webhook/placement.h"
@@ -136,6 +137,27 @@ static int check_slice_user(const tg_lookup *lk, const char *cluster_id, tg_verd
                                 cluster_id, (int)sizeof(where), where);
 }
 
+/* One owner per name (PROTOCOL.md 3): the cluster id becomes the consumer's
+ * ControlPlane user. Not in a reserved form, and not a name another issuing
+ * path or holder claimed (tenantgate-auth's /identity/certificate, a slice):
+ * a claim of the Tenant flow for this very id is a re-authentication. */
+static int check_name_owner(const tg_lookup *lk, const char *cluster_id, tg_verdict *v)
+{
+    char why[200], path[16], holder[TG_LOOKUP_WHERE_MAX];
+
+    if (!tg_cluster_id_valid(cluster_id))
+        return 0;   /* InvalidClusterID, later */
+    if (tg_name_reserved(cluster_id, NULL, why, sizeof(why)))
+        return tg_verdict_deny_code(v, 403, TG_NAME_RESERVED, "spec.clusterID: %s, found \"%s\"", why, cluster_id);
+    if (!lk->ops->name_claim || lk->ops->name_claim(lk, cluster_id, path, holder) != TG_LOOKUP_FOUND ||
+        (tg_name_path_parse(path) == TG_NAME_PATH_TENANT && strcmp(holder, cluster_id) == 0))
+        return 0;
+    return tg_verdict_deny_code(v, 403, TG_NAME_OWNED,
+                                "expected spec.clusterID %s to be unclaimed or claimed by the Tenant flow for itself, "
+                                "found NameClaim of path %.15s holder %.*s",
+                                cluster_id, path, SHOWN, holder);
+}
+
 /* Step 2. The namespace is the request's (an object may omit it on CREATE). */
 static int check_placement(const tg_review_request *req, const tg_tenant *t, const char *ns,
                            const tg_lookup *lk, tg_verdict *v)
@@ -164,7 +186,7 @@ static int check_placement(const tg_review_request *req, const tg_tenant *t, con
             return tg_verdict_deny_code(v, 403, TG_DUPLICATE,
                                         "expected no other Tenant named %.*s in any namespace, found one",
                                         SHOWN, name);
-        if (check_slice_user(lk, t->cluster_id, v) != 0)
+        if (check_slice_user(lk, t->cluster_id, v) != 0 || check_name_owner(lk, t->cluster_id, v) != 0)
             return -1;
     }
     /* After the duplicates, so that both stay reachable. The name cannot

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "pki/name_owner.h"
 #include "kube/clusterid.h"
 #include "webhook/kube_ns_digest.h"
 #include "webhook/nonce_secret.h"
@@ -50,6 +51,8 @@ static const char *const keep_tenant[] = {"spec.clusterID", "spec.tenantConditio
                                           "spec.publicKey", NULL};
 /* A replicated slice's user is <name>-<hash of its consumer> (slice_user_exists). */
 static const char *const keep_replicated_slice[] = {"spec.consumerClusterID", NULL};
+/* Whose a name is (name_claim). */
+static const char *const keep_claim[] = {"spec.name", "spec.path", "spec.holder", NULL};
 
 /* Every cache stores its objects as compact JSON text (cache.h): a json-c
  * tree costs about 700 bytes per JSON object (each carries a 16-slot hash
@@ -108,7 +111,9 @@ tg_kube_lookup *tg_kube_lookup_new(uv_loop_t *loop, const char *kubeconfig, int 
         !(kl->local_slices = start_informer(kl, SLICES_PATH, LOCAL_SLICE_SELECTOR, NULL, TG_CACHE_BY_NAME,
                                             keep_metadata, NULL, NULL, err, err_len)) ||
         !(kl->replicated_slices = start_informer(kl, SLICES_PATH, REPLICATED_SLICE_SELECTOR, NULL, TG_CACHE_BY_NAME,
-                                                 keep_replicated_slice, NULL, NULL, err, err_len)))
+                                                 keep_replicated_slice, NULL, NULL, err, err_len)) ||
+        !(kl->claims = start_informer(kl, TG_NAME_CLAIMS_PATH, NULL, NULL, 0, keep_claim, NULL, NULL, err,
+                                      err_len)))
         goto fail;
     kl->lookup.ops = &tg_kube_lookup_ops;
     kl->lookup.data = kl;
@@ -156,6 +161,8 @@ void tg_kube_lookup_free(tg_kube_lookup *kl)
         tg_informer_free(kl->local_slices);
     if (kl->replicated_slices)
         tg_informer_free(kl->replicated_slices);
+    if (kl->claims)
+        tg_informer_free(kl->claims);
     if (kl->client)
         tg_kube_client_free(kl->client);
     uv_run(kl->loop, UV_RUN_DEFAULT);

@@ -21,6 +21,7 @@ struct tg_kube_lookup {
     tg_informer *nonces;           /* Secrets labelled liqo.io/nonce=true, read by (namespace, name) */
     tg_informer *local_slices;     /* ResourceSlices labelled liqo.io/replication=true, metadata only */
     tg_informer *replicated_slices;    /* labelled liqo.io/replicated=true: metadata, consumerClusterID */
+    tg_informer *claims;           /* NameClaims (cluster-scoped): spec only */
     tg_lookup lookup;
     tg_kube_live *live;
 };

@@ -7,6 +7,7 @@
 
 #include "kube/base64.h"
 #include "kube/json.h"
+#include "pki/name_owner.h"
 #include "pki/slice.h"
 #include "webhook/kube_ns_digest.h"
 #include "webhook/nonce_secret.h"
@@ -19,7 +20,7 @@ static int kl_synced(const tg_lookup *lk)
     tg_kube_lookup *kl = lk->data;
     return tg_informer_synced(kl->namespaces) && tg_informer_synced(kl->tenants) &&
            tg_informer_synced(kl->nonces) && tg_informer_synced(kl->local_slices) &&
-           tg_informer_synced(kl->replicated_slices);
+           tg_informer_synced(kl->replicated_slices) && tg_informer_synced(kl->claims);
 }
 
 static int kl_namespace_label(const tg_lookup *lk, const char *ns, const char *key, char value[TG_LABEL_VALUE_MAX],
@@ -190,6 +191,38 @@ static int kl_slice_user_exists(const tg_lookup *lk, const char *user, char wher
     return sv.found;
 }
 
+typedef struct claim_visit {
+    const char *name;
+    char *path, *holder;
+    int found;
+} claim_visit;
+
+static void visit_claim(json_object *obj, void *data)
+{
+    claim_visit *cv = data;
+    const char *name = tg_json_path_string(obj, "spec", "name", NULL);
+    const char *path = tg_json_path_string(obj, "spec", "path", NULL);
+    const char *holder = tg_json_path_string(obj, "spec", "holder", NULL);
+
+    /* the object name is a digest of spec.name: compared all the same */
+    if (!name || strcmp(name, cv->name) != 0)
+        return;
+    cv->found = 1;
+    snprintf(cv->path, 16, "%s", path ? path : "");
+    snprintf(cv->holder, TG_LOOKUP_WHERE_MAX, "%s", holder ? holder : "");
+}
+
+static int kl_name_claim(const tg_lookup *lk, const char *name, char path[16], char holder[TG_LOOKUP_WHERE_MAX])
+{
+    tg_kube_lookup *kl = lk->data;
+    char obj[TG_NAME_CLAIM_OBJECT_MAX];
+    claim_visit cv = {.name = name, .path = path, .holder = holder};
+
+    tg_name_claim_object(name, obj);
+    tg_cache_get(tg_informer_cache(kl->claims), NULL, obj, visit_claim, &cv);
+    return cv.found ? TG_LOOKUP_FOUND : TG_LOOKUP_NOT_FOUND;
+}
+
 static int kl_local_slice_name_exists(const tg_lookup *lk, const char *name)
 {
     tg_kube_lookup *kl = lk->data;
@@ -206,6 +239,7 @@ static size_t kl_cache_stats(const tg_lookup *lk, tg_lookup_cache_stats *out, si
         {"nonce_secrets", kl->nonces},
         {"local_slices", kl->local_slices},
         {"replicated_slices", kl->replicated_slices},
+        {"name_claims", kl->claims},
     };
     size_t n;
 
@@ -226,6 +260,7 @@ const tg_lookup_ops tg_kube_lookup_ops = {
     .local_slice_name_exists = kl_local_slice_name_exists,
     .tenant_cluster_id_exists = kl_tenant_cluster_id_exists,
     .slice_user_exists = kl_slice_user_exists,
+    .name_claim = kl_name_claim,
     .cache_stats = kl_cache_stats,
 };
 

@@ -60,7 +60,7 @@ static inline void tg_lookup_tenant_clear(tg_lookup_tenant *t)
 
 /* One informer cache, for the metrics. */
 typedef struct tg_lookup_cache_stats {
-    const char *cache;             /* "namespaces", "tenants", "nonce_secrets", "local_slices",
+    const char *cache;             /* "namespaces", "tenants", "nonce_secrets", "local_slices", "name_claims",
                                     * "replicated_slices" */
     size_t objects;
     unsigned long failures;        /* lists or watches that failed (kube/informer.h) */
@@ -107,6 +107,11 @@ typedef struct tg_lookup_ops {
      * (<name>-<12 hex of sha256(consumer)>, pki/slice.h) in any namespace;
      * its namespace and name then go into where ("ns/name", truncated). */
     int (*slice_user_exists)(const tg_lookup *lk, const char *user, char where[TG_LOOKUP_WHERE_MAX]);
+
+    /* Optional (may be NULL: not checked). The NameClaim of name
+     * (pki/name_owner.h): TG_LOOKUP_FOUND with its spec.path and spec.holder
+     * copied (truncated), or TG_LOOKUP_NOT_FOUND. */
+    int (*name_claim)(const tg_lookup *lk, const char *name, char path[16], char holder[TG_LOOKUP_WHERE_MAX]);
 
     /* Optional (may be NULL), for metrics only: each cache's objects and
      * failed lists or watches so far. Fills up to cap entries; returns how

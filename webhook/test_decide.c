@@ -38,6 +38,8 @@ typedef struct fake_cluster {
     const char *nonce_cluster;       /* id the nonce was issued for; NULL = "cl01" */
     const char *nonce_ns;            /* namespace of the liqo-nonce Secret; NULL = the Tenant's */
     const char *slice_user;          /* the user name of a replicated ResourceSlice */
+    const char *claim_path;          /* cl01's NameClaim: its path, NULL = none */
+    const char *claim_holder;
 } fake_cluster;
 
 static char seed_nonce[TG_LOOKUP_NONCE_MAX];
@@ -113,6 +115,17 @@ static int fake_slice_user_exists(const tg_lookup *lk, const char *user, char wh
     return 1;
 }
 
+static int fake_name_claim(const tg_lookup *lk, const char *name, char path[16], char holder[TG_LOOKUP_WHERE_MAX])
+{
+    const fake_cluster *c = lk->data;
+
+    if (!c->claim_path || strcmp(name, "cl01") != 0)
+        return TG_LOOKUP_NOT_FOUND;
+    snprintf(path, 16, "%s", c->claim_path);
+    snprintf(holder, TG_LOOKUP_WHERE_MAX, "%s", c->claim_holder);
+    return TG_LOOKUP_FOUND;
+}
+
 static const tg_lookup_ops fake_ops = {
     .synced = fake_synced,
     .namespace_label = fake_namespace_label,
@@ -120,6 +133,7 @@ static const tg_lookup_ops fake_ops = {
     .tenant_name_exists = fake_tenant_name_exists,
     .nonce_secret = fake_nonce_secret,
     .slice_user_exists = fake_slice_user_exists,
+    .name_claim = fake_name_claim,
 };
 
 /* The cluster every seed Tenant for cl01 belongs in. */
@@ -327,6 +341,18 @@ static const decide_case cases[] = {
      "liqo-tenant-other/"},
     {"another slice's user", PEM, NULL, {.ns = {GOOD_NS}, .slice_user = "cl02"}, 0, 0, 1, "Accepted", 0, 0, 0, 0,
      NULL},
+    /* 2: one owner per name (issue 44): cl01 claimed by another path or holder */
+    {"cluster id claimed by tenantgate-auth's token path", PEM, NULL,
+     {.ns = {GOOD_NS}, .claim_path = "token", .claim_holder = "cl01"}, 0, 0, 0, "NameOwned", 403, 0, 0, 0,
+     "expected spec.clusterID cl01 to be unclaimed or claimed by the Tenant flow for itself, found NameClaim of "
+     "path token holder cl01"},
+    {"cluster id claimed by the Tenant flow for another holder", PEM, NULL,
+     {.ns = {GOOD_NS}, .claim_path = "tenant", .claim_holder = "cl02"}, 0, 0, 0, "NameOwned", 403, 0, 0, 0,
+     "holder cl02"},
+    {"cluster id claimed by a slice", PEM, NULL, {.ns = {GOOD_NS}, .claim_path = "slice", .claim_holder = "cl02/p"},
+     0, 0, 0, "NameOwned", 403, 0, 0, 0, "path slice"},
+    {"cluster id claimed by its own Tenant flow: a re-authentication", PEM, NULL,
+     {.ns = {GOOD_NS}, .claim_path = "tenant", .claim_holder = "cl01"}, 0, 0, 1, "Accepted", 0, 0, 0, 0, NULL},
     /* 2: the name is the cluster id */
     {"renamed copy", PEM, tweak_renamed, {.ns = {GOOD_NS}}, 0, 0, 0, "NameMismatch", 400, 0, 0, 0,
      "expected metadata.name to equal spec.clusterID \"cl01\", found \"cl01-copy\""},
