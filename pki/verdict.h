@@ -27,6 +27,7 @@ typedef enum tg_reason {
     TG_SLICE_TENANT_DRAINED,            /* that Tenant is Drained */
     TG_FORBIDDEN_CHANGE,                /* group liqo.io changed remote-cluster-id or liqo.io/cordon */
     TG_SLICE_CLAIMS_LOCAL_CLUSTER,      /* a local slice naming this cluster, by an untrusted writer */
+    TG_DEFAULT_SLICE_CLASS_DISABLED,    /* a default-class slice while the provider turned that class off */
     TG_REASON_COUNT
 } tg_reason;
 
@@ -48,7 +49,7 @@ const char *tg_reason_name(tg_reason r);
 void tg_verdict_init(tg_verdict *v);
 
 /* Record a denial with status code 400 (403 for Duplicate, SliceTenantDrained,
- * ForbiddenChange and SliceClaimsLocalCluster, as Liqo answers such refusals).
+ * ForbiddenChange, SliceClaimsLocalCluster and DefaultResourceSliceClassDisabled, as Liqo answers such refusals).
  * The message is formatted printf-style, newlines and control
  * characters are replaced so the result is always one line. Returns -1 so that
  * checks can `return tg_verdict_deny(...)`. */
