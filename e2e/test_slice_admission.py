@@ -444,3 +444,27 @@ def test_without_a_cluster_id_every_local_slice_of_a_tenant_namespace_is_the_pro
         assert not stored(provider, c.ns, name)
         proc = provider.create(_own_local_slice(c, name, consumer_id="someone-else"), check=False)
         assert proc.returncode == 0, proc.stderr
+
+
+# --- Liqo's --default-resource-slice-class-enabled=false (issue 45, item 5) -------------------
+
+def test_default_class_refused_when_the_provider_turned_it_off(provider, webhook, consumers):
+    """As the consumer's ControlPlane user (group liqo.io), the only writer of replicated
+    copies: a default-class slice (spec.class default, or none) is refused at kubectl apply
+    with DefaultResourceSliceClassDisabled while the switch is off; another class is stored;
+    with the webhook's default flags the same default-class slice is stored."""
+    c = consumers()
+    _may_write_slices(provider, c.ns, c.id)
+    as_consumer = {"as_user": c.id, "as_groups": ("liqo.io",)}
+    with _webhook_with(webhook, "--default-resource-slice-class-enabled=false"):
+        for name, cls, found in (("rs-default", "default", 'found "default"'),
+                                 ("rs-none", None, "found none (the default class)")):
+            proc = provider.apply(c.slice(name, **{"class": cls}), check=False, **as_consumer)
+            message = expect_denied(proc, "DefaultResourceSliceClassDisabled", "Forbidden")
+            assert "spec.class: expected a class the provider offers" in message, message
+            assert found in message and "--default-resource-slice-class-enabled=false" in message, message
+            assert not stored(provider, c.ns, name)
+        proc = provider.apply(c.slice("rs-gpu", **{"class": "gpu"}), check=False, **as_consumer)
+        assert proc.returncode == 0, proc.stderr
+    proc = provider.apply(c.slice("rs-default"), check=False, **as_consumer)
+    assert proc.returncode == 0, proc.stderr

@@ -386,3 +386,66 @@ def test_slice_certificate_is_renewed_before_expiry(provider, provider_signer, p
     finally:
         provider_signer.stop()
         provider_signer.start()
+
+
+# --- Liqo's provider switches (issue 45, item 5) ----------------------------------------------
+
+LIQO_SWITCHES = ("--default-node-resources", "cpu=3,memory=5Gi,pods=17",
+                 "--enable-storage", "--real-storage-class-name", "tg-e2e-fast",
+                 "--ingress-classes", "nginx;default,traefik",
+                 "--load-balancer-classes", "metallb;default")
+
+
+@pytest.fixture
+def storage_classes(provider):
+    """Two StorageClasses on the provider (cluster-scoped: removed afterwards)."""
+    names = ("tg-e2e-fast", "tg-e2e-slow")
+    for n in names:
+        provider.apply({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                        "metadata": {"name": n}, "provisioner": "example.com/none"})
+    yield names
+    provider.kubectl("delete", "storageclass", *names, "--ignore-not-found", check=False)
+
+
+def _restarted_with(signer, *flags):
+    signer.stop()
+    signer.start(*flags)
+
+
+def test_liqo_switches_fill_the_accepted_slice(provider, provider_signer, peer, storage_classes, tmp_path):
+    """--default-node-resources, --enable-storage (+ --real-storage-class-name),
+    --ingress-classes and --load-balancer-classes, as Liqo's controller-manager takes them:
+    the slice asks cpu only, gets the configured rest, and its status offers the classes."""
+    cid, pns, _, _ = peer
+    _restarted_with(provider_signer, *LIQO_SWITCHES)
+    try:
+        replicate(provider, peer, "pool-s", tmp_path, resources={"cpu": "1"})
+        wait_condition(provider, pns, "pool-s", "Resources", "Accepted")
+        st = provider.get_json("rslice", "pool-s", "-n", pns)["status"]
+        assert st["resources"] == {"cpu": "1", "memory": "5Gi", "pods": "17"}, st["resources"]
+        mine = [c for c in st["storageClasses"] if c["storageClassName"].startswith("tg-e2e-")]
+        assert mine == [{"storageClassName": "tg-e2e-fast", "default": True},
+                        {"storageClassName": "tg-e2e-slow"}], st["storageClasses"]
+        assert st["ingressClasses"] == [{"ingressClassName": "nginx", "default": True},
+                                        {"ingressClassName": "traefik"}], st["ingressClasses"]
+        assert st["loadBalancerClasses"] == [{"loadBalancerClassName": "metallb", "default": True}]
+    finally:
+        _restarted_with(provider_signer)
+
+
+def test_default_class_denied_when_the_provider_turned_it_off(provider, provider_signer, peer, tmp_path):
+    """A default-class slice the webhook admitted (it runs with its defaults here: a slice
+    made while it was down, or before the switch) is denied by the signer, as Liqo's
+    reconciler: Resources Denied, reason DefaultResourceSliceClassDisabled, nothing granted."""
+    cid, pns, _, _ = peer
+    _restarted_with(provider_signer, "--default-resource-slice-class-enabled=false")
+    try:
+        replicate(provider, peer, "pool-d", tmp_path)
+        res = wait_condition(provider, pns, "pool-d", "Resources", "Denied")
+        assert res["reason"] == "DefaultResourceSliceClassDisabled", res
+        assert "administratively disabled on the provider: expected a class the provider offers" \
+            in res["message"], res
+        st = provider.get_json("rslice", "pool-d", "-n", pns)["status"]
+        assert "resources" not in st and st["storageClasses"] == [], st
+    finally:
+        _restarted_with(provider_signer)

@@ -81,3 +81,20 @@ int tg_slice_csr_check(const tg_bytes *csr, const char *name, const char *consum
         tg_pubkey_clear(&key);
     return rc;
 }
+
+int tg_slice_class_is_default(const char *class_)
+{
+    return !class_ || !*class_ || strcmp(class_, "default") == 0;
+}
+
+int tg_slice_class_check(const char *class_, int default_enabled, tg_verdict *v)
+{
+    if (default_enabled || !tg_slice_class_is_default(class_))
+        return 0;
+    return tg_verdict_deny(v, TG_DEFAULT_SLICE_CLASS_DISABLED,
+                           "spec.class: expected a class the provider offers, found %s%.*s%s: the default "
+                           "ResourceSlice class is disabled on this provider (--default-resource-slice-class-"
+                           "enabled=false)",
+                           class_ && *class_ ? "\"" : "", 63, class_ && *class_ ? class_ : "none (the default class)",
+                           class_ && *class_ ? "\"" : "");
+}

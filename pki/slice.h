@@ -32,4 +32,14 @@ char *tg_slice_csr_build(EVP_PKEY *key, const char *name, const char *consumer_i
 int tg_slice_csr_check(const tg_bytes *csr, const char *name, const char *consumer_id, const tg_bytes *tenant_key,
                        tg_verdict *v);
 
+/* Liqo's built-in default ResourceSlice class: spec.class "default" or
+ * empty/absent (its ResourceSliceClassDefault and ResourceSliceClassUnknown). */
+int tg_slice_class_is_default(const char *class_);
+
+/* The provider's --default-resource-slice-class-enabled (Liqo >= 1.2's flag
+ * of that name): with default_enabled 0 a slice of the default class is
+ * refused, DefaultResourceSliceClassDisabled (403), as Liqo's reconciler
+ * denies its Resources. 0, or -1 with v. */
+int tg_slice_class_check(const char *class_, int default_enabled, tg_verdict *v);
+
 #endif

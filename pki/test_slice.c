@@ -192,6 +192,38 @@ static void test_not_a_csr(void **state)
     assert_int_equal(v.reason, TG_INVALID_CSR);
 }
 
+/* --default-resource-slice-class-enabled: the default class is "default" or
+ * none (Liqo's ResourceSliceClassDefault and ResourceSliceClassUnknown). */
+static void test_class_check(void **state)
+{
+    static const struct {
+        const char *class_;
+        int enabled;
+        const char *reason, *found;
+    } classes[] = {
+        {"default", 1, "Accepted", NULL},
+        {NULL, 1, "Accepted", NULL},
+        {"default", 0, "DefaultResourceSliceClassDisabled", "found \"default\": the default ResourceSlice class"},
+        {"", 0, "DefaultResourceSliceClassDisabled", "found none (the default class)"},
+        {NULL, 0, "DefaultResourceSliceClassDisabled", "found none (the default class)"},
+        {"gpu", 0, "Accepted", NULL},
+        {"Default", 0, "Accepted", NULL},   /* class names are exact, as Liqo compares them */
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+        tg_verdict v;
+        tg_verdict_init(&v);
+        int rc = tg_slice_class_check(classes[i].class_, classes[i].enabled, &v);
+        assert_string_equal(tg_reason_name(v.reason), classes[i].reason);
+        assert_int_equal(rc, classes[i].found ? -1 : 0);
+        if (classes[i].found) {
+            assert_int_equal(v.code, 403);
+            if (!strstr(v.message, classes[i].found) || !strstr(v.message, "expected a class the provider offers"))
+                fail_msg("case %zu: message \"%s\" lacks \"%s\"", i, v.message, classes[i].found);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_build_and_check),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_not_a_csr),
+        cmocka_unit_test(test_class_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

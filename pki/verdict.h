@@ -30,6 +30,7 @@ typedef enum tg_reason {
     /* one owner per name (PROTOCOL.md 3, pki/name_owner.h) */
     TG_NAME_RESERVED,                   /* spec.clusterID in a reserved form */
     TG_NAME_OWNED,                      /* another issuing path or holder claimed spec.clusterID */
+    TG_DEFAULT_SLICE_CLASS_DISABLED,    /* a default-class slice while the provider turned that class off */
     TG_REASON_COUNT
 } tg_reason;
 
@@ -51,7 +52,7 @@ const char *tg_reason_name(tg_reason r);
 void tg_verdict_init(tg_verdict *v);
 
 /* Record a denial with status code 400 (403 for Duplicate, SliceTenantDrained,
- * ForbiddenChange and SliceClaimsLocalCluster, as Liqo answers such refusals).
+ * ForbiddenChange, SliceClaimsLocalCluster and DefaultResourceSliceClassDisabled, as Liqo answers such refusals).
  * The message is formatted printf-style, newlines and control
  * characters are replaced so the result is always one line. Returns -1 so that
  * checks can `return tg_verdict_deny(...)`. */

@@ -60,6 +60,14 @@ static void usage(FILE *out)
             "                             tokens by name, authtoken sends auth-token's as ours\n"
             "  --bootstrap-grace SECONDS  bootstrapgc deletes a namespace /v1/nonce made once no\n"
             "                             Tenant and no live token kept it that long (default 600)\n"
+            "  --default-resource-slice-class-enabled[=true|false]  false: deny the Resources of default-class\n"
+            "                             slices (DefaultResourceSliceClassDisabled), as Liqo's flag (default true)\n"
+            "  --default-node-resources LIST  what a default-class slice is granted unless it asks, as\n"
+            "                             Liqo's flag (default cpu=4,memory=8Gi,pods=110,ephemeral-storage=20Gi)\n"
+            "  --enable-storage[=true|false]  offer the cluster's StorageClasses in status.storageClasses\n"
+            "  --real-storage-class-name NAME  the one marked default there (default: the cluster's default)\n"
+            "  --ingress-classes LIST     status.ingressClasses, as Liqo's flag: nginx;default,traefik\n"
+            "  --load-balancer-classes LIST  status.loadBalancerClasses, as Liqo's flag: metallb;default\n"
             "  --quota-limits-enforcement None|Soft|Hard  spec.limitsEnforcement of the Liqo Quota\n"
             "                             made per accepted slice where Liqo's Quota CRD is served\n"
             "                             (as Liqo's --default-limits-enforcement; default None)\n"
@@ -75,6 +83,8 @@ enum {
     OPT_ALLOW_NO_HANDSHAKE, OPT_LOG_LEVEL, OPT_LEADER_ELECT, OPT_LEASE_NAME, OPT_LEASE_NAMESPACE,
     OPT_METRICS_LISTEN, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS, OPT_NONCE_ROTATION,
     OPT_QUOTA_ENFORCEMENT, OPT_TOKEN_NAMESPACE, OPT_BOOTSTRAP_GRACE,
+    OPT_DEFAULT_CLASS, OPT_DEFAULT_RESOURCES, OPT_ENABLE_STORAGE, OPT_REAL_STORAGE, OPT_INGRESS_CLASSES,
+    OPT_LB_CLASSES,
 };
 
 static const struct option options[] = {
@@ -103,6 +113,12 @@ static const struct option options[] = {
     {"quota-limits-enforcement", required_argument, NULL, OPT_QUOTA_ENFORCEMENT},
     {"token-namespace", required_argument, NULL, OPT_TOKEN_NAMESPACE},
     {"bootstrap-grace", required_argument, NULL, OPT_BOOTSTRAP_GRACE},
+    {"default-resource-slice-class-enabled", optional_argument, NULL, OPT_DEFAULT_CLASS},
+    {"default-node-resources", required_argument, NULL, OPT_DEFAULT_RESOURCES},
+    {"enable-storage", optional_argument, NULL, OPT_ENABLE_STORAGE},
+    {"real-storage-class-name", required_argument, NULL, OPT_REAL_STORAGE},
+    {"ingress-classes", required_argument, NULL, OPT_INGRESS_CLASSES},
+    {"load-balancer-classes", required_argument, NULL, OPT_LB_CLASSES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -115,6 +131,50 @@ static int slice_policy_ok(const char *arg, const tg_signer_flags *f)
     return strcmp(arg, "off") == 0 ||
            (slash && slash != arg && (size_t)(slash - arg) < sizeof(f->slice_policy_ns) && slash[1] &&
             !strchr(slash + 1, '/') && strlen(slash + 1) <= 253);
+}
+
+/* A Go bool flag, as Liqo's: bare means true. 0, or -1 (with why) for another value. */
+static int bool_flag(const char *name, const char *arg, int *out)
+{
+    if (!arg || strcmp(arg, "true") == 0)
+        return *out = 1, 0;
+    if (strcmp(arg, "false") == 0)
+        return *out = 0, 0;
+    fprintf(stderr, "tenantgate-signer: --%s: expected true or false, found \"%.64s\"\n", name, arg);
+    return -1;
+}
+
+/* Liqo's provider switches for ResourceSlices (slice_resources.h, slice_offer.h),
+ * parsed once here; 0, or -1 after saying why. */
+static int take_slice_flag(int c, const char *arg, tg_signer *s)
+{
+    json_object **list = c == OPT_INGRESS_CLASSES ? &s->slice_offer.ingress_classes
+                                                  : &s->slice_offer.load_balancer_classes;
+    char err[256];
+    int on = 1;
+
+    switch (c) {
+    case OPT_DEFAULT_CLASS:
+        if (bool_flag("default-resource-slice-class-enabled", arg, &on) != 0)
+            return -1;
+        s->slice_provider.default_class_disabled = !on;
+        return 0;
+    case OPT_ENABLE_STORAGE: return bool_flag("enable-storage", arg, &s->slice_offer.enable_storage);
+    case OPT_REAL_STORAGE: s->slice_offer.real_storage_class = arg; return 0;
+    case OPT_DEFAULT_RESOURCES:
+        json_object_put(s->slice_provider.defaults);
+        if ((s->slice_provider.defaults = tg_slice_defaults_parse(arg, err, sizeof(err))))
+            return 0;
+        fprintf(stderr, "tenantgate-signer: --default-node-resources: %s\n", err);
+        return -1;
+    }
+    json_object_put(*list);
+    if ((*list = tg_slice_class_list_parse(arg, c == OPT_INGRESS_CLASSES ? "ingressClassName" : "loadBalancerClassName",
+                                           err, sizeof(err))))
+        return 0;
+    fprintf(stderr, "tenantgate-signer: --%s: %s\n",
+            c == OPT_INGRESS_CLASSES ? "ingress-classes" : "load-balancer-classes", err);
+    return -1;
 }
 
 /* One flag with its value; 0, or -1 when the value is bad. */
@@ -178,6 +238,9 @@ static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, c
     case OPT_LOG_LEVEL: return tg_log_set_level_named(arg);
     case OPT_TOKEN_NAMESPACE: s->token_ns = arg; return 0;
     case OPT_BOOTSTRAP_GRACE: return tg_flag_long(arg, 0, 30L * 86400, &s->bootstrap_grace_s);
+    case OPT_DEFAULT_CLASS: case OPT_DEFAULT_RESOURCES: case OPT_ENABLE_STORAGE: case OPT_REAL_STORAGE:
+    case OPT_INGRESS_CLASSES: case OPT_LB_CLASSES:
+        return take_slice_flag(c, arg, s);
     }
     return -1;
 }
@@ -244,7 +307,7 @@ int tg_signer_flags_parse(int argc, char **argv, tg_signer *s, tg_signer_flags *
             return 2;
         }
         if (take_flag(c, optarg, s, f, &slice_policy, &cluster_labels) != 0) {
-            fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg);
+            fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg ? optarg : "");
             usage(stderr);
             return 2;
         }

@@ -95,7 +95,7 @@ static void decide_resources(json_object *doc)
     check_quantities(request);
     check_quantities(others);
     memset(why, 'x', sizeof(why));
-    if (tg_slice_resources_decide(request, tg_json_path(doc, "policy", NULL), others, &granted, why, sizeof(why)) == 0) {
+    if (tg_slice_resources_decide(NULL, request, tg_json_path(doc, "policy", NULL), others, &granted, why, sizeof(why)) == 0) {
         if (granted == NULL)
             abort();
         json_object_object_foreach(granted, key, val) {

@@ -469,6 +469,9 @@ static void shut_down(signer_main *m)
     tg_settled_free(s->settled);
     tg_remote_pool_free(s->remote_pool);
     json_object_put(s->node_labels);
+    json_object_put(s->slice_provider.defaults);
+    json_object_put(s->slice_offer.ingress_classes);
+    json_object_put(s->slice_offer.load_balancer_classes);
 }
 
 int main(int argc, char **argv)

@@ -14,6 +14,8 @@
 #include "pki/issue.h"
 #include "signer/api.h"
 #include "signer/settled.h"
+#include "signer/slice_offer.h"
+#include "signer/slice_resources.h"
 #include "signer/workqueue.h"
 
 /* --controllers bits: each controller's descriptor (controller.h) names its own */
@@ -70,6 +72,8 @@ typedef struct tg_signer {
     const char *slice_policy_ns;     /* the slice policy ConfigMap; NULL: no policy */
     const char *slice_policy_name;
     json_object *node_labels;        /* --cluster-labels: a slice's status.nodeLabels; NULL: none */
+    tg_slice_provider slice_provider; /* --default-node-resources, --default-resource-slice-class-enabled */
+    tg_slice_offer slice_offer;      /* --enable-storage, --ingress-classes, --load-balancer-classes */
     const char *quota_limits_enforcement;   /* --quota-limits-enforcement (Liqo's Quota); NULL: None */
     const char *token_ns;            /* --token-namespace: tenantgate-auth's bootstrap tokens */
     long bootstrap_grace_s;          /* --bootstrap-grace (bootstrapgc) */

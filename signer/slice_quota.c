@@ -232,7 +232,8 @@ int rs_resources_status(slice_ctx *c, json_object *st, json_object **res_cond, i
         snprintf(reason, sizeof(reason), "%s", TG_RES_DENY_POLICY);
         v = -1;
     } else {
-        v = tg_slice_resources_verdict(class_, tenant_state(c->tenant), old ? tg_json_string(old, "status") : NULL,
+        v = tg_slice_resources_verdict(&c->s->slice_provider, class_, tenant_state(c->tenant),
+                                       old ? tg_json_string(old, "status") : NULL,
                                        tg_json_path(c->slice, "spec", "resources", NULL), policy, others, &granted,
                                        reason, sizeof(reason), why, sizeof(why));
     }
@@ -242,16 +243,19 @@ int rs_resources_status(slice_ctx *c, json_object *st, json_object **res_cond, i
         *res_cond = rs_make_condition(old, "Resources", "Accepted", RES_ACCEPTED, "ResourceSlice resources accepted");
     } else if (v < 0) {
         snprintf(msg, sizeof(msg), "ResourceSlice resources denied (%s): %s", reason, why);
-        *res_cond = rs_make_condition(old, "Resources", "Denied", RES_DENIED, msg);
+        /* Liqo names this one in the condition's reason (its reason, its switch) */
+        *res_cond = rs_make_condition(old, "Resources", "Denied",
+                                      strcmp(reason, TG_RES_DENY_CLASS_DISABLED) == 0 ? reason : RES_DENIED, msg);
         *res_denied = 1;
         if (!old || !rs_same_text(tg_json_string(old, "message"), msg))
             rs_count_verdict(c->s, "Resources", "Denied", reason);
     }
+    if (v != 0 && rs_offered_classes(c, st, v > 0) != 0) {
+        json_object_put(policy);
+        json_object_put(others);
+        return -1;
+    }
     if (v != 0) {
-        /* Liqo offers no storage, ingress or load-balancer classes unless configured: empty lists */
-        json_object_object_add(st, "storageClasses", json_object_new_array());
-        json_object_object_add(st, "ingressClasses", json_object_new_array());
-        json_object_object_add(st, "loadBalancerClasses", json_object_new_array());
         /* the provider's cluster labels for the consumer's virtual node, as Liqo's
          * --cluster-labels; a label taken off the flag leaves the status too */
         json_object *was_labels = tg_json_path(c->slice, "status", "nodeLabels", NULL), *labels = NULL;

@@ -6,10 +6,11 @@
 
 #include "kube/json.h"
 
-/* Liqo's --default-node-resources (Helm offloading.defaultNodeResources). */
+/* Liqo's chart's --default-node-resources (Helm offloading.defaultNodeResources),
+ * for a signer started without the flag. */
 static const struct {
     const char *name, *value;
-} defaults[] = {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}, {"ephemeral-storage", "20Gi"}};
+} chart_defaults[] = {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}, {"ephemeral-storage", "20Gi"}};
 
 /* No real quantity comes near: keeps every sum and product far from overflow. */
 #define MILLI_MAX ((__int128)1 << 100)
@@ -172,7 +173,49 @@ static int check_limit(const char *name, __int128 want, json_object *policy, jso
     return 0;
 }
 
-int tg_slice_resources_decide(json_object *request, json_object *policy, json_object *others,
+/* One "name=quantity" chunk of --default-node-resources into out. */
+static int default_chunk(const char *chunk, size_t len, json_object *out, char *err, size_t err_len)
+{
+    const char *eq = memchr(chunk, '=', len);
+    char name[254], value[65];
+    __int128 m;
+
+    if (!eq || memchr(eq + 1, '=', len - (size_t)(eq + 1 - chunk)) || eq == chunk)
+        return snprintf(err, err_len, "expected name=quantity, found \"%.*s\"", (int)(len > 64 ? 64 : len), chunk),
+               -1;
+    if ((size_t)(eq - chunk) >= sizeof(name) || len - (size_t)(eq + 1 - chunk) >= sizeof(value))
+        return snprintf(err, err_len, "\"%.64s...\": name or quantity too long", chunk), -1;
+    snprintf(name, sizeof(name), "%.*s", (int)(eq - chunk), chunk);
+    snprintf(value, sizeof(value), "%.*s", (int)(len - (size_t)(eq + 1 - chunk)), eq + 1);
+    if (tg_quantity_milli(value, &m) != 0 || m <= 0)
+        return snprintf(err, err_len, "%.64s: expected a quantity greater than 0 (4, 500m, 8Gi), found \"%s\"",
+                        name, value), -1;
+    json_object_object_add(out, name, json_object_new_string(value));
+    return 0;
+}
+
+json_object *tg_slice_defaults_parse(const char *flag, char *err, size_t err_len)
+{
+    json_object *out = json_object_new_object();
+    const char *p = flag ? flag : "";
+
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (default_chunk(p, len, out, err, err_len) != 0) {
+            json_object_put(out);
+            return NULL;
+        }
+        p += len;
+        if (*p == ',' && !*++p) {
+            snprintf(err, err_len, "expected name=quantity after the last \",\", found nothing");
+            json_object_put(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+int tg_slice_resources_decide(json_object *defaults, json_object *request, json_object *policy, json_object *others,
                               json_object **granted, char *why, size_t why_len)
 {
     json_object *g = json_object_new_object();
@@ -184,8 +227,13 @@ int tg_slice_resources_decide(json_object *request, json_object *policy, json_ob
         json_object_put(g);
         return -1;
     }
-    for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-        json_object_object_add(g, defaults[i].name, json_object_new_string(defaults[i].value));
+    if (defaults) {
+        json_object_object_foreach(defaults, dname, dvalue)
+            json_object_object_add(g, dname, json_object_get(dvalue));
+    } else {
+        for (size_t i = 0; i < sizeof(chart_defaults) / sizeof(chart_defaults[0]); i++)
+            json_object_object_add(g, chart_defaults[i].name, json_object_new_string(chart_defaults[i].value));
+    }
     if (request && json_object_is_type(request, json_type_object)) {
         json_object_object_foreach(request, name, value) {
             if (member_milli(request, name, &m, &present) != 0) {
@@ -247,7 +295,8 @@ int tg_slice_resources_add(json_object *others, json_object *add)
     return rc;
 }
 
-int tg_slice_resources_verdict(const char *class_, tg_slice_tenant_state tenant, const char *cur_status,
+int tg_slice_resources_verdict(const tg_slice_provider *prov, const char *class_, tg_slice_tenant_state tenant,
+                               const char *cur_status,
                                json_object *request, json_object *policy, json_object *others,
                                json_object **granted, char *reason, size_t reason_len, char *why, size_t why_len)
 {
@@ -266,11 +315,18 @@ int tg_slice_resources_verdict(const char *class_, tg_slice_tenant_state tenant,
         snprintf(why, why_len, "the consumer's Tenant is Cordoned: no new slices");
         return -1;
     }
+    if (prov && prov->default_class_disabled) {
+        /* Liqo's reason and words (its remoteresourceslice controller), then what was expected */
+        snprintf(reason, reason_len, "%s", TG_RES_DENY_CLASS_DISABLED);
+        snprintf(why, why_len, "the default ResourceSlice class has been administratively disabled on the provider: "
+                 "expected a class the provider offers in spec.class, found %s", class_ && *class_ ? "\"default\"" : "none");
+        return -1;
+    }
     if (tg_slice_request_nonpositive(request, why, why_len)) {
         snprintf(reason, reason_len, "%s", TG_RES_DENY_QUANTITY);
         return -1;
     }
-    if (tg_slice_resources_decide(request, policy, others, granted, why, why_len) != 0) {
+    if (tg_slice_resources_decide(prov ? prov->defaults : NULL, request, policy, others, granted, why, why_len) != 0) {
         snprintf(reason, reason_len, "%s", TG_RES_DENY_POLICY);
         return -1;
     }

@@ -2,8 +2,9 @@
  * class (PROTOCOL.md 5a; Liqo's remoteresourceslice and, beyond Liqo, a
  * policy). Pure: no I/O, no clock; table-driven tests.
  *
- * Liqo grants every request: its defaults (cpu 4, memory 8Gi, pods 110,
- * ephemeral-storage 20Gi) overlaid by what the slice asks for. tenantgate
+ * Liqo grants every request: its defaults (--default-node-resources; its
+ * chart's cpu 4, memory 8Gi, pods 110, ephemeral-storage 20Gi) overlaid by
+ * what the slice asks for. tenantgate
  * does the same, then applies the class's policy when there is one:
  *   {"maxPerSlice": {"cpu": "8", ...}, "maxPerTenant": {"cpu": "32", ...}}
  * maxPerSlice bounds what one slice is granted; maxPerTenant bounds the sum
@@ -23,14 +24,21 @@ int tg_quantity_milli(const char *q, __int128 *milli);
  * (whole multiples of 2^30 and 2^20). */
 void tg_quantity_text(__int128 milli, char *buf, size_t len);
 
-/* The decision. request: spec.resources (may be NULL); policy: the class's
+/* Liqo's --default-node-resources ("cpu=4,memory=8Gi,...": its ResourceMap,
+ * pkg/utils/args/resourcemap.go) as an object of name -> quantity text. ""
+ * gives {} (no defaults, as Liqo). NULL with err for a chunk without exactly
+ * one "=", an empty name, or a value that is not a quantity greater than 0. */
+json_object *tg_slice_defaults_parse(const char *flag, char *err, size_t err_len);
+
+/* The decision. defaults: tg_slice_defaults_parse's (NULL: Liqo's chart's);
+ * request: spec.resources (may be NULL); policy: the class's
  * policy object (may be NULL: no limits); others: the summed status.resources
  * of the consumer's other accepted slices of the class (may be NULL).
  * 0 with *granted (a new object: defaults overlaid by the request), or -1
  * with why ("cpu: 10 asked, at most 8 per slice (2 over)"). A malformed
  * quantity or policy is -1 too, and so is a requested quantity <= 0
  * (tg_slice_request_nonpositive). A negative sum in others counts as 0. */
-int tg_slice_resources_decide(json_object *request, json_object *policy, json_object *others,
+int tg_slice_resources_decide(json_object *defaults, json_object *request, json_object *policy, json_object *others,
                               json_object **granted, char *why, size_t why_len);
 
 /* 1 when a quantity of request (spec.resources, may be NULL) is zero or
@@ -57,14 +65,25 @@ typedef enum tg_slice_tenant_state {
 #define TG_RES_DENY_CORDONED "TenantCordoned"
 #define TG_RES_DENY_POLICY "PolicyExceeded"
 #define TG_RES_DENY_QUANTITY "NonPositiveQuantity"
+#define TG_RES_DENY_CLASS_DISABLED "DefaultResourceSliceClassDisabled"
+
+/* What the provider's flags make of the default class (Liqo's SliceStatusOptions). */
+typedef struct tg_slice_provider {
+    json_object *defaults;        /* --default-node-resources; NULL: Liqo's chart's */
+    int default_class_disabled;   /* --default-resource-slice-class-enabled=false */
+} tg_slice_provider;
 
 /* The Resources condition of a slice (Liqo's rules, then the policy):
  * class (NULL or "" counts as "default") other than "default" -> 0, leave it
  * alone; Drained -> -1 TenantDrained; Cordoned -> 0 when the condition
  * already has a status (cur_status non-empty), else -1 TenantCordoned;
- * Active -> a quantity <= 0 asked: -1 NonPositiveQuantity; else
- * tg_slice_resources_decide: 1 with *granted, or -1 PolicyExceeded. On -1, reason (>= 32 bytes) and why are filled. */
-int tg_slice_resources_verdict(const char *class_, tg_slice_tenant_state tenant, const char *cur_status,
+ * Active -> the default class disabled (prov): -1
+ * DefaultResourceSliceClassDisabled; a quantity <= 0 asked: -1
+ * NonPositiveQuantity; else tg_slice_resources_decide with prov's defaults:
+ * 1 with *granted, or -1 PolicyExceeded. prov NULL: Liqo's defaults, class
+ * enabled. On -1, reason (>= 40 bytes) and why are filled. */
+int tg_slice_resources_verdict(const tg_slice_provider *prov, const char *class_, tg_slice_tenant_state tenant,
+                               const char *cur_status,
                                json_object *request, json_object *policy, json_object *others,
                                json_object **granted, char *reason, size_t reason_len, char *why, size_t why_len);
 

@@ -101,3 +101,42 @@ int rs_patch_status(slice_ctx *c, json_object *st, json_object **after)
     json_object_put(patch);
     return r == 200 ? 1 : -1;
 }
+
+/* A copy of a parsed flag's list, or [] when it was not given. */
+static json_object *list_or_empty(json_object *list)
+{
+    json_object *copy = NULL;
+
+    if (list && json_object_deep_copy(list, &copy, NULL) == 0)
+        return copy;
+    return json_object_new_array();
+}
+
+int rs_offered_classes(slice_ctx *c, json_object *st, int accepted)
+{
+    const tg_slice_offer *o = &c->s->slice_offer;
+    json_object *list = NULL, *storage;
+
+    if (!accepted) {
+        /* a denied slice is offered nothing */
+        json_object_object_add(st, "storageClasses", json_object_new_array());
+        json_object_object_add(st, "ingressClasses", json_object_new_array());
+        json_object_object_add(st, "loadBalancerClasses", json_object_new_array());
+        return 0;
+    }
+    if (o->enable_storage) {
+        /* Liqo lists every StorageClass of the provider (cluster-scoped, RBAC list) */
+        if (tg_api_get(c->api, "/apis/storage.k8s.io/v1/storageclasses", &list, c->err, sizeof(c->err)) != 200) {
+            json_object_put(list);
+            return -1;
+        }
+        storage = tg_slice_storage_classes(list, o->real_storage_class);
+        json_object_put(list);
+    } else {
+        storage = json_object_new_array();
+    }
+    json_object_object_add(st, "storageClasses", storage);
+    json_object_object_add(st, "ingressClasses", list_or_empty(o->ingress_classes));
+    json_object_object_add(st, "loadBalancerClasses", list_or_empty(o->load_balancer_classes));
+    return 0;
+}

@@ -13,4 +13,10 @@ json_object *rs_make_condition(json_object *old, const char *type, const char *s
 json_object *rs_conditions_with(json_object *slice, json_object *auth, json_object *res);
 int rs_patch_status(slice_ctx *c, json_object *st, json_object **after);
 
+/* status.storageClasses, ingressClasses and loadBalancerClasses into st, as
+ * Liqo fills them for an accepted slice (slice_offer.h; --enable-storage
+ * lists the StorageClasses live); empty lists for a denied one. 0, or -1
+ * with c->err when the list fails (retried, as Liqo requeues). */
+int rs_offered_classes(slice_ctx *c, json_object *st, int accepted);
+
 #endif

@@ -45,6 +45,9 @@ void rt_signer_clear(tg_signer *s)
     tg_settled_free(s->settled);
     json_object_put(s->rb_known);
     json_object_put(s->node_labels);
+    json_object_put(s->slice_provider.defaults);
+    json_object_put(s->slice_offer.ingress_classes);
+    json_object_put(s->slice_offer.load_balancer_classes);
     EVP_PKEY_free(s->cluster_key);
     pthread_mutex_destroy(&s->key_mu);
     pthread_mutex_destroy(&s->rb_mu);

@@ -22,6 +22,7 @@
 #include "signer/approve_decide.h"
 #include "signer/reconcile_common.h"
 #include "signer/slice_liqo_quota.h"
+#include "signer/slice_offer.h"
 #include "signer/slice_plan.h"
 #include "signer/settled.h"
 #include "signer/test_reconcile_fixture.h"
@@ -732,6 +733,118 @@ static int world_teardown(void **state)
     return 0;
 }
 
+#define STORAGE_CLASSES "/apis/storage.k8s.io/v1/storageclasses"
+#define SC_LIST "{\"kind\":\"StorageClassList\",\"items\":[{\"metadata\":{\"name\":\"standard\"," \
+                "\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}}}," \
+                "{\"metadata\":{\"name\":\"fast\"}}]}"
+
+static const char *status_text(tg_api *api, const char *field)
+{
+    return json_object_to_json_string_ext(tg_json_path(fake_api_object(api, SLICE), "status", field, NULL),
+                                          JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* Liqo's --enable-storage, --ingress-classes and --load-balancer-classes: an
+ * accepted slice's status carries the provider's StorageClasses (sorted, the
+ * cluster default marked) and the configured classes, as Liqo writes them. */
+static void test_offered_classes(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 0);
+    char err[128];
+
+    s.slice_offer.enable_storage = 1;
+    s.slice_offer.ingress_classes = tg_slice_class_list_parse("nginx;default,traefik", "ingressClassName", err,
+                                                              sizeof(err));
+    s.slice_offer.load_balancer_classes = tg_slice_class_list_parse("metallb;default", "loadBalancerClassName", err,
+                                                                    sizeof(err));
+    fake_api_answer(api, "GET", STORAGE_CLASSES, 200, SC_LIST);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(status_text(api, "storageClasses"),
+                        "[{\"storageClassName\":\"fast\"},{\"storageClassName\":\"standard\",\"default\":true}]");
+    assert_string_equal(status_text(api, "ingressClasses"),
+                        "[{\"ingressClassName\":\"nginx\",\"default\":true},{\"ingressClassName\":\"traefik\"}]");
+    assert_string_equal(status_text(api, "loadBalancerClasses"),
+                        "[{\"loadBalancerClassName\":\"metallb\",\"default\":true}]");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* --real-storage-class-name marks that class instead; a failed list is
+ * retried and writes no status (Liqo requeues). Without the flags: []. */
+static void test_offered_storage_real_and_failing(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 0);
+
+    s.slice_offer.enable_storage = 1;
+    s.slice_offer.real_storage_class = "fast";
+    fake_api_answer(api, "GET", STORAGE_CLASSES, 200, SC_LIST);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(status_text(api, "storageClasses"),
+                        "[{\"storageClassName\":\"fast\",\"default\":true},{\"storageClassName\":\"standard\"}]");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+
+    api = quota_setting(w, &s, 0);
+    s.slice_offer.enable_storage = 1;
+    fake_api_fail(api, "GET", STORAGE_CLASSES, 403, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    assert_null(strstr(rt_writes(api), "/status"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+
+    api = quota_setting(w, &s, 0);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(status_text(api, "storageClasses"), "[]");
+    assert_string_equal(status_text(api, "ingressClasses"), "[]");
+    assert_string_equal(status_text(api, "loadBalancerClasses"), "[]");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
+/* --default-node-resources: what the slice does not ask is granted from the
+ * flag; --default-resource-slice-class-enabled=false: Resources Denied with
+ * Liqo's reason in the condition, nothing granted nor offered. */
+static void test_default_class_switches(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = quota_setting(w, &s, 0);
+    char err[128];
+    json_object *res;
+
+    s.slice_provider.defaults = tg_slice_defaults_parse("cpu=3,pods=7,ephemeral-storage=1Gi", err, sizeof(err));
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    res = tg_json_path(fake_api_object(api, SLICE), "status", "resources", NULL);
+    assert_string_equal(tg_json_string(res, "pods"), "7");
+    assert_string_equal(tg_json_string(res, "ephemeral-storage"), "1Gi");
+    assert_string_equal(tg_json_string(res, "cpu"), "2");        /* asked (ASKED) */
+    assert_string_equal(tg_json_string(res, "memory"), "4Gi");   /* asked */
+    assert_int_equal(json_object_object_length(res), 4);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+
+    api = quota_setting(w, &s, 0);
+    s.slice_provider.default_class_disabled = 1;
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME) > 0, 1);
+    json_object *slice = fake_api_object(api, SLICE), *cond = NULL, *conds = tg_json_path(slice, "status", "conditions", NULL);
+    for (size_t i = 0; conds && i < json_object_array_length(conds); i++)
+        if (strcmp(tg_json_string(json_object_array_get_idx(conds, i), "type"), "Resources") == 0)
+            cond = json_object_array_get_idx(conds, i);
+    assert_non_null(cond);
+    assert_string_equal(tg_json_string(cond, "status"), "Denied");
+    assert_string_equal(tg_json_string(cond, "reason"), "DefaultResourceSliceClassDisabled");
+    assert_non_null(strstr(tg_json_string(cond, "message"), "(DefaultResourceSliceClassDisabled): the default "
+                           "ResourceSlice class has been administratively disabled on the provider: expected a class"));
+    assert_null(tg_json_path(slice, "status", "resources", NULL));
+    assert_string_equal(status_text(api, "storageClasses"), "[]");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -752,6 +865,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_secret_made_meanwhile_is_read_next, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_tenant_read_once_per_version, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_old_bindings_listed_per_namespace, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_offered_classes, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_offered_storage_real_and_failing, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_default_class_switches, world_setup, world_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

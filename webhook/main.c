@@ -38,6 +38,9 @@ static void usage(FILE *out)
             "  --local-slice-writers LIST  who may write this cluster's own local ResourceSlices in a\n"
             "                            tenant namespace: users, and group:<name> (default\n"
             "                            group:system:masters,group:system:serviceaccounts:<namespace>)\n"
+            "  --default-resource-slice-class-enabled[=true|false]  false: refuse replicated slices of\n"
+            "                            the default class (DefaultResourceSliceClassDisabled), as Liqo's\n"
+            "                            flag of that name (default true)\n"
             "  --shutdown-grace SECONDS  on SIGTERM, wait this long for in-flight requests (default 10)\n"
             "  --request-timeout SECONDS  bound on a new connection's TLS handshake and first request,\n"
             "                            a request's arrival from its first byte, a stalled HTTP/2\n"
@@ -105,7 +108,7 @@ int main(int argc, char **argv)
     enum {
         OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_GRACE,
         OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_IDLE_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_PEER_CONNS,
-        OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_LOCAL_WRITERS,
+        OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_LOCAL_WRITERS, OPT_DEFAULT_CLASS,
     };
     static const struct option opts[] = {
         {"cert", required_argument, NULL, OPT_CERT},
@@ -127,6 +130,7 @@ int main(int argc, char **argv)
         {"cluster-id", required_argument, NULL, OPT_CLUSTER_ID},
         {"namespace", required_argument, NULL, OPT_NAMESPACE},
         {"local-slice-writers", required_argument, NULL, OPT_LOCAL_WRITERS},
+        {"default-resource-slice-class-enabled", optional_argument, NULL, OPT_DEFAULT_CLASS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -214,6 +218,15 @@ int main(int argc, char **argv)
             break;
         case OPT_NAMESPACE: namespace_ = optarg; break;
         case OPT_LOCAL_WRITERS: writers_flag = optarg; break;
+        case OPT_DEFAULT_CLASS:
+            /* a Go bool flag, as Liqo's: bare means true */
+            if (!optarg || strcmp(optarg, "true") == 0)
+                cfg.slice.default_class_disabled = 0;
+            else if (strcmp(optarg, "false") == 0)
+                cfg.slice.default_class_disabled = 1;
+            else
+                goto bad;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -319,6 +319,19 @@ static int check_local_claim(const tg_review_request *req, const tg_lookup *lk, 
                            TG_LABEL_REPLICATION, TG_LABEL_ORIGIN_ID, TG_SHOWN, self, TG_SHOWN, req->user_name);
 }
 
+/* The default class turned off on this provider: refused when a replicated
+ * slice enters it (CREATE, or an UPDATE from another class). */
+static int check_class(const tg_review_request *req, const tg_slice_opts *opts, tg_verdict *v)
+{
+    const char *class_ = tg_json_path_string(req->object, "spec", "class", NULL);
+
+    if (!opts || !opts->default_class_disabled ||
+        (req->op == TG_OP_UPDATE && req->old_object &&
+         tg_slice_class_is_default(tg_json_path_string(req->old_object, "spec", "class", NULL))))
+        return 0;
+    return tg_slice_class_check(class_, 0, v);
+}
+
 static int needs_cache(const tg_lookup *lk)
 {
     return !lk->ops->synced(lk) || !lk->ops->tenant_for_cluster || !lk->ops->local_slice_name_exists ||
@@ -356,6 +369,8 @@ void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk,
         return;
     }
     if (check_local_claim(req, lk, opts, ns ? ns : "", &d->verdict) != 0)
+        goto out;
+    if (replicated && strcmp(replicated, "true") == 0 && check_class(req, opts, &d->verdict) != 0)
         goto out;
     if (replicated && strcmp(replicated, "true") == 0)
         check_replicated(req, lk, ns ? ns : "", name ? name : "", &d->verdict);

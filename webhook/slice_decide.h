@@ -45,6 +45,12 @@
  * consumerClusterID: the user must be in group liqo.io with a valid cluster
  * id (else MalformedResourceSlice), then steps 2-4, 6 and the quantities;
  * the CSR is judged once it arrives.
+ * As Liqo's provider with --default-resource-slice-class-enabled=false (its
+ * reconciler denies such a slice's Resources), a replicated slice of the
+ * default class (spec.class "default" or none) is refused at CREATE, and at
+ * an UPDATE that moves it into that class: DefaultResourceSliceClassDisabled
+ * (403). Slices admitted before the switch was turned off stay updatable;
+ * the signer denies their Resources.
  * An UPDATE of an object being deleted is allowed (finalizers must go). */
 #ifndef TG_WEBHOOK_SLICE_DECIDE_H
 #define TG_WEBHOOK_SLICE_DECIDE_H
@@ -63,6 +69,7 @@
 typedef struct tg_slice_opts {
     const char *cluster_id;               /* this cluster's id (--cluster-id, or Liqo's ConfigMap); NULL: unknown */
     const tg_local_writers *local_writers; /* trusted for this cluster's own local slices; NULL: nobody */
+    int default_class_disabled;           /* --default-resource-slice-class-enabled=false */
 } tg_slice_opts;
 
 /* opts NULL: no cluster id, nobody trusted. */

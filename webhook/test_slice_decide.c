@@ -240,6 +240,8 @@ typedef struct slice_case {
     int claim;                           /* claim_slice(claim) instead (two-way peering) */
     int old_claims;                      /* UPDATE: the stored object claimed this cluster already */
     int self_unknown;                    /* the webhook knows no cluster id */
+    int class_off;                       /* --default-resource-slice-class-enabled=false */
+    const char *old_class;               /* spec.class of oldObject (UPDATE) */
     const char *reason;
     int code;
     const char *found;
@@ -443,6 +445,24 @@ static const slice_case cases[] = {
      .reason = "Accepted"},
     {"no cluster id, a replicated copy", OK_CLUSTER, .self_unknown = 1, .group = "liqo.io", .user = CONSUMER,
      .reason = "Accepted"},
+    /* --default-resource-slice-class-enabled=false (Liqo's DefaultResourceSliceClassDisabled) */
+    {"class off, class default", OK_CLUSTER, .class_off = 1, .spec_field = "class", .spec_value = "default",
+     .reason = "DefaultResourceSliceClassDisabled", .code = 403,
+     .found = "spec.class: expected a class the provider offers, found \"default\""},
+    {"class off, no class", OK_CLUSTER, .class_off = 1, .spec_field = "class", .delete_spec_field = 1, .reason = "DefaultResourceSliceClassDisabled", .code = 403,
+     .found = "found none (the default class)"},
+    {"class off, class empty", OK_CLUSTER, .class_off = 1, .spec_field = "class", .spec_value = "",
+     .reason = "DefaultResourceSliceClassDisabled", .code = 403},
+    {"class off, first copy", OK_CLUSTER, .class_off = 1, .first_copy = 1, .group = "liqo.io", .user = CONSUMER,
+     .reason = "DefaultResourceSliceClassDisabled", .code = 403},
+    {"class off, another class", OK_CLUSTER, .class_off = 1, .spec_field = "class", .spec_value = "gpu",
+     .reason = "Accepted"},
+    {"class on, class default", OK_CLUSTER, .spec_field = "class", .spec_value = "default", .reason = "Accepted"},
+    {"class off, update staying default", OK_CLUSTER, .class_off = 1, .op = "UPDATE", .old_class = "default",
+     .spec_field = "class", .spec_value = "default", .reason = "Accepted"},
+    {"class off, update into default", OK_CLUSTER, .class_off = 1, .op = "UPDATE", .old_class = "gpu",
+     .spec_field = "class", .spec_value = "default", .reason = "DefaultResourceSliceClassDisabled", .code = 403},
+    {"class off, a local slice", OK_CLUSTER, .class_off = 1, .local = 1, .reason = "Accepted"},
 };
 
 static void unfill(json_object *obj, int how)
@@ -505,6 +525,7 @@ tweaks:
 static tg_local_writers writers;     /* parsed in setup */
 static const tg_slice_opts opts = {.cluster_id = SELF, .local_writers = &writers};
 static const tg_slice_opts no_self = {.local_writers = &writers};
+static const tg_slice_opts class_off = {.cluster_id = SELF, .local_writers = &writers, .default_class_disabled = 1};
 
 static void run_case(const slice_case *c)
 {
@@ -529,12 +550,14 @@ static void run_case(const slice_case *c)
             set_path(old, "metadata", "labels", c->old_label, c->old_label_value);
         if (c->first_copy && !c->old_filled)
             unfill(old, c->first_copy);
+        if (c->old_class)
+            set_path(old, "spec", NULL, "class", c->old_class);
     }
     root = review(op, obj, old, c->group, c->user);
     text = strdup(json_object_to_json_string(root));
     json_object_put(root);
     assert_int_equal(tg_review_parse(text, strlen(text), &req, err, sizeof(err)), 0);
-    tg_decide_validate_slice(&req, &lk, c->self_unknown ? &no_self : &opts, &d);
+    tg_decide_validate_slice(&req, &lk, c->self_unknown ? &no_self : c->class_off ? &class_off : &opts, &d);
     print_message("%-36s -> %s %s\n", c->desc, d.reason, d.response.allowed ? "" : d.response.message);
     assert_string_equal(d.reason, c->reason);
     assert_true(d.intercepted);
