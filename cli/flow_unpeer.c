@@ -111,13 +111,27 @@ out:
     return rc;
 }
 
+/* A namespace already being deleted answers 409 (its content is being
+ * removed): that is what was asked. */
+static int delete_namespace(cli_flow *f, cli_cluster *c, const cli_api_call *call, const char *path)
+{
+    char terr[256], *raw = NULL;
+    long st = cli_cluster_call(c, "DELETE", path, NULL, TG_KUBE_CT_JSON, NULL, &raw, terr, sizeof(terr));
+    int rc = 0;
+
+    if (st != 200 && st != 202 && st != 404 && st != 409)
+        rc = cli_flow_api_fail(f, c, call, st, raw, terr);
+    free(raw);
+    return rc;
+}
+
 int cli_unpeer_clear_namespace(cli_flow *f, cli_cluster *c, const char *ns, const cli_unpeer_kind *kinds,
                                const char *const *fins, int *stripped)
 {
     cli_api_call call = { .verb = "delete", .resource = "namespaces", .group = "", .name = ns };
     char path[256], terr[256];
     long st;
-    int rc, existed, left, asked = 0;
+    int rc, left, asked = 0;
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s", ns);
     for (;;) {
@@ -127,9 +141,9 @@ int cli_unpeer_clear_namespace(cli_flow *f, cli_cluster *c, const char *ns, cons
         for (const cli_unpeer_kind *k = kinds; k->resource != NULL; k++)
             if ((rc = pass_kind(f, c, k, ns, fins, &left, stripped)) != 0)
                 return rc;
-        if (!asked && (rc = cli_unpeer_delete(f, c, &call, path, &existed)) != 0)
+        if (!asked && (rc = delete_namespace(f, c, &call, path)) != 0)
             return rc;
-        asked = 1;   /* once: a namespace being deleted answers 409 */
+        asked = 1;
         st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, NULL, NULL, terr, sizeof(terr));
         if (st == 404)
             return 0;
