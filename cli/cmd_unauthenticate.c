@@ -20,7 +20,7 @@ static const char usage[] =
     "--force, for a provider that is gone: deletes the consumer's tenant namespace\n"
     "liqo-tenant-PROVIDER_ID with its ResourceSlices, Identities, Renews,\n"
     "NamespaceMaps and kubeconfig Secrets, taking off the replicator's finalizers\n"
-    "that wait for the provider; tries the provider once (10s) and prints one line\n"
+    "that wait for the provider; tries the provider once (20s) and prints one line\n"
     "per object left there. Exit 0 once the consumer's side is clear.\n"
     "--provider-side, on the provider: deletes the Tenant of CONSUMER_ID (its\n"
     "finalizer removed when tenantgate-signer has not released it within 30s), the\n"
@@ -57,6 +57,10 @@ int cmd_unauthenticate(int argc, char **argv)
     if (o.force && o.provider_side)
         return cli_usage_error(cmd, usage, "--force and --provider-side: choose one (the consumer's "
                                "side or the provider's)");
+    if ((o.force || o.provider_side) && o.remote_id == NULL)
+        return cli_usage_error(cmd, usage, "%s needs --remote-cluster-id: %s", o.force ? "--force" : "--provider-side",
+                               o.force ? "the provider's id (a provider that is gone cannot say it)"
+                                       : "the consumer's id");
     if (o.force)
         return cli_unauthenticate_force(cmd, &o);
     if (o.provider_side)

@@ -14,8 +14,9 @@
 
 #include "kube/json.h"
 
-/* How long the consumer gives an unreachable provider: one try. */
-#define FORCE_PROVIDER_TIMEOUT_MS 10000L
+/* How long the consumer gives the provider: one try, long enough for the
+ * signer's 10 s grace on a Tenant whose consumer's replicas stay. */
+#define FORCE_PROVIDER_TIMEOUT_MS 20000L
 /* How long the provider side waits for tenantgate-signer to release the
  * Tenant (it holds it up to 10 s for the consumer's replicas). */
 #define TENANT_GRACE_MS 30000L
@@ -23,8 +24,31 @@
 
 /* --- the provider's side -------------------------------------------------- */
 
+/* Poll the deleted Tenant at path until it is gone (404), the signer's
+ * grace ends (until) or the command's time does; *t the last one seen. */
+static long wait_tenant_gone(cli_flow *f, cli_cluster *c, const char *path, long until, json_object **t,
+                             char *terr, size_t terr_len)
+{
+    long st;
+
+    for (;;) {
+        *t = NULL;
+        st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, t, NULL, terr, terr_len);
+        if (st != 200 || cli_now_ms() >= until || cli_now_ms() >= f->deadline_ms)
+            break;
+        json_object_put(*t);
+        uv_sleep(500);
+    }
+    if (st != 200) {
+        json_object_put(*t);   /* a Status, if anything */
+        *t = NULL;
+    }
+    return st;
+}
+
 /* Delete Tenant ns/consumer and give the signer TENANT_GRACE_MS to run its
- * finalizer; then take the finalizer off and say so. */
+ * finalizer (it holds the bindings up to 10 s for the consumer's replicas);
+ * then take the finalizer off and say so. */
 static int clear_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char *consumer)
 {
     cli_api_call call = { .verb = "delete", .resource = "tenants", .group = CLI_AUTH_GROUP, .namespace_ = ns,
@@ -41,28 +65,29 @@ static int clear_tenant(cli_flow *f, cli_cluster *c, const char *ns, const char 
         cli_flow_step(f, c->scope, "Tenant already absent");
         return 0;
     }
-    while ((st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &t, NULL, terr, sizeof(terr))) == 200 &&
-           cli_now_ms() < until && cli_now_ms() < f->deadline_ms) {
-        json_object_put(t);
-        t = NULL;
-        uv_sleep(500);
-    }
-    if (st != 200) {
-        json_object_put(t);
+    st = wait_tenant_gone(f, c, path, until, &t, terr, sizeof(terr));
+    if (st == 404) {
         cli_flow_step(f, c->scope, "Tenant deleted (its finalizer ran)");
         return 0;
     }
+    call.verb = "get";
+    if (st != 200)
+        return cli_flow_api_fail(f, c, &call, st, NULL, terr);
     patch = cli_unpeer_strip_patch(t, cli_unpeer_provider_finalizers);
     json_object_put(t);
-    if (patch != NULL) {
-        call.verb = "patch";
-        st = cli_cluster_call(c, "PATCH", path, patch, TG_KUBE_CT_MERGE_PATCH, NULL, NULL, terr, sizeof(terr));
+    if (cli_now_ms() < until) {   /* the command's time ran out, not the signer's grace */
         json_object_put(patch);
-        if (st != 200 && st != 404)
-            return cli_flow_api_fail(f, c, &call, st, NULL, terr);
+        return cli_flow_fail(f, c, TG_EXIT_TIMEOUT, "Tenant %s/%s still being deleted: its finalizer "
+                             "is taken off only after %lds", ns, consumer, TENANT_GRACE_MS / 1000);
     }
-    cli_flow_step(f, c->scope, "Tenant still held after 30s (tenantgate-signer not running, or the "
-                  "consumer's replicas never went): its finalizer removed");
+    call.verb = "patch";
+    st = patch ? cli_cluster_call(c, "PATCH", path, patch, TG_KUBE_CT_MERGE_PATCH, NULL, NULL, terr, sizeof(terr))
+               : 200;
+    json_object_put(patch);
+    if (st != 200 && st != 404)
+        return cli_flow_api_fail(f, c, &call, st, NULL, terr);
+    cli_flow_step(f, c->scope, "Tenant still held after the 30s grace (tenantgate-signer not running, or "
+                  "the consumer's replicas never went): its finalizer removed");
     return 0;
 }
 
@@ -119,8 +144,6 @@ int cli_unauthenticate_provider_side(const char *cmd, online_opts *o)
     cli_flow f;
     int rc;
 
-    if (o->remote_id == NULL)
-        return cli_error(cmd, "--provider-side needs --remote-cluster-id, the consumer's id");
     if ((rc = cli_cluster_open(&c, cmd, "local", o->kubeconfig, o->context)) != 0)
         return rc;
     cli_flow_init(&f, cmd, stdout, o->timeout_ms);
@@ -183,7 +206,7 @@ static int try_provider(const online_opts *o, const char *consumer, char *why, s
     rc = clear_provider(&rf, &remote, consumer);
     cli_cluster_close(&remote);
     snprintf(why, why_len, "%s", rc == TG_EXIT_UNREACHABLE ? "unreachable"
-                                 : rc == TG_EXIT_TIMEOUT   ? "did not finish in 10s"
+                                 : rc == TG_EXIT_TIMEOUT   ? "did not finish in 20s"
                                                            : "refused");
     return rc;
 }
@@ -195,9 +218,6 @@ int cli_unauthenticate_force(const char *cmd, online_opts *o)
     cli_flow f;
     int rc, found, stripped = 0;
 
-    if (o->remote_id == NULL)
-        return cli_error(cmd, "--force needs --remote-cluster-id, the provider's id (a provider that is "
-                         "gone cannot say it)");
     if ((rc = cli_cluster_open(&local, cmd, "local", o->kubeconfig, o->context)) != 0)
         return rc;
     cli_flow_init(&f, cmd, stdout, o->timeout_ms);

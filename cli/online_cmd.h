@@ -91,7 +91,7 @@ void cli_online_close_both(cli_cluster *local, cli_cluster *remote);
 int cli_authenticate_url(const char *cmd, const char *usage, online_opts *o);
 
 /* unauthenticate --force and --provider-side (cmd_unauthenticate_force.c):
- * clear one side of a peering whose other side is gone. */
+ * clear one side of a peering whose other side is gone; o->remote_id is set. */
 int cli_unauthenticate_force(const char *cmd, online_opts *o);
 int cli_unauthenticate_provider_side(const char *cmd, online_opts *o);
 

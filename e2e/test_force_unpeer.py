@@ -148,3 +148,31 @@ def test_force_unpeer_from_a_gone_provider_then_provider_side(cli, provider, con
     assert not [b["metadata"]["name"] for b in crbs
                 if any(s.get("name") == CONSUMER_ID for s in b.get("subjects") or [])]
     assert provider.exists("clusterrolebinding", CRB + OTHER_CONSUMER)
+
+
+def test_provider_side_without_the_signer_takes_the_tenant_finalizer_off(cli, provider, consumer, peered,
+                                                                          provider_signer):
+    """No signer to run the Tenant's finalizer: --provider-side waits its grace, takes the
+    finalizer off and says so; then --force without any provider kubeconfig clears the
+    consumer, naming the Tenant as left (it is not: the provider's admin went first)."""
+    ids = ("--cluster-id", CONSUMER_ID, "--remote-cluster-id", PROVIDER_ID)
+    rc, out, err = cli("authenticate", "--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig",
+                       provider.kubeconfig, *ids, "--timeout", "120s")
+    assert rc == 0, out + err
+    provider_signer.stop()
+    try:
+        rc, out, err = cli("unauthenticate", "--provider-side", "--remote-cluster-id", CONSUMER_ID,
+                           "--kubeconfig", provider.kubeconfig, "--timeout", "120s", timeout=180)
+    finally:
+        provider_signer.start()
+    assert rc == 0, out + err
+    assert "Tenant still held after the 30s grace" in out and "its finalizer removed" in out, out
+    assert not provider.exists(f"tenants.{GROUP}", CONSUMER_ID, "-n", PNS)
+    assert not provider.exists("namespace", PNS)
+    assert not provider.exists("clusterrolebinding", CRB + CONSUMER_ID)
+
+    rc, out, err = cli("unauthenticate", "--force", "--kubeconfig", consumer.kubeconfig, *ids,
+                       "--timeout", "90s", timeout=150)
+    assert rc == 0, out + err
+    assert f"provider not asked (no --remote-kubeconfig): Tenant {PNS}/{CONSUMER_ID} left" in out, out
+    assert not consumer.exists("namespace", CNS)
