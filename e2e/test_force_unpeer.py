@@ -14,7 +14,12 @@ forever for copies it cannot delete.
                        same finalizer, is untouched
   --provider-side      on the provider: no Tenant, no tenant namespace (slices, Renews,
                        RoleBindings), no CSR and no ClusterRoleBinding for that consumer;
-                       another consumer's ClusterRoleBinding is untouched"""
+                       another consumer's ClusterRoleBinding is untouched
+  no signer            --provider-side with the provider's signer stopped takes the Tenant's
+                       finalizer off after its 30 s grace; --force without a provider
+                       kubeconfig names the Tenant as left
+  provider answers     --force with a working provider kubeconfig clears both sides, no line
+                       names anything left"""
 
 import base64
 import json
@@ -176,3 +181,20 @@ def test_provider_side_without_the_signer_takes_the_tenant_finalizer_off(cli, pr
     assert rc == 0, out + err
     assert f"provider not asked (no --remote-kubeconfig): Tenant {PNS}/{CONSUMER_ID} left" in out, out
     assert not consumer.exists("namespace", CNS)
+
+
+def test_force_with_a_provider_that_answers_clears_both_sides(cli, provider, consumer, peered):
+    """--force with a working provider kubeconfig: its one try at the provider clears the
+    provider's side too (the signer releases the Tenant), so no line names anything left."""
+    ids = ("--cluster-id", CONSUMER_ID, "--remote-cluster-id", PROVIDER_ID)
+    rc, out, err = cli("authenticate", "--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig",
+                       provider.kubeconfig, *ids, "--timeout", "120s")
+    assert rc == 0, out + err
+    rc, out, err = cli("unauthenticate", "--force", "--kubeconfig", consumer.kubeconfig,
+                       "--remote-kubeconfig", provider.kubeconfig, *ids, "--timeout", "90s", timeout=150)
+    assert rc == 0, out + err
+    assert " left: " not in out, out
+    assert "Tenant deleted (its finalizer ran)" in out, out
+    assert not consumer.exists("namespace", CNS)
+    assert not provider.exists("namespace", PNS)
+    assert not provider.exists("clusterrolebinding", CRB + CONSUMER_ID)
