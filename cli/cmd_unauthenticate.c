@@ -1,16 +1,30 @@
 /* cmd_unauthenticate.c - `unauthenticate`: undo authenticate, the Identity
  * on the consumer and the Tenant on the provider, while no ResourceSlice
- * remains. */
+ * remains. --force and --provider-side, for a peering whose other side is
+ * gone, are in cmd_unauthenticate_force.c. */
 #include "online_cmd.h"
 
 static const char usage[] =
     "Usage: " TG_CLI_NAME " unauthenticate --remote-kubeconfig FILE\n"
     "           [--cluster-id CONSUMER_ID] [--remote-cluster-id PROVIDER_ID] [OPTIONS]\n"
+    "       " TG_CLI_NAME " unauthenticate --force --remote-cluster-id PROVIDER_ID\n"
+    "           [--remote-kubeconfig FILE] [OPTIONS]                 (on the consumer)\n"
+    "       " TG_CLI_NAME " unauthenticate --provider-side --remote-cluster-id CONSUMER_ID\n"
+    "           [OPTIONS]                                            (on the provider)\n"
     "\n"
     "Undo `authenticate`: delete the Identity controlplane-PROVIDER_ID on the\n"
     "consumer (local) and the Tenant CONSUMER_ID on the provider (remote), so the\n"
     "consumer loses its access. Refused while ResourceSlices remain in either\n"
     "tenant namespace.\n"
+    "\n"
+    "--force, for a provider that is gone: deletes the consumer's tenant namespace\n"
+    "liqo-tenant-PROVIDER_ID with its ResourceSlices, Identities, Renews,\n"
+    "NamespaceMaps and kubeconfig Secrets, taking off the replicator's finalizers\n"
+    "that wait for the provider; tries the provider once (20s) and prints one line\n"
+    "per object left there. Exit 0 once the consumer's side is clear.\n"
+    "--provider-side, on the provider: deletes the Tenant of CONSUMER_ID (its\n"
+    "finalizer removed when tenantgate-signer has not released it within 30s), the\n"
+    "consumer's CSRs and ClusterRoleBinding, and its tenant namespace.\n"
     "\n"
     "Options:\n"
     IDS_HELP
@@ -19,6 +33,8 @@ static const char usage[] =
     "  -n, --namespace NS       consumer's Liqo namespace (default liqo)\n"
     "  --remote-namespace NS    provider's Liqo namespace (default liqo)\n"
     "  --wait                   wait until both objects are gone\n"
+    "  --force                  clear the consumer's side without the provider\n"
+    "  --provider-side          clear the provider's side of consumer --remote-cluster-id\n"
     "  --timeout DURATION       for --wait (default 2m)\n"
     "  -h, --help               show this help\n"
     EXIT_HELP;
@@ -33,11 +49,24 @@ int cmd_unauthenticate(int argc, char **argv)
     cli_flow f;
     int rc = cli_online_parse(cmd, usage,
                               F_KUBECONFIG | F_REMOTE | F_NAMESPACE | F_CLUSTER_ID | F_REMOTE_ID | F_TIMEOUT |
-                                  F_WAIT | F_REMOTE_NS,
-                              F_REMOTE, argc, argv, &o);
+                                  F_WAIT | F_REMOTE_NS | F_FORCE,
+                              0, argc, argv, &o);
 
     if (rc != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
+    if (o.force && o.provider_side)
+        return cli_usage_error(cmd, usage, "--force and --provider-side: choose one (the consumer's "
+                               "side or the provider's)");
+    if ((o.force || o.provider_side) && o.remote_id == NULL)
+        return cli_usage_error(cmd, usage, "%s needs --remote-cluster-id: %s", o.force ? "--force" : "--provider-side",
+                               o.force ? "the provider's id (a provider that is gone cannot say it)"
+                                       : "the consumer's id");
+    if (o.force)
+        return cli_unauthenticate_force(cmd, &o);
+    if (o.provider_side)
+        return cli_unauthenticate_provider_side(cmd, &o);
+    if (o.remote_kubeconfig == NULL)
+        return cli_usage_error(cmd, usage, "--remote-kubeconfig is required (without it: --force)");
     if ((rc = cli_online_open_both(cmd, &o, &local, &remote, &f)) != 0)
         return rc;
     if ((rc = cli_online_discover_ids(&f, &o, &local, &remote)) != 0)

@@ -31,6 +31,8 @@ int cli_online_parse(const char *cmd, const char *usage, unsigned allowed, unsig
         { "output", required_argument, 'o', TAKES(F_OUTPUT, &output), NULL },
         { "timeout", required_argument, 't', TAKES(F_TIMEOUT, &timeout), NULL },
         { "wait", no_argument, 'w', NULL, TAKES(F_WAIT, &o->wait) },
+        { "force", no_argument, 'f', NULL, TAKES(F_FORCE, &o->force) },
+        { "provider-side", no_argument, 'p', NULL, TAKES(F_FORCE, &o->provider_side) },
         { "remote-tenant-namespace", required_argument, 'T',
           TAKES(F_REMOTE_TENANT_NS, &o->remote_tenant_ns), NULL },
         { "public-key-format", required_argument, 'P', TAKES(F_PUBKEY_FORMAT, &pubkey_format), NULL },

@@ -27,6 +27,7 @@ enum {
     F_PUBKEY_FORMAT = 1u << 10,  /* --public-key-format */
     F_REMOTE_NS = 1u << 11,      /* --remote-namespace (the remote cluster's Liqo namespace) */
     F_AUTH_URL = 1u << 12,       /* --auth-url, --token, --auth-ca-hash, --auth-ca */
+    F_FORCE = 1u << 13,          /* --force, --provider-side (unauthenticate) */
 };
 
 typedef struct online_opts {
@@ -35,7 +36,7 @@ typedef struct online_opts {
     const char *remote_ns;
     const char *auth_url, *token, *auth_ca_hash, *auth_ca;
     long timeout_ms;
-    int as_json, wait;
+    int as_json, wait, force, provider_side;
     tg_pubkey_format pubkey_format;
     char cluster_id_buf[TG_CLUSTERID_MAX + 1], remote_id_buf[TG_CLUSTERID_MAX + 1];
 } online_opts;
@@ -88,5 +89,10 @@ void cli_online_close_both(cli_cluster *local, cli_cluster *remote);
 /* authenticate --auth-url (cmd_authenticate_url.c): the handshake through
  * the provider's tenantgate-auth with the consumer's kubeconfig only. */
 int cli_authenticate_url(const char *cmd, const char *usage, online_opts *o);
+
+/* unauthenticate --force and --provider-side (cmd_unauthenticate_force.c):
+ * clear one side of a peering whose other side is gone; o->remote_id is set. */
+int cli_unauthenticate_force(const char *cmd, online_opts *o);
+int cli_unauthenticate_provider_side(const char *cmd, online_opts *o);
 
 #endif

@@ -506,6 +506,13 @@ class Usage(Base):
             ["delete", "nonce", "--remote-cluster-id", "p"],
             ["delete", "resourceslice", "--remote-cluster-id", "p"],
             ["delete", "rs", "s", "--remote-cluster-id", "p", "--resource", "a=1"],
+            # unauthenticate: the plain form needs the provider; the force forms an id
+            ["unauthenticate"],
+            ["unauthenticate", "--force"],
+            ["unauthenticate", "--provider-side"],
+            ["unauthenticate", "--force", "--provider-side", "--remote-cluster-id", "p"],
+            ["unauthenticate", "--force", "--remote-cluster-id", "Bad_ID"],
+            ["get", "nonce", "--remote-cluster-id", "p", "--force"],
         ]
         for args in cases:
             with self.subTest(args=args):
