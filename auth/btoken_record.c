@@ -7,8 +7,8 @@
 
 #include <sodium.h>
 
-#include "kube/base64.h"
 #include "kube/json.h"
+#include "kube/secret_data.h"
 
 void tg_auth_btoken_secret_name(const char *id, char *buf, size_t len)
 {
@@ -31,25 +31,6 @@ long long tg_auth_rfc3339_utc(const char *s)
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     return (long long)timegm(&tm);
-}
-
-/* data[key] decoded into buf as a string; 0, or -1 when absent or too long. */
-static int data_text(json_object *secret, const char *key, char *buf, size_t len)
-{
-    const char *b64 = tg_json_path_string(secret, "data", key, NULL);
-    size_t n = 0;
-    unsigned char *raw = b64 ? tg_base64_decode(b64, strlen(b64), &n, NULL, 0) : NULL;
-    int rc = -1;
-
-    if (raw && n < len && !memchr(raw, '\0', n)) {
-        memcpy(buf, raw, n);
-        buf[n] = '\0';
-        rc = 0;
-    }
-    if (raw)
-        sodium_memzero(raw, n);
-    free(raw);
-    return rc;
 }
 
 static int meta_copy(json_object *secret, const char *key, char *buf, size_t len)
@@ -90,13 +71,13 @@ int tg_auth_btoken_accepts(json_object *secret, const tg_btoken *t, time_t now, 
         (void)tg_btoken_secret_matches(nothing, t->secret);
         return 0;
     }
-    ok = type && strcmp(type, TG_AUTH_BTOKEN_TYPE) == 0 && data_text(secret, "token-id", id, sizeof(id)) == 0 &&
-         strcmp(id, t->id) == 0 && data_text(secret, "secret-sha256", hash, sizeof(hash)) == 0 &&
+    ok = type && strcmp(type, TG_AUTH_BTOKEN_TYPE) == 0 && tg_secret_data_text(secret, "token-id", id, sizeof(id)) == 0 &&
+         strcmp(id, t->id) == 0 && tg_secret_data_text(secret, "secret-sha256", hash, sizeof(hash)) == 0 &&
          strlen(hash) == TG_BTOKEN_HASH_HEX_LEN;
     ok = tg_btoken_secret_matches(ok ? hash : nothing, t->secret) && ok;
     sodium_memzero(hash, sizeof(hash));
-    if (!ok || data_text(secret, "expiration", expiration, sizeof(expiration)) != 0 ||
-        data_text(secret, "usage", usage, sizeof(usage)) != 0)
+    if (!ok || tg_secret_data_text(secret, "expiration", expiration, sizeof(expiration)) != 0 ||
+        tg_secret_data_text(secret, "usage", usage, sizeof(usage)) != 0)
         return 0;
     until = tg_auth_rfc3339_utc(expiration);
     if (until < 0 || until <= (long long)now)

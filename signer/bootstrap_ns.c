@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube/base64.h"
 #include "kube/json.h"
+#include "kube/secret_data.h"
 #include "kube/tenant_json.h"
 #include "pki/bootstrap_token.h"
 #include "signer/rfc3339.h"
@@ -32,23 +32,6 @@ int tg_bootstrap_ns_of(json_object *ns, const char **cluster_id, const char **to
     return 1;
 }
 
-/* data[key] decoded into buf; 0, or -1. */
-static int data_text(json_object *secret, const char *key, char *buf, size_t len)
-{
-    const char *b64 = tg_json_path_string(secret, "data", key, NULL);
-    size_t n = 0;
-    unsigned char *raw = b64 ? tg_base64_decode(b64, strlen(b64), &n, NULL, 0) : NULL;
-    int rc = -1;
-
-    if (raw && n < len && !memchr(raw, '\0', n)) {
-        memcpy(buf, raw, n);
-        buf[n] = '\0';
-        rc = 0;
-    }
-    free(raw);
-    return rc;
-}
-
 long long tg_bootstrap_token_expiration(json_object *secret, const char *token_id)
 {
     const char *type = secret ? tg_json_string(secret, "type") : NULL;
@@ -56,8 +39,8 @@ long long tg_bootstrap_token_expiration(json_object *secret, const char *token_i
     time_t t;
 
     if (!type || strcmp(type, "tenantgate.io/bootstrap-token") != 0 ||
-        data_text(secret, "token-id", id, sizeof(id)) != 0 || strcmp(id, token_id) != 0 ||
-        data_text(secret, "expiration", exp, sizeof(exp)) != 0 || (t = rc_parse_rfc3339(exp)) <= 0)
+        tg_secret_data_text(secret, "token-id", id, sizeof(id)) != 0 || strcmp(id, token_id) != 0 ||
+        tg_secret_data_text(secret, "expiration", exp, sizeof(exp)) != 0 || (t = rc_parse_rfc3339(exp)) <= 0)
         return -1;
     return (long long)t;
 }
