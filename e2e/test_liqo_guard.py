@@ -34,6 +34,7 @@ import uuid
 import pytest
 
 from liqo_modules import liqo_bin, pinned_versions
+from liqo_commands import peering_user_flow
 from liqo_repeer import ROUNDS, peer_unpeer_rounds
 from liqo_processes import LiqoOnCluster, chart_dir, listeners
 from tenantgate_services import denial, webhook, webhook_install  # noqa: F401
@@ -516,4 +517,17 @@ def test_peer_and_unpeer_back_to_back(guard, flow, webhook):
     failures, seconds = peer_unpeer_rounds(liqo, prov, cons)
     print(f"{ROUNDS} rounds in {seconds:.1f}s")
     assert failures == [], "\n".join(failures)
+    assert delta(denied_counts(webhook), before) == {}
+
+
+def test_peering_user_commands(guard, webhook, tmp_path):
+    """Issue 45, item 3: `liqoctl generate peering-user` on the provider, `liqoctl peer
+    --networking-disabled` from the consumer with that kubeconfig, `liqoctl info peer` healthy,
+    `liqoctl unpeer`, `liqoctl delete peering-user`: the user is then refused and nothing of
+    the peering is left (e2e/liqo_commands.py); tenantgate denied none of Liqo's requests."""
+    liqo, prov, cons = guard
+    before = denied_counts(webhook)
+    failed, seconds = peering_user_flow(liqo, prov, cons, tmp_path)
+    print(f"peering-user flow in {seconds:.1f}s")
+    assert failed == [], "\n".join(failed)
     assert delta(denied_counts(webhook), before) == {}

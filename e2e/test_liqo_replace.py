@@ -37,6 +37,7 @@ import time
 import pytest
 
 from bed import openssl, wait_for
+from liqo_commands import peering_user_flow
 from liqo_repeer import ROUNDS, peer_unpeer_rounds
 from liqo_replace_mode import GROUP, NEWEST, liqo_root, replace_mode
 from tenantgate_services import webhook, webhook_install  # noqa: F401
@@ -379,3 +380,14 @@ def test_peer_and_unpeer_back_to_back(replace, flow):
     failures, seconds = peer_unpeer_rounds(liqo, prov, cons)
     print(f"{ROUNDS} rounds in {seconds:.1f}s")
     assert failures == [], "\n".join(failures)
+
+
+def test_peering_user_commands(replace, tmp_path):
+    """Issue 45, item 3: `liqoctl generate peering-user` on the provider, `liqoctl peer
+    --networking-disabled` from the consumer with that kubeconfig, `liqoctl info peer` healthy,
+    `liqoctl unpeer`, `liqoctl delete peering-user`: the user is then refused and nothing of
+    the peering is left (e2e/liqo_commands.py)."""
+    liqo, prov, cons, _ = replace
+    failed, seconds = peering_user_flow(liqo, prov, cons, tmp_path)
+    print(f"peering-user flow in {seconds:.1f}s")
+    assert failed == [], "\n".join(failed)
