@@ -13,7 +13,11 @@ k8s_bin    -> pathlib.Path   dir with the pinned kube-apiserver, kube-controller
                              kubectl, etcd (built once by e2e/k8s-bin)
 provider   -> Cluster        a real control plane, started on first use, once per run
 consumer   -> Cluster        a second, independent one (own CA, etcd, ports)
-crds       -> None           manifests/crds applied to provider and consumer, established
+crds       -> None           manifests/crds applied to provider and consumer, established, and
+                             manifests/policy/liqo (the tenant-namespace policy, its labeler
+                             ClusterRole bound to tenantgate's and Liqo's ServiceAccounts): a
+                             Namespace named and labelled as a tenant namespace is made by
+                             the admin kubeconfig (system:masters passes) or those accounts
 cli_bin    -> pathlib.Path   <build_dir>/cli/kubectl-tenantgate (the test fails if it is not built)
 cli        -> run(*args, env=None, timeout=180) -> (exit status, stdout, stderr) of cli_bin
 node_provider -> Cluster     a third control plane with a real node (e2e/cluster up NAME --node:
@@ -240,10 +244,16 @@ def install_crds(cluster, source_dir):
                              "resourceslices.authentication.liqo.io", "renews.authentication.liqo.io")
 
 
+def install_policy(cluster, source_dir):
+    """The tenant-namespace admission policy, as every install has it (docs/operations.md)."""
+    cluster.kubectl("apply", "-k", source_dir / "manifests" / "policy" / "liqo")
+
+
 @pytest.fixture(scope="session")
 def crds(provider, consumer, source_dir):
     for cluster in (provider, consumer):
         install_crds(cluster, source_dir)
+        install_policy(cluster, source_dir)
 
 
 @pytest.fixture
