@@ -96,9 +96,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bed import (E2E_DIR, RUN_TAG, Cluster, ClusterError, HostProcess,  # noqa: E402
+from bed import (E2E_DIR, RUN_TAG, Cluster, ClusterError, HostProcess, wait_for,  # noqa: E402
                      cluster_tool)
-from tenantgate_services import built  # noqa: E402
+from tenantgate_services import built, policy_enforced  # noqa: E402
 
 STATE_ROOT = Path(os.environ.get("TG_E2E_STATE", "/tmp/tenantgate-e2e"))
 
@@ -247,6 +247,8 @@ def install_crds(cluster, source_dir):
 def install_policy(cluster, source_dir):
     """The tenant-namespace admission policy, as every install has it (docs/operations.md)."""
     cluster.kubectl("apply", "-k", source_dir / "manifests" / "policy" / "liqo")
+    # the API server reads policies from an informer: in force a moment later
+    wait_for(lambda: policy_enforced(cluster), timeout=60, what="the tenant-namespace policy in force")
 
 
 @pytest.fixture(scope="session")
