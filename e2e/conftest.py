@@ -13,7 +13,11 @@ k8s_bin    -> pathlib.Path   dir with the pinned kube-apiserver, kube-controller
                              kubectl, etcd (built once by e2e/k8s-bin)
 provider   -> Cluster        a real control plane, started on first use, once per run
 consumer   -> Cluster        a second, independent one (own CA, etcd, ports)
-crds       -> None           manifests/crds applied to provider and consumer, established
+crds       -> None           manifests/crds applied to provider and consumer, established, and
+                             manifests/policy/liqo (the tenant-namespace policy, its labeler
+                             ClusterRole bound to tenantgate's and Liqo's ServiceAccounts): a
+                             Namespace named and labelled as a tenant namespace is made by
+                             the admin kubeconfig (system:masters passes) or those accounts
 cli_bin    -> pathlib.Path   <build_dir>/cli/kubectl-tenantgate (the test fails if it is not built)
 cli        -> run(*args, env=None, timeout=180) -> (exit status, stdout, stderr) of cli_bin
 node_provider -> Cluster     a third control plane with a real node (e2e/cluster up NAME --node:
@@ -92,9 +96,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bed import (E2E_DIR, RUN_TAG, Cluster, ClusterError, HostProcess,  # noqa: E402
+from bed import (E2E_DIR, RUN_TAG, Cluster, ClusterError, HostProcess, wait_for,  # noqa: E402
                      cluster_tool)
-from tenantgate_services import built  # noqa: E402
+from tenantgate_services import built, policy_enforced  # noqa: E402
 
 STATE_ROOT = Path(os.environ.get("TG_E2E_STATE", "/tmp/tenantgate-e2e"))
 
@@ -241,10 +245,18 @@ def install_crds(cluster, source_dir):
                              "nameclaims.tenantgate.io")
 
 
+def install_policy(cluster, source_dir):
+    """The tenant-namespace admission policy, as every install has it (docs/operations.md)."""
+    cluster.kubectl("apply", "-k", source_dir / "manifests" / "policy" / "liqo")
+    # the API server reads policies from an informer: in force a moment later
+    wait_for(lambda: policy_enforced(cluster), timeout=60, what="the tenant-namespace policy in force")
+
+
 @pytest.fixture(scope="session")
 def crds(provider, consumer, source_dir):
     for cluster in (provider, consumer):
         install_crds(cluster, source_dir)
+        install_policy(cluster, source_dir)
 
 
 @pytest.fixture

@@ -36,6 +36,11 @@ HoldingProxy(upstream_port): a TCP relay whose existing connections can be froze
 informer caches on demand); parse_prometheus(text); http_get(port, path)
 denial(stderr, slices=False) -> (reason code, message) of our validating webhook (slices=True: the
         ResourceSlice one), or (None, None)
+policy_enforced(cluster) -> bool: the tenant-namespace policy is in force (a misnamed tenant
+        namespace refused, server-side dry run)
+tenant_policy_suspended(cluster): context manager; manifests/policy's binding removed for the
+        block (as if the install lacked the policy: only for tests of the signer's or webhook's
+        own checks), put back after; each change waited for
 """
 
 import contextlib
@@ -118,6 +123,36 @@ def denial(stderr, slices=False):
     slices=True: the ResourceSlice webhook's denial."""
     m = (_SLICE_DENIAL if slices else _DENIAL).search(stderr or "")
     return (m.group(1), m.group(2)) if m else (None, None)
+
+
+# --- the tenant-namespace policy (manifests/policy) -----------------------------------------
+
+POLICY_BINDING = "tenantgate-tenant-namespaces"
+
+
+def policy_enforced(cluster):
+    """A misnamed tenant namespace is refused (server-side dry run, as the admin)."""
+    probe = tenant_namespace_manifest("probe", name=f"probe-{uuid.uuid4().hex[:6]}")
+    p = cluster.create(probe, "--dry-run=server", check=False)
+    return p.returncode != 0 and "TenantNamespaceMisnamed" in p.stderr
+
+
+@contextlib.contextmanager
+def tenant_policy_suspended(cluster):
+    saved = cluster.get_json("validatingadmissionpolicybinding", POLICY_BINDING)
+    for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
+        saved["metadata"].pop(key, None)
+    saved.pop("status", None)
+    cluster.kubectl("delete", "validatingadmissionpolicybinding", POLICY_BINDING)
+    try:
+        # admission policies are read from an informer: wait for each change to show
+        wait_for(lambda: not policy_enforced(cluster), timeout=30, what="the policy binding gone")
+        yield
+    finally:
+        cluster.kubectl("delete", "validatingadmissionpolicybinding", POLICY_BINDING, "--ignore-not-found",
+                        check=False)
+        cluster.create(saved)
+        wait_for(lambda: policy_enforced(cluster), timeout=30, what="the policy binding back")
 
 
 # --- the install -----------------------------------------------------------------------------

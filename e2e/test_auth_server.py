@@ -164,6 +164,7 @@ def auth_env(provider, crds, source_dir, build_dir, tmp_path_factory):
         provider.kubectl("delete", "namespace", f"liqo-tenant-{cid}", "--ignore-not-found", "--wait=false")
     provider.kubectl("delete", "csr", "-l", "tenantgate.io/auth-identity=true", "--ignore-not-found")
     provider.kubectl("delete", "clusterrolebinding,clusterrole", "tenantgate-auth", "--ignore-not-found")
+    provider.kubectl("delete", "clusterrolebinding", "tenantgate-auth-tenant-namespace-labeler", "--ignore-not-found")
     if made_role:
         provider.kubectl("delete", "clusterrole", CONSUMER_ROLE, "--ignore-not-found")
     provider.delete_namespace(tokens_ns)

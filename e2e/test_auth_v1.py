@@ -78,6 +78,8 @@ def auth_v1(provider, consumer, installed, source_dir, build_dir, tmp_path_facto
     server.stop()
     provider.kubectl("delete", "clusterrolebinding,clusterrole", "tenantgate-auth", "tenantgate-auth-v1",
                      "--ignore-not-found", check=False)
+    provider.kubectl("delete", "clusterrolebinding", "tenantgate-auth-tenant-namespace-labeler", "--ignore-not-found",
+                     check=False)
     if made_role:
         provider.kubectl("delete", "clusterrole", CONSUMER_ROLE, "--ignore-not-found", check=False)
     provider.delete_namespace(tokens_ns)

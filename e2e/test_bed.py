@@ -30,7 +30,6 @@ import yaml
 from bed import RUN_TAG, Cluster, cluster_tool, mint_serving_cert, openssl, wait_for
 
 GROUP = "authentication.liqo.io"
-TENANT_NS_LABELS = {"liqo.io/tenant-namespace": "true"}
 WEBHOOK_CONFIGS = ("validatingwebhookconfiguration", "mutatingwebhookconfiguration")
 
 
@@ -132,8 +131,8 @@ SEED_VECTORS = ["seed-cl01-rawkey", "seed-cl01-pemkey", "seed-doc-as-printed",
 @pytest.mark.parametrize("vector", SEED_VECTORS)
 def test_seed_tenant_round_trips(provider, crds, namespace, vectors_dir, vector):
     sent = json.loads((vectors_dir / f"{vector}.json").read_text())
-    ns = namespace(provider, "seed", {**TENANT_NS_LABELS,
-                                      "liqo.io/remote-cluster-id": sent["spec"]["clusterID"]})
+    # no tenant labels: schema only, and manifests/policy keeps them to liqo-tenant-<id>
+    ns = namespace(provider, "seed")
     obj = json.loads(json.dumps(sent))
     obj["metadata"]["namespace"] = ns
     provider.create(obj)
@@ -398,7 +397,7 @@ def _as_cl01(cluster, cl01, *args):
 
 
 def test_cl01_may_only_do_what_a_rolebinding_grants(provider, crds, cl01, namespace):
-    mine = namespace(provider, "liqo-tenant-cl01", TENANT_NS_LABELS)
+    mine = namespace(provider, "liqo-tenant-cl01")     # RBAC only: the labels play no part
     other = namespace(provider, "other")
 
     def forbidden(*args):

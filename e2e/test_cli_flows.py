@@ -657,12 +657,15 @@ def test_no_nonce(cli, provider, ids, cleanup):
 
 @pytest.fixture
 def limited_user(provider):
-    """A ServiceAccount that may list and create namespaces, and nothing else."""
+    """A ServiceAccount that may list and create (tenant) namespaces, and nothing else: the
+    tenant labels need the tenant-namespace policy's verb (manifests/policy)."""
     name = f"cli-limited-{uuid.uuid4().hex[:6]}"
     provider.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
                     "metadata": {"name": name},
                     "rules": [{"apiGroups": [""], "resources": ["namespaces"],
-                               "verbs": ["get", "list", "create", "patch"]}]})
+                               "verbs": ["get", "list", "create", "patch"]},
+                              {"apiGroups": ["tenantgate.io"], "resources": ["tenantnamespaces"],
+                               "verbs": ["label"]}]})
     provider.kubectl("create", "namespace", name)
     provider.kubectl("create", "clusterrolebinding", name, f"--clusterrole={name}",
                      f"--serviceaccount={name}:{name}")

@@ -62,7 +62,7 @@ def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, we
                                                           provider_signer, consumer_signer,
                                                           tmp_path):
     cid = f"fault-{os.urandom(4).hex()}"
-    pns, cns = f"liqo-tenant-{cid}", f"liqo-tenant-{PROVIDER_ID}-{cid}"
+    pns, cns = f"liqo-tenant-{cid}", f"liqo-tenant-{PROVIDER_ID}"     # the consumer's: one per provider
     pport, cport = provider.ports()["apiserver"], consumer.ports()["apiserver"]
     try:
         # All three are watching: ready, and connected to their apiserver.
@@ -140,4 +140,5 @@ def test_apiserver_restarts_during_watches_nothing_missed(provider, consumer, we
                          "--ignore-not-found", check=False)
         provider.kubectl("delete", "tenant", "--all", "-n", pns, "--wait=false", check=False)
         provider.delete_namespace(pns)
-        consumer.delete_namespace(cns)
+        consumer.kubectl("delete", "namespace", cns, "--ignore-not-found", "--wait=true", "--timeout=120s",
+                         timeout=150)

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from tenantgate_services import parse_prometheus, webhook, webhook_install  # noqa: F401
+from tenantgate_services import parse_prometheus, tenant_policy_suspended, webhook, webhook_install  # noqa: F401
 from test_signer import (CONSUMER_CONTROLLERS, CONSUMER_ID, NS, SA, Signer, installed,  # noqa: F401
                          provider_signer)
 from test_slice_consumer import _filled, _kubeconfig_of, _sign, peered  # noqa: F401
@@ -225,7 +225,8 @@ def test_labelled_secret_outside_its_tenant_namespace_is_never_used(provider, co
     labelled_ns = f"tenant-{uuid.uuid4().hex[:6]}"
     kubeconfig = consumer.get_json("secret", f"kubeconfig-controlplane-{pid}", "-n", cns)["data"]["kubeconfig"]
     consumer.kubectl("create", "namespace", rogue_ns)
-    consumer.create_namespace(labelled_ns, {"liqo.io/tenant-namespace": "true", "liqo.io/remote-cluster-id": pid})
+    with tenant_policy_suspended(consumer):   # the signer's own rule, as if the policy were missing
+        consumer.create_namespace(labelled_ns, {"liqo.io/tenant-namespace": "true", "liqo.io/remote-cluster-id": pid})
     cases = [(rogue_ns, pid, "namespace"), (cns, other, "peer"), (labelled_ns, pid, "namespace")]
     before = _ignored(consumer_signer)
     try:

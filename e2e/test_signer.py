@@ -149,15 +149,17 @@ def cid():
 @pytest.fixture
 def tenant_space(provider, consumer, cid):
     """Tenant namespace on the provider (liqo-tenant-<cid>) and on the consumer
-    (liqo-tenant-<provider>-<cid>, unique per test); deleted afterwards."""
+    (liqo-tenant-<provider>: the name is the anchor, so one per provider); deleted afterwards,
+    the consumer's waited for, as the next test makes it again."""
     pns = f"liqo-tenant-{cid}"
-    cns = f"liqo-tenant-{PROVIDER_ID}-{cid}"
+    cns = f"liqo-tenant-{PROVIDER_ID}"
     provider.apply(tenant_namespace_manifest(cid))
     consumer.apply(tenant_namespace_manifest(PROVIDER_ID, name=cns))
     yield pns, cns
     provider.kubectl("delete", "tenant", "--all", "-n", pns, "--wait=false", check=False)
     provider.delete_namespace(pns)
-    consumer.delete_namespace(cns)
+    consumer.kubectl("delete", "namespace", cns, "--ignore-not-found", "--wait=true", "--timeout=120s",
+                     timeout=150)
 
 
 # --- the onboarding steps -----------------------------------------------------------------
@@ -621,11 +623,12 @@ def test_two_signers_exactly_one_acts_and_the_other_takes_over(provider, consume
         # the leader dies without releasing: the other acts within the lease time
         leader.kill()
         provider.apply(tenant_namespace_manifest(cid2))
-        consumer.apply(tenant_namespace_manifest(PROVIDER_ID, name=f"{cns}-b"))
+        # one tenant namespace per provider on the consumer: the second nonce goes there too
+        consumer.kubectl("delete", "secret", "liqo-signed-nonce", "-n", cns, "--wait=true")
         t0 = time.monotonic()
         nonce = provider_nonce(provider, cid2, pns2, timeout=30)
         key, pub = consumer_keys(consumer, tmp_path)
-        sig = consumer_signed_nonce(consumer, f"{cns}-b", nonce)
+        sig = consumer_signed_nonce(consumer, cns, nonce)
         provider.apply(tenant_manifest(cid2, pns2, pub, make_csr(key, cid2, tmp_path), sig))
         wait_for(lambda: tenant_ready(provider, cid2, pns2), timeout=30, what="status from the new leader")
         took = time.monotonic() - t0
@@ -636,7 +639,6 @@ def test_two_signers_exactly_one_acts_and_the_other_takes_over(provider, consume
             s.stop()
         provider.kubectl("delete", "tenant", "--all", "-n", pns2, "--wait=false", check=False)
         provider.delete_namespace(pns2)
-        consumer.delete_namespace(f"{cns}-b")
         provider_signer.start()
 
 
@@ -961,9 +963,10 @@ def test_cluster_id_from_liqos_configmap(provider, installed, signer_bin, tmp_pa
 def test_kubeconfig_secret_carries_aws_keys(consumer, consumer_signer, tmp_path):
     """An Identity with spec.authParams.awsConfig: its kubeconfig Secret has the five keys
     Liqo's identity manager reads for EKS (identityManager/const.go), under Liqo's names."""
-    ns = f"liqo-tenant-aws-{uuid.uuid4().hex[:6]}"
-    # the tenant namespace of provider "eks": key material goes nowhere else (signer/scope_rule.h)
-    consumer.create_namespace(ns, {"liqo.io/tenant-namespace": "true", "liqo.io/remote-cluster-id": "eks"})
+    eks = f"eks-{uuid.uuid4().hex[:6]}"
+    ns = f"liqo-tenant-{eks}"
+    # the tenant namespace of provider eks-...: key material goes nowhere else (signer/scope_rule.h)
+    consumer.create_namespace(ns, {"liqo.io/tenant-namespace": "true", "liqo.io/remote-cluster-id": eks})
     try:
         key = tmp_path / "ca.key"
         key.write_bytes(openssl("genpkey", "-algorithm", "ed25519"))
@@ -975,7 +978,7 @@ def test_kubeconfig_secret_carries_aws_keys(consumer, consumer_signer, tmp_path)
                "awsUserArn": "arn:aws:iam::123456789012:user/liqo"}
         consumer.apply({"apiVersion": "authentication.liqo.io/v1beta1", "kind": "Identity",
                         "metadata": {"name": "controlplane-eks", "namespace": ns},
-                        "spec": {"clusterID": "eks", "type": "ControlPlane", "namespace": "liqo-tenant-x",
+                        "spec": {"clusterID": eks, "type": "ControlPlane", "namespace": "liqo-tenant-x",
                                  "authParams": {"ca": b64(crt), "signedCRT": b64(crt),
                                                 "apiServer": "https://127.0.0.1:1",
                                                 "awsConfig": aws}}})

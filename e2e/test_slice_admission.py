@@ -144,7 +144,8 @@ def _other_key(tmp_path):
     ("the ControlPlane CSR", "CSRSubjectMismatch", "BadRequest", "found CN=cons-"),
     ("another key", "CSRPublicKeyMismatch", "BadRequest", "Tenant of cons-"),
     ("originID of another", "LabelMismatch", "BadRequest", "liqo.io/originID"),
-    ("namespace of another consumer", "LabelMismatch", "Forbidden", "of namespace"),
+    # issue 44: the namespace's name ties it to the consumer, before its labels
+    ("namespace of another consumer", "WrongNamespace", "BadRequest", "expected namespace liqo-tenant-cons-"),
     ("not a tenant namespace", "WrongNamespace", "BadRequest", "liqo.io/tenant-namespace=true"),
     ("no Tenant", "SliceTenantNotFound", "BadRequest", "expected a Tenant of cons-"),
     ("Tenant Drained", "SliceTenantDrained", "Forbidden", "found Drained"),

@@ -27,7 +27,7 @@ import pytest
 
 from tenantgate_services import (LABEL_CLUSTER_ID, MUTATING_WEBHOOK,  # noqa: F401
                                  VALIDATING_WEBHOOK, WEBHOOK_USER, HoldingProxy, denial, load_vector, nonce_secret_manifest,
-                                 read_index, tenant_namespace_manifest, webhook,
+                                 read_index, tenant_namespace_manifest, tenant_policy_suspended, webhook,
                                  webhook_install, webhook_log_on_failure)
 from bed import apiserver_connections, wait_for
 
@@ -57,29 +57,28 @@ VECTORS = _vector_rows()
 def tenant_ns(provider):
     """factory(cluster_id, nonce=None, name=None, labels=None) -> namespace name.
 
-    A tenant namespace labelled as PROTOCOL.md 3 says (labels= overrides), with the nonce Secret
-    when nonce is given.  Without name= it gets a unique one (liqo-tenant-<id>-<hex>): only
-    the labels matter to the webhook, and unique names spare waiting for a namespace to
-    terminate.  Teardown deletes its Tenants and Secrets and waits for them to be gone, so
-    the next test does not find them as duplicates or second nonces."""
+    A tenant namespace named and labelled as PROTOCOL.md 3 says (labels= overrides, within
+    what manifests/policy lets the admin set), with the nonce Secret when nonce is given.
+    Without name= it is liqo-tenant-<id>, the only name the webhook takes for <id>.  Teardown
+    deletes its Tenants and Secrets and waits for them and the namespace to be gone, so the next
+    test can make it again and does not find them as duplicates or second nonces."""
     made = []
 
     def make(cluster_id, nonce=None, name=None, labels=None):
-        fixed = name is not None
-        name = name or f"liqo-tenant-{cluster_id}-{uuid.uuid4().hex[:6]}"
+        name = name or f"liqo-tenant-{cluster_id}"
         provider.apply(tenant_namespace_manifest(cluster_id, name, labels))
-        made.append((name, fixed))
+        made.append(name)
         if nonce is not None:
             provider.apply(nonce_secret_manifest(cluster_id, nonce, name))
         return name
 
     yield make
-    for name, fixed in made:
+    for name in made:
         for kind in ("tenants.authentication.liqo.io", "secrets"):
             provider.kubectl("delete", kind, "--all", "-n", name, "--wait=true", "--timeout=60s",
                              check=False)
-        provider.kubectl("delete", "namespace", name, f"--wait={str(fixed).lower()}",
-                         "--timeout=120s", check=False)
+        provider.kubectl("delete", "namespace", name, "--ignore-not-found", "--wait=true",
+                         "--timeout=120s", check=False, timeout=150)
 
 
 def vector_in(vectors_dir, name, namespace):
@@ -325,9 +324,11 @@ def test_live_reads_resume_the_api_servers_tls_session(provider, vectors_dir, te
     """A live read opens a connection to the API server; after a worker's first, each resumes
     the TLS session the API server gave, so neither side sends, checks or signs for a
     certificate again.  Six reviews for six namespaces without a nonce, one after the other:
-    six reads, at most one full handshake per worker."""
-    names = [tenant_ns("cl01") for _ in range(6)]
-    tenants = [vector_in(vectors_dir, CL01, ns)[0] for ns in names]
+    six reads, at most one full handshake per worker.  Six accepted vectors, six cluster ids:
+    a tenant namespace is liqo-tenant-<id>."""
+    vectors = [CL01, "ed25519-raw", "ed25519-pem", "ecdsa-p256", "ecdsa-p384", "rsa-2048"]
+    names = [tenant_ns(load_vector(vectors_dir, v)[0]["spec"]["clusterID"]) for v in vectors]
+    tenants = [vector_in(vectors_dir, v, ns)[0] for v, ns in zip(vectors, names)]
     for t in tenants:
         wait_in_cache(provider, t)
     before = live_counts(webhook, webhook.metrics())
@@ -350,16 +351,23 @@ def test_too_many_namespaces_read_at_once_is_live_read_busy(provider, vectors_di
     read and NonceNotFound, and the API server serves one read per review that was not
     refused."""
     n = 80
-    names = [f"liqo-tenant-cl01-busy-{uuid.uuid4().hex[:6]}" for _ in range(n)]
+    # 80 cluster ids (a tenant namespace is liqo-tenant-<id>); nothing before the nonce read
+    # checks the id against the key or the CSR
+    ids = [f"busy-{uuid.uuid4().hex[:6]}" for _ in range(n)]
+    names = [f"liqo-tenant-{cid}" for cid in ids]
     provider.apply({"apiVersion": "v1", "kind": "List",
-                    "items": [tenant_namespace_manifest("cl01", name) for name in names]})
+                    "items": [tenant_namespace_manifest(cid) for cid in ids]})
+
+    def for_id(cid, ns):
+        t, _ = vector_in(vectors_dir, CL01, ns)
+        t["metadata"]["name"] = t["spec"]["clusterID"] = t["metadata"]["labels"][LABEL_CLUSTER_ID] = cid
+        return t
+
     try:
-        tenant, _ = vector_in(vectors_dir, CL01, names[-1])
-        wait_in_cache(provider, tenant)
+        wait_in_cache(provider, for_id(ids[-1], names[-1]))
         reviews = []
-        for i, ns in enumerate(names):
-            t, _ = vector_in(vectors_dir, CL01, ns)
-            reviews.append(tenant_review(t, ns, f"busy-{i}"))
+        for i, (cid, ns) in enumerate(zip(ids, names)):
+            reviews.append(tenant_review(for_id(cid, ns), ns, f"busy-{i}"))
         before, lists = live_counts(webhook, webhook.metrics()), apiserver_secret_lists(provider)
         results, elapsed = post_at_once(Port(webhook), reviews)
         after, served = live_counts(webhook, webhook.metrics()), apiserver_secret_lists(provider) - lists
@@ -518,10 +526,30 @@ def test_tenant_label_unlike_cluster_id_is_label_mismatch_400(provider, vectors_
     assert "cl99" in message and "cl01" in message, message
 
 
-def test_namespace_of_another_cluster_is_label_mismatch_403(provider, vectors_dir, tenant_ns):
+def test_namespace_of_another_cluster_is_wrong_namespace(provider, vectors_dir, tenant_ns):
+    """Issue 44: the name ties the namespace to the id; another cluster's tenant namespace,
+    even one labelled for cl01 (as a namespace owner could before manifests/policy), is the
+    wrong namespace."""
     _, nonce = load_vector(vectors_dir, CL01)
-    ns = tenant_ns("cl01", nonce, labels={"liqo.io/tenant-namespace": "true",
-                                          LABEL_CLUSTER_ID: "cl02"})
+    for labels in (None, {"liqo.io/tenant-namespace": "true", LABEL_CLUSTER_ID: "cl01"}):
+        if labels:
+            with tenant_policy_suspended(provider):
+                ns = tenant_ns("cl02", nonce, labels=labels)
+        else:
+            ns = tenant_ns("cl02", nonce)
+        tenant, _ = vector_in(vectors_dir, CL01, ns)
+        message = expect_denied(provider.apply(tenant, check=False), "WrongNamespace", "BadRequest")
+        assert message == ("expected namespace liqo-tenant-cl01 (the tenant namespace of spec.clusterID), "
+                           "found liqo-tenant-cl02"), message
+        assert not stored(provider, ns, "cl01")
+
+
+def test_namespace_labelled_for_another_cluster_is_label_mismatch_403(provider, vectors_dir, tenant_ns):
+    """liqo-tenant-cl01 labelled for cl02: only with the policy missing (it refuses the
+    misnamed label even to the admin)."""
+    _, nonce = load_vector(vectors_dir, CL01)
+    with tenant_policy_suspended(provider):
+        ns = tenant_ns("cl01", nonce, labels={"liqo.io/tenant-namespace": "true", LABEL_CLUSTER_ID: "cl02"})
     tenant, _ = vector_in(vectors_dir, CL01, ns)
     message = expect_denied(provider.apply(tenant, check=False), "LabelMismatch", "Forbidden")
     assert "cl02" in message, message
@@ -538,38 +566,45 @@ def test_second_tenant_in_a_namespace_is_duplicate(provider, vectors_dir, tenant
     assert not stored(provider, ns, "cl01-again")
 
 
-def test_same_name_in_another_tenant_namespace_is_duplicate(provider, vectors_dir, tenant_ns):
-    """A second tenant namespace labelled for the same cluster, with its own nonce: the
-    Tenant under its own name (the only name NameMismatch would let through) is a
-    Duplicate."""
+def test_same_name_in_another_tenant_namespace_is_refused(provider, vectors_dir, tenant_ns):
+    """A second namespace labelled for the same cluster (made with the policy missing), with
+    its own nonce: the Tenant under its own name (the only name NameMismatch would let
+    through) is in the wrong namespace (issue 44: liqo-tenant-<id> only)."""
     _, nonce = load_vector(vectors_dir, CL01)
     ns = tenant_ns("cl01", nonce)
     tenant, _ = vector_in(vectors_dir, CL01, ns)
     expect_accepted(provider.apply(tenant, check=False))
-    other = tenant_ns("cl01", nonce)
+    with tenant_policy_suspended(provider):
+        other = tenant_ns("cl01", nonce, name=f"team-{uuid.uuid4().hex[:6]}")
     twin, _ = vector_in(vectors_dir, CL01, other)
-    message = expect_denied(provider.apply(twin, check=False), "Duplicate", "Forbidden")
-    assert message == "expected no other Tenant named cl01 in any namespace, found one", message
+    message = expect_denied(provider.apply(twin, check=False), "WrongNamespace", "BadRequest")
+    assert message.startswith("expected namespace liqo-tenant-cl01 "), message
     assert not stored(provider, other, "cl01")
 
 
 def test_renamed_copy_in_a_second_namespace_is_name_mismatch(provider, vectors_dir, tenant_ns):
-    """A valid Tenant admitted, then the same Tenant under another name in a second
-    namespace labelled for the same cluster (with the same nonce): every other check
-    passes there, only the name (PROTOCOL.md 3: the consumer's id) tells it is a copy."""
+    """A valid Tenant admitted, then the same Tenant under another name: in a second
+    namespace labelled for the same cluster (made with the policy missing) the namespace's
+    name refuses it (issue 44); with the first deleted, in liqo-tenant-cl01 itself, only the
+    name (PROTOCOL.md 3: the consumer's id) tells it is a copy."""
     _, nonce = load_vector(vectors_dir, CL01)
     ns = tenant_ns("cl01", nonce)
     tenant, _ = vector_in(vectors_dir, CL01, ns)
     expect_accepted(provider.apply(tenant, check=False))
-    second = tenant_ns("cl01", nonce)
+    with tenant_policy_suspended(provider):
+        second = tenant_ns("cl01", nonce, name=f"team-{uuid.uuid4().hex[:6]}")
     copy_ = copy.deepcopy(tenant)
     copy_["metadata"]["name"] = "cl01-copy"
     copy_["metadata"]["namespace"] = second
+    expect_denied(provider.apply(copy_, check=False), "WrongNamespace", "BadRequest")
+    assert not stored(provider, second, "cl01-copy")
+    provider.kubectl("delete", "tenant", "cl01", "-n", ns, "--wait=true")
+    copy_["metadata"]["namespace"] = ns
     message = expect_denied(provider.apply(copy_, check=False), "NameMismatch", "BadRequest")
     assert message == 'expected metadata.name to equal spec.clusterID "cl01", found "cl01-copy"', \
         message
-    assert not stored(provider, second, "cl01-copy")
-    # In the first namespace it is a Duplicate (checked first).
+    expect_accepted(provider.apply(tenant, check=False))
+    # beside the Tenant again it is a Duplicate (checked first)
     copy_["metadata"]["namespace"] = ns
     expect_denied(provider.apply(copy_, check=False), "Duplicate", "Forbidden")
 

@@ -30,7 +30,7 @@ static int scope_of(tg_api *api, json_object *sec, const char *ns, const char *n
     if ((st = rc_get_namespace(api, ns, &nsobj, err, err_len)) != 200 && st != 404)
         return -1;
     tenant = tg_json_path_string(nsobj, "metadata", "labels", TG_LABEL_LIQO_TENANT_NS, NULL);
-    sc = (int)tg_signed_nonce_scope_of(name, tg_json_path_string(sec, "metadata", "labels",
+    sc = (int)tg_signed_nonce_scope_of(ns, name, tg_json_path_string(sec, "metadata", "labels",
                                                                   TG_LABEL_REMOTE_CLUSTER_ID, NULL),
                                        tenant && strcmp(tenant, "true") == 0,
                                        tg_json_path_string(nsobj, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID,
@@ -58,7 +58,7 @@ long tg_reconcile_signed_nonce(tg_signer *s, tg_api *api, const char *ns, const 
         goto fail;
     if (sc != TG_SCOPE_OK) {
         tg_log(TG_LOG_WARN, "signed-nonce Secret ignored: only liqo-signed-nonce in the tenant namespace of the "
-               "provider it is labelled for is signed",
+               "provider it is labelled for (liqo-tenant-<id>, labelled for <id>) is signed",
                TG_LOG_STR("namespace", ns), TG_LOG_STR("secret", name), TG_LOG_STR("reason", tg_scope_reason((tg_scope)sc)));
         if (s->m_nonce_skips)
             tg_counter_add(tg_metric_series_get(s->m_nonce_skips, (const char *[]){tg_scope_reason((tg_scope)sc)}), 1);

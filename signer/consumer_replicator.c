@@ -460,7 +460,7 @@ static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const cha
 const tg_controller_desc tg_ctl_replicator = {
     .name = "replicator", .key_prefix = "repl", .prefix_family = 1, .bit = TG_CTL_REPLICATOR, .side = "consumer",
     /* its own watches (replicator_watch.c) ask events.h with this rule */
-    .scope = {.where = TG_WHERE_NAMED_TENANT_NS, .peer = TG_PEER_REPLICATED,
+    .scope = {.where = TG_WHERE_TENANT_NS, .peer = TG_PEER_REPLICATED,
               .acts_on = "ControlPlane kubeconfig Secrets, ResourceSlices, Renews and NamespaceMaps whose "
                          "liqo.io/remote-cluster-id and liqo.io/remoteID labels, when set, name <id>, in a "
                          "tenant namespace of <id> named liqo-tenant-<id>",

@@ -68,6 +68,7 @@ static void on_ns_visit(json_object *o, void *data)
         l->f.cluster_id = l->cid;
     } else {
         l->f.cluster_id = NULL;   /* too long to be a cluster id */
+        l->f.tenant = 0;
     }
 }
 
@@ -87,9 +88,11 @@ int tg_key_material_allowed(tg_signer *s, const char *ns, const char *peer)
 
     if (f.known && f.tenant && f.cluster_id && peer && strcmp(peer, f.cluster_id) == 0)
         return 1;
-    tg_log(TG_LOG_WARN, "key material not written: not the tenant namespace of the peer it is for",
+    tg_log(TG_LOG_WARN, "key material not written: expected the peer's tenant namespace liqo-tenant-<peer>, "
+           "labelled liqo.io/tenant-namespace=true and liqo.io/remote-cluster-id=<peer>",
            TG_LOG_STR("namespace", ns ? ns : ""), TG_LOG_STR("peer", peer ? peer : ""),
-           TG_LOG_STR("namespace_peer", f.cluster_id ? f.cluster_id : ""));
+           TG_LOG_STR("namespace_peer", f.cluster_id ? f.cluster_id : ""),
+           TG_LOG_STR("namespace_labelled", f.labelled ? "true" : "false"));
     return 0;
 }
 

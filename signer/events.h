@@ -64,7 +64,8 @@ void tg_events_set_own_replay(tg_events *e, tg_events_replay_fn fn, void *data);
 tg_ns_facts tg_ns_facts_lookup(tg_signer *s, const char *ns, char *cid, size_t cid_len);
 
 /* 1 when key material (the cluster private key, a kubeconfig) made for peer
- * may be written into ns: a tenant namespace whose remote cluster id is peer.
+ * may be written into ns: peer's tenant namespace, liqo-tenant-<peer> labelled
+ * for peer (the labels alone are no anchor: scope_rule.h).
  * The last check before the write, whatever woke the reconcile; a refusal
  * is logged. Any thread. */
 int tg_key_material_allowed(tg_signer *s, const char *ns, const char *peer);

@@ -15,6 +15,7 @@
 #include "pki/slice.h"
 #include "signer/approve_decide.h"
 #include "signer/name_claim.h"
+#include "signer/tenant_scope.h"
 
 typedef struct rv_look {
     char rv[64];
@@ -95,6 +96,9 @@ static int tenant_inputs(tg_api *api, json_object *csr, json_object **tenant, ch
         tns = default_ns;
     }
     if (!cid || !tns || !tg_cluster_id_valid(cid) || strlen(tns) >= 64 || strchr(tns, '/'))
+        return 0;
+    /* only cid's own tenant namespace vouches for cid (docs/signer.md "Security") */
+    if (tg_tenant_scope_of(tns, cid) != TG_SCOPE_OK)
         return 0;
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", tns, cid);
     r = tg_api_get(api, path, tenant, err, err_len);

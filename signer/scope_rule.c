@@ -13,6 +13,14 @@ static int is_true(const char *v)
     return v && strcmp(v, "true") == 0;
 }
 
+/* ns is liqo-tenant-<cid>. */
+static int named_for(const char *ns, const char *cid)
+{
+    static const size_t plen = sizeof(TG_TENANT_NAMESPACE_PREFIX) - 1;
+
+    return ns && cid && strncmp(ns, TG_TENANT_NAMESPACE_PREFIX, plen) == 0 && strcmp(ns + plen, cid) == 0;
+}
+
 tg_ns_facts tg_ns_facts_of(json_object *ns)
 {
     tg_ns_facts f = {.known = ns != NULL};
@@ -20,24 +28,20 @@ tg_ns_facts tg_ns_facts_of(json_object *ns)
 
     if (!ns)
         return f;
-    f.tenant = is_true(tg_json_path_string(ns, "metadata", "labels", TG_LABEL_LIQO_TENANT_NS, NULL)) ||
-               is_true(tg_json_path_string(ns, "metadata", "labels", TG_LABEL_TENANT_NS, NULL));
+    f.labelled = is_true(tg_json_path_string(ns, "metadata", "labels", TG_LABEL_LIQO_TENANT_NS, NULL)) ||
+                 is_true(tg_json_path_string(ns, "metadata", "labels", TG_LABEL_TENANT_NS, NULL));
     cid = tg_json_path_string(ns, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
     f.cluster_id = cid && *cid ? cid : NULL;
+    /* A Role that covers namespaces may label its own Namespace, so the
+     * labels need the name: only a cluster-wide principal makes
+     * liqo-tenant-<id> (docs/signer.md "Security"). */
+    f.tenant = f.labelled && named_for(tg_json_path_string(ns, "metadata", "name", NULL), f.cluster_id);
     return f;
-}
-
-/* ns is liqo-tenant-<cid>. */
-static int named_for(const char *ns, const char *cid)
-{
-    static const size_t plen = sizeof(TG_TENANT_NAMESPACE_PREFIX) - 1;
-
-    return cid && strncmp(ns, TG_TENANT_NAMESPACE_PREFIX, plen) == 0 && strcmp(ns + plen, cid) == 0;
 }
 
 int tg_scope_where_tenant(tg_scope_where w)
 {
-    return w == TG_WHERE_TENANT_NS || w == TG_WHERE_NAMED_TENANT_NS;
+    return w == TG_WHERE_TENANT_NS;
 }
 
 static tg_scope_verdict judge_where(const tg_scope_rule *r, const char *install_ns, const char *ns,
@@ -51,10 +55,7 @@ static tg_scope_verdict judge_where(const tg_scope_rule *r, const char *install_
     case TG_WHERE_INSTALL_NS:
         return namespaced && install_ns && strcmp(ns, install_ns) == 0 ? TG_IN_SCOPE : TG_OUT_NAMESPACE;
     case TG_WHERE_TENANT_NS:
-        /* both labels: a tenant namespace of no peer serves no one */
-        return namespaced && nsf && nsf->known && nsf->tenant && nsf->cluster_id ? TG_IN_SCOPE : TG_OUT_NAMESPACE;
-    case TG_WHERE_NAMED_TENANT_NS:
-        /* labels and name: either alone takes cluster-wide rights, both is what Liqo makes */
+        /* labels and name (tg_ns_facts_of), and the facts must be ns's own */
         return namespaced && nsf && nsf->known && nsf->tenant && named_for(ns, nsf->cluster_id) ? TG_IN_SCOPE
                                                                                                   : TG_OUT_NAMESPACE;
     }
@@ -151,13 +152,11 @@ const char *tg_scope_where_name(tg_scope_where w)
 {
     switch (w) {
     case TG_WHERE_TENANT_NS:
-        return "tenant namespace";
+        return "tenant namespace liqo-tenant-<id>";
     case TG_WHERE_INSTALL_NS:
         return "install namespace";
     case TG_WHERE_CLUSTER:
         return "cluster";
-    case TG_WHERE_NAMED_TENANT_NS:
-        return "tenant namespace liqo-tenant-<id>";
     }
     return "unknown";
 }

@@ -2,10 +2,13 @@
  * pure judge of an object against it (docs/signer.md "Controllers").
  *
  * Labels on an object are no permission: anyone who may create the object
- * sets them. The trust anchor is the Namespace's labels, which a user of the
- * namespace cannot change: a tenant namespace carries
+ * sets them. The trust anchor is the Namespace's name with its labels: a
+ * tenant namespace of peer <peer> is named liqo-tenant-<peer> and carries
  * liqo.io/tenant-namespace=true (or tenantgate.io/tenant-namespace=true) and
- * liqo.io/remote-cluster-id=<peer>. A controller whose object names its peer
+ * liqo.io/remote-cluster-id=<peer>. Creating a Namespace of a chosen name
+ * takes cluster-wide rights, and the labels are guarded at admission
+ * (manifests/policy); a namespace-scoped Role may label its own Namespace, so
+ * the labels alone are no anchor (docs/signer.md "Security"). A controller whose object names its peer
  * (a label, spec.clusterID, spec.providerClusterID) acts only when that peer
  * is the namespace's, so key material made for peer P lands only in P's
  * tenant namespace. Pure: JSON and strings in, a verdict out; no I/O. */
@@ -16,11 +19,9 @@
 
 /* Where a controller's objects live. */
 typedef enum tg_scope_where {
-    TG_WHERE_TENANT_NS = 0,   /* a Namespace labelled as a tenant namespace, with a remote cluster id */
+    TG_WHERE_TENANT_NS = 0,   /* a tenant namespace: named liqo-tenant-<id>, labelled for <id> */
     TG_WHERE_INSTALL_NS,      /* the signer's --namespace */
     TG_WHERE_CLUSTER,         /* cluster-scoped objects (no namespace) */
-    TG_WHERE_NAMED_TENANT_NS, /* a tenant namespace also named liqo-tenant-<its remote cluster id>:
-                               * where a consumer keeps a provider's credentials (tenant_scope.h) */
 } tg_scope_where;
 
 /* Where an object names the peer it is for; that peer must be the tenant
@@ -48,7 +49,9 @@ typedef struct tg_scope_rule {
 /* What is known of the object's namespace (from the Namespace informer). */
 typedef struct tg_ns_facts {
     int known;                /* the Namespace is in the cache */
-    int tenant;               /* labelled as a tenant namespace */
+    int tenant;               /* a tenant namespace: labelled as one, and named
+                               * liqo-tenant-<cluster_id> (either alone is no anchor) */
+    int labelled;             /* the tenant label alone, whatever the name (logs) */
     const char *cluster_id;   /* its liqo.io/remote-cluster-id, or NULL */
 } tg_ns_facts;
 
@@ -60,7 +63,7 @@ typedef enum tg_scope_verdict {
     TG_OUT_LOCAL,             /* this cluster's own local slice (not the provider side's) */
 } tg_scope_verdict;
 
-/* The facts of a Namespace object (labels only are read). Strings point into ns. */
+/* The facts of a Namespace object (its name and labels). Strings point into ns. */
 tg_ns_facts tg_ns_facts_of(json_object *ns);
 
 /* Judge a namespace/name alone (a wake-up key, before its object is read):
@@ -81,7 +84,7 @@ int tg_slice_is_own_local(json_object *slice, const char *self_id);
 /* The verdict as a word for logs: "ok", "namespace", "name", "peer", "local". */
 const char *tg_scope_verdict_name(tg_scope_verdict v);
 
-/* 1 when the rule's objects live in a tenant namespace (named or not). */
+/* 1 when the rule's objects live in a tenant namespace. */
 int tg_scope_where_tenant(tg_scope_where w);
 
 /* The rule's namespace kind in words: "tenant namespace", "install namespace", "cluster". */

@@ -25,7 +25,8 @@ tg_scope tg_nonce_scope_of(const char *ns, const char *name, const char *cluster
     return tg_tenant_scope_of(ns, cluster_id);
 }
 
-tg_scope tg_signed_nonce_scope_of(const char *name, const char *cluster_id, int ns_tenant, const char *ns_cluster_id)
+tg_scope tg_signed_nonce_scope_of(const char *ns, const char *name, const char *cluster_id, int ns_tenant,
+                                  const char *ns_cluster_id)
 {
     if (!name || strcmp(name, TG_SIGNED_NONCE_SECRET) != 0)
         return TG_SCOPE_NAME;
@@ -33,7 +34,8 @@ tg_scope tg_signed_nonce_scope_of(const char *name, const char *cluster_id, int 
         return TG_SCOPE_NAMESPACE;
     if (!cluster_id || !*cluster_id || !ns_cluster_id || strcmp(cluster_id, ns_cluster_id) != 0)
         return TG_SCOPE_CLUSTER;
-    return TG_SCOPE_OK;
+    /* the labels of a namespace its own user may have set: the name decides */
+    return tg_tenant_scope_of(ns, cluster_id) == TG_SCOPE_OK ? TG_SCOPE_OK : TG_SCOPE_NAMESPACE;
 }
 
 const char *tg_scope_reason(tg_scope s)

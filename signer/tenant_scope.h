@@ -20,8 +20,9 @@
  * The rule is on names: creating a namespace of a given name needs
  * cluster-wide rights. It is checked again by the reconcilers, after the
  * generic scope check every event passes first (scope_rule.h: the
- * Namespace's labels, from the signer's Namespace informer); so a nonce is
- * filled only in a namespace both named and labelled for its cluster. */
+ * Namespace's name and labels, from the signer's Namespace informer); so a
+ * nonce is filled only in a namespace both named and labelled for its
+ * cluster. */
 #ifndef TG_SIGNER_TENANT_SCOPE_H
 #define TG_SIGNER_TENANT_SCOPE_H
 
@@ -44,16 +45,14 @@ tg_scope tg_tenant_scope_of(const char *ns, const char *cluster_id);
 tg_scope tg_nonce_scope_of(const char *ns, const char *name, const char *cluster_id);
 
 /* The consumer's signed nonce: the Secret must be liqo-signed-nonce, labelled
- * with a provider's cluster id, in a namespace labelled as that provider's
- * tenant namespace (liqo.io/tenant-namespace=true and the same
- * liqo.io/remote-cluster-id; what Liqo checks, plus the name). ns_tenant:
- * the namespace carries liqo.io/tenant-namespace=true; ns_cluster_id: its
- * liqo.io/remote-cluster-id, NULL when none. Unlike the provider's nonce
- * this needs the namespace's labels, not its name: a consumer may have
- * peered before the liqo-tenant-<id> naming, and the signer may read
- * namespaces. What it keeps out is the cluster key signing what anyone who
- * may create a Secret elsewhere puts in one. */
-tg_scope tg_signed_nonce_scope_of(const char *name, const char *cluster_id, int ns_tenant, const char *ns_cluster_id);
+ * with a provider's cluster id, in that provider's tenant namespace:
+ * liqo-tenant-<id>, labelled liqo.io/tenant-namespace=true (ns_tenant) and
+ * liqo.io/remote-cluster-id=<id> (ns_cluster_id, NULL when none). The labels
+ * alone are no anchor: a Role that covers namespaces may label its own
+ * Namespace, and the cluster key would then sign what its holder puts in a
+ * Secret there. Checked in that order: name, labels, cluster, namespace name. */
+tg_scope tg_signed_nonce_scope_of(const char *ns, const char *name, const char *cluster_id, int ns_tenant,
+                                  const char *ns_cluster_id);
 
 /* The verdict as a short word for logs and metric labels: "ok", "name",
  * "namespace", "cluster". */

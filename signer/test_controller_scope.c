@@ -42,8 +42,8 @@ static const scope_row rows[] = {
     {&tg_ctl_nonce, TG_INF_NONCES,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"liqo-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}", ""),
      "nonce/" TENANT_NS "/liqo-nonce",
-     OBJ("{\"namespace\":\"team-a\",\"name\":\"liqo-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}", ""),
-     "a namespace user's own namespace", 0},
+     OBJ("{\"namespace\":\"team-b\",\"name\":\"liqo-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}", ""),
+     "issue 44 finding 2: a namespace user's own namespace, which it labelled for the peer", 0},
     {&tg_ctl_tenant, TG_INF_TENANTS,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"" PEER "\"}", ",\"spec\":{\"clusterID\":\"" PEER "\"}"),
      "tenant/" TENANT_NS "/" PEER,
@@ -70,14 +70,14 @@ static const scope_row rows[] = {
     {&tg_ctl_noncesigner, TG_INF_SIGNED_NONCES,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"liqo-signed-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}", ""),
      "signednonce/" TENANT_NS "/liqo-signed-nonce",
-     OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"liqo-signed-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"cl-q\"}}", ""),
-     "labelled for another peer", 0},
+     OBJ("{\"namespace\":\"team-b\",\"name\":\"liqo-signed-nonce\",\"labels\":{\"liqo.io/remote-cluster-id\":\"" PEER "\"}}", ""),
+     "issue 44 finding 1: a namespace user's own namespace, which it labelled for the peer", 0},
     /* issue 36 (a): an Identity in the user's own namespace */
     {&tg_ctl_identity, TG_INF_IDENTITIES,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"i1\"}", ",\"spec\":{\"clusterID\":\"" PEER "\"}"),
      "identity/" TENANT_NS "/i1",
-     OBJ("{\"namespace\":\"team-a\",\"name\":\"i1\"}", ",\"spec\":{\"clusterID\":\"" PEER "\"}"),
-     "a namespace user's own namespace", 0},
+     OBJ("{\"namespace\":\"team-b\",\"name\":\"i1\"}", ",\"spec\":{\"clusterID\":\"" PEER "\"}"),
+     "issue 44 finding 1: a namespace user's own namespace, which it labelled for the peer", 0},
     /* issue 36 (b): a slice in the user's own namespace */
     {&tg_ctl_resourceslice, TG_INF_LOCAL_SLICES,
      OBJ("{\"namespace\":\"" TENANT_NS "\",\"name\":\"s2\",\"labels\":{\"liqo.io/replication\":\"true\"}}", ""),
@@ -358,21 +358,29 @@ static void test_key_material(void **state)
     assert_true(tg_key_material_allowed(&f->s, TENANT_NS, PEER));
     assert_false(tg_key_material_allowed(&f->s, TENANT_NS, "cl-q"));
     assert_false(tg_key_material_allowed(&f->s, "team-a", PEER));   /* labelled cluster id, no tenant label */
+    /* issue 44 finding 1: both labels, set by the namespace's own user, not the name */
+    assert_false(tg_key_material_allowed(&f->s, "team-b", PEER));
     assert_false(tg_key_material_allowed(&f->s, "liqo-tenant-fake", "fake"));
     assert_false(tg_key_material_allowed(&f->s, "missing", PEER));
     assert_false(tg_key_material_allowed(&f->s, NULL, PEER));
 }
 
-/* Hostile namespace labels: both labels are needed, and only "true" counts. */
+/* Hostile namespace labels and names: both labels are needed, only "true"
+ * counts, and only in the namespace named liqo-tenant-<its cluster id>. */
 static void test_ns_facts(void **state)
 {
-    static const struct { const char *labels; int tenant; const char *cid; } cases[] = {
-        {"{\"liqo.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"x\"}", 1, "x"},
-        {"{\"tenantgate.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"x\"}", 1, "x"},
-        {"{\"liqo.io/tenant-namespace\":\"True\",\"liqo.io/remote-cluster-id\":\"x\"}", 0, "x"},
-        {"{\"liqo.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"\"}", 1, NULL},
-        {"{\"liqo.io/tenant-namespace\":\"true\"}", 1, NULL},
-        {"{}", 0, NULL},
+    static const struct { const char *name, *labels; int labelled, tenant; const char *cid; } cases[] = {
+        {"liqo-tenant-x", "{\"liqo.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"x\"}", 1, 1, "x"},
+        {"liqo-tenant-x", "{\"tenantgate.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"x\"}", 1, 1, "x"},
+        {"liqo-tenant-x", "{\"liqo.io/tenant-namespace\":\"True\",\"liqo.io/remote-cluster-id\":\"x\"}", 0, 0, "x"},
+        {"liqo-tenant-", "{\"liqo.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"\"}", 1, 0, NULL},
+        {"liqo-tenant-x", "{\"liqo.io/tenant-namespace\":\"true\"}", 1, 0, NULL},
+        {"liqo-tenant-x", "{}", 0, 0, NULL},
+        /* issue 44: a namespace owner labels its own Namespace */
+        {"team-x", "{\"liqo.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"x\"}", 1, 0, "x"},
+        {"liqo-tenant-y", "{\"liqo.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"x\"}", 1, 0, "x"},
+        {"liqo-tenant-x-1", "{\"liqo.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"x\"}", 1, 0, "x"},
+        {"xliqo-tenant-x", "{\"liqo.io/tenant-namespace\":\"true\",\"liqo.io/remote-cluster-id\":\"x\"}", 1, 0, "x"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -380,16 +388,19 @@ static void test_ns_facts(void **state)
         json_object *ns;
         tg_ns_facts f;
         tg_scope_rule rule = {.where = TG_WHERE_TENANT_NS};
-        snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"n\",\"labels\":%s}}", cases[i].labels);
+        snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"labels\":%s}}", cases[i].name,
+                 cases[i].labels);
         ns = json_tokener_parse(text);
         f = tg_ns_facts_of(ns);
-        assert_int_equal(f.tenant, cases[i].tenant);
+        if (f.tenant != cases[i].tenant || f.labelled != cases[i].labelled)
+            fail_msg("case %zu (%s): tenant %d labelled %d", i, cases[i].name, f.tenant, f.labelled);
         if (cases[i].cid)
             assert_string_equal(f.cluster_id, cases[i].cid);
         else
             assert_null(f.cluster_id);
-        assert_int_equal(tg_scope_judge_key(&rule, "liqo", "n", "o", &f) == TG_IN_SCOPE,
-                         cases[i].tenant && cases[i].cid);
+        assert_int_equal(tg_scope_judge_key(&rule, "liqo", cases[i].name, "o", &f) == TG_IN_SCOPE, cases[i].tenant);
+        /* the facts of one namespace do not admit an object of another */
+        assert_int_equal(tg_scope_judge_key(&rule, "liqo", "team-z", "o", &f), TG_OUT_NAMESPACE);
         json_object_put(ns);
     }
 }

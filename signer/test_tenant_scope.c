@@ -93,30 +93,38 @@ static void test_unknown_verdict_has_a_word(void **state)
     assert_string_equal(tg_scope_reason((tg_scope)99), "unknown");
 }
 
-/* The signed nonce's rule reads the namespace's labels. */
+/* The signed nonce's rule reads the namespace's name and labels. */
 typedef struct signed_case {
     const char *what;
-    const char *name, *cluster_id;
+    const char *ns, *name, *cluster_id;
     int ns_tenant;
     const char *ns_cluster_id;
     tg_scope want;
 } signed_case;
 
+#define PNS "liqo-tenant-prov"
 static const signed_case signed_cases[] = {
-    {"liqo-signed-nonce in the provider's tenant namespace", "liqo-signed-nonce", "prov", 1, "prov", TG_SCOPE_OK},
-    {"in a namespace that is no tenant namespace (default)", "liqo-signed-nonce", "prov", 0, NULL,
+    {"liqo-signed-nonce in the provider's tenant namespace", PNS, "liqo-signed-nonce", "prov", 1, "prov", TG_SCOPE_OK},
+    {"in a namespace that is no tenant namespace (default)", "default", "liqo-signed-nonce", "prov", 0, NULL,
      TG_SCOPE_NAMESPACE},
-    {"in a namespace labelled for the provider but not a tenant namespace", "liqo-signed-nonce", "prov", 0, "prov",
+    {"in a namespace labelled for the provider but not a tenant namespace", PNS, "liqo-signed-nonce", "prov", 0,
+     "prov", TG_SCOPE_NAMESPACE},
+    {"in another provider's tenant namespace", PNS, "liqo-signed-nonce", "prov", 1, "other", TG_SCOPE_CLUSTER},
+    {"in a tenant namespace without a cluster label", PNS, "liqo-signed-nonce", "prov", 1, NULL, TG_SCOPE_CLUSTER},
+    {"id a prefix of the namespace's", PNS, "liqo-signed-nonce", "pro", 1, "prov", TG_SCOPE_CLUSTER},
+    {"no cluster label on the Secret", PNS, "liqo-signed-nonce", NULL, 1, "prov", TG_SCOPE_CLUSTER},
+    {"empty cluster label on both", PNS, "liqo-signed-nonce", "", 1, "", TG_SCOPE_CLUSTER},
+    {"another name", PNS, "my-signed-nonce", "prov", 1, "prov", TG_SCOPE_NAME},
+    {"the provider's nonce name", PNS, "liqo-nonce", "prov", 1, "prov", TG_SCOPE_NAME},
+    {"no name", PNS, NULL, "prov", 1, "prov", TG_SCOPE_NAME},
+    {"wrong name and namespace: name first", "default", "x", "prov", 0, NULL, TG_SCOPE_NAME},
+    /* issue 44 finding 1: a namespace owner labelled its own Namespace for the provider */
+    {"both labels on a namespace not named liqo-tenant-<id>", "team-a", "liqo-signed-nonce", "prov", 1, "prov",
      TG_SCOPE_NAMESPACE},
-    {"in another provider's tenant namespace", "liqo-signed-nonce", "prov", 1, "other", TG_SCOPE_CLUSTER},
-    {"in a tenant namespace without a cluster label", "liqo-signed-nonce", "prov", 1, NULL, TG_SCOPE_CLUSTER},
-    {"id a prefix of the namespace's", "liqo-signed-nonce", "pro", 1, "prov", TG_SCOPE_CLUSTER},
-    {"no cluster label on the Secret", "liqo-signed-nonce", NULL, 1, "prov", TG_SCOPE_CLUSTER},
-    {"empty cluster label on both", "liqo-signed-nonce", "", 1, "", TG_SCOPE_CLUSTER},
-    {"another name", "my-signed-nonce", "prov", 1, "prov", TG_SCOPE_NAME},
-    {"the provider's nonce name", "liqo-nonce", "prov", 1, "prov", TG_SCOPE_NAME},
-    {"no name", NULL, "prov", 1, "prov", TG_SCOPE_NAME},
-    {"wrong name and namespace: name first", "x", "prov", 0, NULL, TG_SCOPE_NAME},
+    {"both labels on another peer's tenant namespace name", "liqo-tenant-other", "liqo-signed-nonce", "prov", 1,
+     "prov", TG_SCOPE_NAMESPACE},
+    {"the name with a suffix", PNS "-1", "liqo-signed-nonce", "prov", 1, "prov", TG_SCOPE_NAMESPACE},
+    {"no namespace", NULL, "liqo-signed-nonce", "prov", 1, "prov", TG_SCOPE_NAMESPACE},
 };
 
 static void test_signed_nonce_scope_table(void **state)
@@ -124,7 +132,7 @@ static void test_signed_nonce_scope_table(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(signed_cases) / sizeof(signed_cases[0]); i++) {
         const signed_case *c = &signed_cases[i];
-        tg_scope got = tg_signed_nonce_scope_of(c->name, c->cluster_id, c->ns_tenant, c->ns_cluster_id);
+        tg_scope got = tg_signed_nonce_scope_of(c->ns, c->name, c->cluster_id, c->ns_tenant, c->ns_cluster_id);
 
         if (got != c->want)
             fail_msg("%s: got %s, expected %s", c->what, tg_scope_reason(got), tg_scope_reason(c->want));

@@ -278,6 +278,24 @@ static void tweak_request_namespace_other(json_object *r)
                            json_object_new_string("default"));
 }
 
+/* issue 44 finding 2: a namespace owner labelled its own Namespace team-x for cl01 */
+static void move_to(json_object *r, const char *ns)
+{
+    json_object_object_add(tg_json_path(r, "request", NULL), "namespace", json_object_new_string(ns));
+    json_object_object_add(tg_json_path(r, "request", "object", "metadata", NULL), "namespace",
+                           json_object_new_string(ns));
+}
+
+static void tweak_request_namespace_team(json_object *r)
+{
+    move_to(r, "team-x");
+}
+
+static void tweak_request_namespace_cl02(json_object *r)
+{
+    move_to(r, "liqo-tenant-cl02");
+}
+
 /* ---- the table ---- */
 
 enum live { LIVE_NONE = 0, LIVE_FOUND, LIVE_MISSING, LIVE_OTHER_CLUSTER };
@@ -329,6 +347,12 @@ static const decide_case cases[] = {
      "LabelMismatch", 400, 0, 0, 0, NULL},
     {"namespace of another cluster", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", "cl02", 0}}}, 0, 0, 0,
      "LabelMismatch", 403, 0, 0, 0, NULL},
+    {"labelled for the cluster, not named liqo-tenant-<id>", PEM, tweak_request_namespace_team,
+     {.ns = {{"team-x", "true", "cl01", 0}}}, 0, 0, 0, "WrongNamespace", 400, 0, 0, 0,
+     "expected namespace liqo-tenant-cl01 (the tenant namespace of spec.clusterID), found team-x"},
+    {"labelled for the cluster, another cluster's name", PEM, tweak_request_namespace_cl02,
+     {.ns = {{"liqo-tenant-cl02", "true", "cl01", 0}}}, 0, 0, 0, "WrongNamespace", 400, 0, 0, 0,
+     "found liqo-tenant-cl02"},
     {"namespace without cluster label", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", NULL, 0}}}, 0, 0, 0,
      "LabelMismatch", 403, 0, 0, 0, NULL},
     {"second tenant in the namespace", PEM, NULL, {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}}, 0, 0, 0,
