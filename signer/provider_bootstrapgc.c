@@ -192,7 +192,7 @@ static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const cha
 
 const tg_controller_desc tg_ctl_bootstrapgc = {
     .name = "bootstrapgc", .key_prefix = "bootstrapgc", .bit = TG_CTL_BOOTSTRAPGC, .side = "provider",
-    .scope = {.where = TG_WHERE_NAMED_TENANT_NS, .name = NULL, .peer = TG_PEER_ANY,
+    .scope = {.where = TG_WHERE_TENANT_NS, .name = NULL, .peer = TG_PEER_ANY,
               .acts_on = "Namespace liqo-tenant-<id> labelled as the tenant namespace of <id> and with "
                          "tenantgate.io/bootstrap-token-id (made by tenantgate-auth's /v1/nonce)",
               .writes = "deletes that Namespace once no Tenant and no live bootstrap token kept it for "
