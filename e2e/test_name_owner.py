@@ -277,3 +277,37 @@ def test_approver_denies_a_csr_whose_name_another_path_claimed(provider, cli, na
                                f"involvedObject.name={cid}")["items"]
     assert any(e["reason"] == "CSRDenied" and "path and holder token " + cid in e["message"] for e in events), \
         [(e["reason"], e["message"]) for e in events]
+
+
+def tenant_cert(provider, cid):
+    t = provider.get_json(f"tenants.{GROUP}", cid, "-n", f"liqo-tenant-{cid}")
+    return ((t.get("status") or {}).get("authParams") or {}).get("signedCRT")
+
+
+def test_approver_denies_a_name_a_foreign_binding_names(provider, cli, names, provider_signer):  # noqa: F811
+    """Fix B, NameBound at approval: an admin bound `view` to User <id> before the consumer <id>
+    authenticated by Tenant (a valid Tenant, the flow's own admission passes it). The approver
+    finds the ClusterRoleBinding in its binding informers: every CSR Denied NameBound, no
+    certificate, the Tenant told by a CSRDenied event naming the binding. The binding deleted,
+    the Tenant controller's next CSR is approved and its certificate lands in status."""
+    cid = new_id(names)
+    crb = f"{cid}-view"
+    names.cluster_objects.append(("clusterrolebinding", crb))
+    provider.kubectl("create", "clusterrolebinding", crb, "--clusterrole=view", f"--user={cid}")
+    tenant, _ = offline_tenant(provider, cli, names.work, cid)
+    provider.apply(tenant)
+    cond = wait_for(lambda: next((csr_condition(c) for c in tenant_csrs(provider, cid) if csr_condition(c)), None),
+                    timeout=90, what="the Tenant's CSR decided")
+    assert cond == ("Denied", "NameBound"), cond
+    csrs = tenant_csrs(provider, cid)
+    assert not any((c.get("status") or {}).get("certificate") for c in csrs), csrs
+    assert all(csr_condition(c) in (None, ("Denied", "NameBound")) for c in csrs), [csr_condition(c) for c in csrs]
+    assert not tenant_cert(provider, cid)
+    events = provider.get_json("events", "-n", f"liqo-tenant-{cid}", "--field-selector",
+                               f"involvedObject.name={cid}")["items"]
+    assert any(e["reason"] == "CSRDenied" and f"ClusterRoleBinding {crb}" in e["message"] for e in events), \
+        [(e["reason"], e["message"]) for e in events]
+
+    provider.kubectl("delete", "clusterrolebinding", crb)
+    wait_for(lambda: tenant_cert(provider, cid), timeout=180, what="a certificate in the Tenant's status")
+    assert ("Approved", "TenantValidated") in [csr_condition(c) for c in tenant_csrs(provider, cid)]
