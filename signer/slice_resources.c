@@ -14,6 +14,8 @@ static const struct {
 
 /* No real quantity comes near: keeps every sum and product far from overflow. */
 #define MILLI_MAX ((__int128)1 << 100)
+/* the largest intermediate of tg_quantity_milli: __int128 holds 2^127 - 1 */
+#define QUANTITY_STEP_MAX ((__int128)1 << 126)
 
 static const char *digits(const char *p, __int128 *v, int *n, int *frac, int in_frac)
 {
@@ -26,6 +28,11 @@ static const char *digits(const char *p, __int128 *v, int *n, int *frac, int in_
         p++;
     }
     return p;
+}
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
 }
 
 static __int128 pow10i(int e)
@@ -57,7 +64,8 @@ int tg_quantity_milli(const char *q, __int128 *milli)
         p = digits(p + 1, &mant, &n, &frac, 1);
     if (n == 0 || n > 30)
         return -1;
-    if (*p == 'e' || *p == 'E') {
+    /* "E" and "Ei" are suffixes (exa, exbi); an exponent has digits after it */
+    if ((*p == 'e' || *p == 'E') && (is_digit(p[1]) || ((p[1] == '+' || p[1] == '-') && is_digit(p[2])))) {
         int eneg = 0, en = 0, ev = 0;
         p++;
         if (*p == '+' || *p == '-')
@@ -77,15 +85,28 @@ int tg_quantity_milli(const char *q, __int128 *milli)
         shift = suffixes[i].shift10;
         exp10 = suffixes[i].exp10;
     }
+    /* Zeros ending the fraction carry no value: dropped, "1.000000Ei" keeps
+     * its mantissa small for the steps below. */
+    while (frac > 0 && mant % 10 == 0)
+        mant /= 10, frac--;
     /* value = mant * 10^(exp10 - frac) * 2^shift, in thousandths: +3. */
     exp10 += 3 - frac;
     if (exp10 > 30 || exp10 < -30)
         return -1;
+    /* A 30-digit mantissa times 2^60 or 10^30 overflows __int128: refuse a
+     * step that would, before taking it. What it refuses is far above
+     * MILLI_MAX or more digits of precision than any quantity needs. */
+    if (mant > (QUANTITY_STEP_MAX >> shift))
+        return -1;
     mant <<= shift;
-    if (exp10 >= 0)
-        mant *= pow10i(exp10);
-    else
+    if (exp10 >= 0) {
+        __int128 scale = pow10i(exp10);
+        if (mant > QUANTITY_STEP_MAX / scale)
+            return -1;
+        mant *= scale;
+    } else {
         mant /= pow10i(-exp10);      /* below a thousandth: rounded down, as sums go */
+    }
     if (mant > MILLI_MAX)
         return -1;
     *milli = neg ? -mant : mant;

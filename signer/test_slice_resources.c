@@ -21,7 +21,20 @@ static void test_quantities(void **state)
         {"110", 110000}, {"+3", 3000}, {"-2", -2000}, {"100u", 0}, {"1n", 0}, {"0", 0},
         {"", -1}, {"four", -1}, {"1Gb", -1}, {"1.2.3", -1}, {"1e", -1}, {"e3", -1}, {"1 Gi", -1}, {"1ki", -1},
         {"1e9999", -1},
+        /* found by fuzz_signer_decide: 30 digits shifted by Mi overflowed __int128 */
+        {"555555555555555555500000012912Mi", -1}, {"999999999999999999999999999999Ei", -1},
+        {"1.50Ki", 1536000},
     };
+    __int128 ei = 0;
+
+    /* exbi and exa are suffixes, not exponents; zeros ending the fraction do
+     * not count against the overflow bound */
+    assert_int_equal(tg_quantity_milli("1Ei", &ei), 0);
+    assert_true(ei == ((__int128)1 << 60) * 1000);
+    assert_int_equal(tg_quantity_milli("1.00000000000000000000Ei", &ei), 0);
+    assert_true(ei == ((__int128)1 << 60) * 1000);
+    assert_int_equal(tg_quantity_milli("2E", &ei), 0);
+    assert_true(ei == (__int128)2000000000000000000LL * 1000);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         __int128 m = 0;
         int rc = tg_quantity_milli(cases[i].q, &m);
