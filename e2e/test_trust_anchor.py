@@ -111,13 +111,20 @@ def test_namespace_owner_cannot_label_its_namespace_as_a_tenant_namespace(reques
     p = _label_as(cluster, kc, ns, "team=a")
     assert p.returncode == 0, p.stderr
     for labels in (("liqo.io/tenant-namespace=true", f"liqo.io/remote-cluster-id={peer}"),
-                   (f"liqo.io/remote-cluster-id={peer}",), ("tenantgate.io/tenant-namespace=true",)):
+                   ("tenantgate.io/tenant-namespace=true",)):
         p = _label_as(cluster, kc, ns, *labels)
         assert p.returncode != 0, f"{labels} set by the namespace owner"
         assert "TenantLabelForbidden" in p.stderr, p.stderr
         assert "tenantgate-tenant-namespace-labeler" in p.stderr and ns in p.stderr, p.stderr
     labels = cluster.get_json("namespace", ns)["metadata"].get("labels") or {}
-    assert not {"liqo.io/tenant-namespace", "liqo.io/remote-cluster-id"} & set(labels), labels
+    assert not {"liqo.io/tenant-namespace", "tenantgate.io/tenant-namespace"} & set(labels), labels
+    # the peer label alone makes no tenant namespace, and Liqo marks the namespaces it offloads
+    # with it: allowed; the tenant label on top of it is not
+    p = _label_as(cluster, kc, ns, f"liqo.io/remote-cluster-id={peer}")
+    assert p.returncode == 0, p.stderr
+    p = _label_as(cluster, kc, ns, "liqo.io/tenant-namespace=true")
+    assert p.returncode != 0 and "TenantLabelForbidden" in p.stderr, p.stderr
+    _label_as(cluster, kc, ns, "liqo.io/remote-cluster-id-")
 
     # the same request as the cluster admin, on a scratch tenant namespace of that name
     scratch = f"liqo-tenant-{peer}-{uuid.uuid4().hex[:4]}"
