@@ -1,5 +1,6 @@
-/* listen.h - the HTTPS port's listening sockets: one per worker, joined by
- * SO_REUSEPORT, so the kernel spreads new connections evenly (server.h). */
+/* listen.h - listening sockets: the probe port's, and the HTTPS ports' (one
+ * per worker, joined by SO_REUSEPORT, so the kernel spreads new connections
+ * evenly: server.h). */
 #ifndef TG_COMMON_LISTEN_H
 #define TG_COMMON_LISTEN_H
 

@@ -1,14 +1,11 @@
 /* probe_server.c - see probe_server.h. */
 #include "common/probe_server.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
+#include "common/listen.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <h2o.h>
 
@@ -110,43 +107,6 @@ static void on_accept(uv_stream_t *listener, int status)
     h2o_accept(&p->accept, h2o_uv_socket_create((uv_stream_t *)&pc->tcp, on_conn_closed));
 }
 
-/* A bound socket on host:port (IPv4 or IPv6 literal). */
-static int bind_socket(const char *host, int port, int *bound, char *err, size_t err_len)
-{
-    struct sockaddr_storage ss;
-    socklen_t sl;
-    int fd, on = 1;
-
-    memset(&ss, 0, sizeof(ss));
-    if (inet_pton(AF_INET, host, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-        ss.ss_family = AF_INET;
-        ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
-        sl = sizeof(struct sockaddr_in);
-    } else if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-        ss.ss_family = AF_INET6;
-        ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
-        sl = sizeof(struct sockaddr_in6);
-    } else {
-        snprintf(err, err_len, "probe address %s is not an IP address", host);
-        return -1;
-    }
-    if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
-        snprintf(err, err_len, "socket: %s", strerror(errno));
-        return -1;
-    }
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 128) != 0) {
-        snprintf(err, err_len, "cannot listen on %s:%d: %s", host, port, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    sl = sizeof(ss);
-    getsockname(fd, (struct sockaddr *)&ss, &sl);
-    *bound = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-                                           : ((struct sockaddr_in6 *)&ss)->sin6_port);
-    return fd;
-}
-
 tg_probe_server *tg_probe_server_new(uv_loop_t *loop, const tg_probe_config *cfg, char *err, size_t err_len)
 {
     tg_probe_server *p = calloc(1, sizeof(*p));
@@ -160,7 +120,7 @@ tg_probe_server *tg_probe_server_new(uv_loop_t *loop, const tg_probe_config *cfg
         return NULL;
     }
     p->cfg = *cfg;
-    if ((fd = bind_socket(cfg->host, cfg->port, &p->port, err, err_len)) < 0) {
+    if ((fd = tg_listen_socket(cfg->host, cfg->port, 0, &p->port, err, err_len)) < 0) {
         free(p);
         return NULL;
     }
