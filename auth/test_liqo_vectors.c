@@ -18,6 +18,7 @@
 #include "auth/csr_policy.h"
 #include "auth/request.h"
 #include "kube/base64.h"
+#include "kube/kubeconfig.h"
 
 #define SELF "3f1c2b4e-8d7a-4c59-9e61-0a2b3c4d5e6f"
 
@@ -25,20 +26,13 @@
 static char *vector(const char *name, size_t *len)
 {
     const char *src = getenv("TG_SOURCE_DIR");
-    char path[1024], *buf;
-    FILE *f;
-    long n;
+    char path[1024], err[256], *buf;
+    size_t n;
 
     snprintf(path, sizeof(path), "%s/auth/testdata/liqo-v0.10.3/%s", src ? src : ".", name);
-    assert_non_null(f = fopen(path, "rb"));
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    assert_non_null(buf = malloc((size_t)n + 1));
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
+    if (tg_kube_read_file(path, 1 << 16, &buf, &n, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    *len = n;
     return buf;
 }
 

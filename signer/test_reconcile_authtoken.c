@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kube/base64.h"
+#include "kube/kubeconfig.h"
 #include "kube/json.h"
 #include "kube/yaml.h"
 #include "pki/csr.h"
@@ -389,19 +390,12 @@ static void test_hostile_answer_stays_data(void **state)
 static char *liqo_vector(const char *name)
 {
     const char *src = getenv("TG_SOURCE_DIR");
-    char path[1024], *buf;
-    FILE *f;
-    long n;
+    char path[1024], err[256], *buf;
+    size_t n;
 
     snprintf(path, sizeof(path), "%s/auth/testdata/liqo-v0.10.3/%s", src ? src : ".", name);
-    assert_non_null(f = fopen(path, "rb"));
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    assert_non_null(buf = malloc((size_t)n + 1));
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
+    if (tg_kube_read_file(path, 1 << 16, &buf, &n, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
     return buf;
 }
 
