@@ -1,0 +1,88 @@
+"""`kubectl tenantgate preflight` against the two real clusters (docs/cli.md, "Preflight before
+peering").
+
+A healthy pair (the admin kubeconfigs) is ready: each check PASS, Liqo's version SKIP (the bed has
+no Liqo), the provider's API server takes a client certificate of each key type (handshake done,
+its unknown CA answered 401), and kube-controller-manager's kubernetes.io/kube-apiserver-client
+signer signs a throwaway CSR, which is deleted again.  A provider kubeconfig of a ServiceAccount
+with no rights is not ready: the rights FAIL, naming what `authenticate` needs, and the CSR round
+trip it may not make is SKIP, never PASS."""
+
+import re
+import uuid
+
+import pytest
+
+EXIT_NOT_READY = 1
+
+
+@pytest.fixture
+def ids():
+    tag = uuid.uuid4().hex[:6]
+    return f"pf-consumer-{tag}", f"pf-provider-{tag}"
+
+
+def preflight(cli, consumer, provider_kc, ids, *extra):
+    cid, pid = ids
+    rc, out, err = cli("preflight", "--kubeconfig", str(consumer.kubeconfig), "--provider-kubeconfig",
+                       str(provider_kc), "--cluster-id", cid, "--remote-cluster-id", pid, *extra)
+    lines = out.splitlines()
+    checks = {}
+    for line in lines[:-1]:
+        m = re.fullmatch(r"(PASS|WARN|FAIL|SKIP) ([a-z-]+): (.*)", line)
+        assert m, f"not a check line: {line!r}\n{out}"
+        checks[m.group(2)] = (m.group(1), m.group(3))
+    return rc, checks, lines[-1] if lines else "", out + err
+
+
+def preflight_csrs(provider):
+    return provider.get_json("csr", "-l", "tenantgate.io/preflight=true")["items"]
+
+
+@pytest.mark.parametrize("key_type", ["ed25519", "ecdsa-p256", "rsa2048"])
+def test_healthy_pair_is_ready(cli, provider, consumer, crds, ids, key_type):
+    rc, checks, last, text = preflight(cli, consumer, provider.kubeconfig, ids, "--key-type", key_type)
+    assert rc == 0, text
+    assert last == "verdict: ready", text
+    for name in ("api-consumer", "api-provider", "key-type", "clock-skew", "csr-signer", "crds-consumer",
+                 "crds-provider", "crd-versions", "rights-consumer", "rights-provider"):
+        assert checks[name][0] == "PASS", text
+    assert f"took an {key_type} client certificate" in checks["key-type"][1]
+    assert "unknown CA answered 401" in checks["key-type"][1]
+    assert f"{key_type} key" in checks["csr-signer"][1]
+    assert checks["crd-versions"][1] == "both serve authentication.liqo.io/v1beta1"
+    assert checks["clock-skew"][1].startswith("provider +0s against the consumer")
+    assert f"tenant namespace liqo-tenant-{ids[0]}" in checks["rights-provider"][1]
+    # no Liqo on the bed: said, and not passed
+    assert checks["liqo-version"] == ("SKIP", "nothing to compare (deployment liqo/liqo-controller-manager: "
+                                      "consumer no Liqo, provider no Liqo)"), text
+    assert preflight_csrs(provider) == [], "the throwaway CSR was left behind"
+
+
+@pytest.fixture
+def rightless_provider_kubeconfig(provider, namespace):
+    """A ServiceAccount of the provider with no binding: it authenticates, and may do only what
+    every authenticated user may (discovery, self reviews)."""
+    ns = namespace(provider, "pf")
+    return provider.serviceaccount_kubeconfig(ns, "peer"), ns
+
+
+def test_provider_kubeconfig_with_too_few_rights_is_not_ready(cli, provider, consumer, crds, ids,
+                                                               rightless_provider_kubeconfig):
+    kc, ns = rightless_provider_kubeconfig
+    rc, checks, last, text = preflight(cli, consumer, kc, ids)
+    assert rc == EXIT_NOT_READY, text
+    assert last == "verdict: not ready (1 failed)", text
+    result, detail = checks["rights-provider"]
+    assert result == "FAIL", text
+    assert detail.startswith("authenticate needs: list namespaces, create namespaces, create secrets in "
+                             f"liqo-tenant-{ids[0]}"), text
+    assert "patch tenants.authentication.liqo.io" in detail
+    # the CSR round trip it may not make is SKIP, not PASS
+    result, detail = checks["csr-signer"]
+    assert result == "SKIP", text
+    assert "may not create certificatesigningrequests.certificates.k8s.io" in detail
+    # what it can see is still checked
+    assert checks["key-type"][0] == "PASS" and checks["crd-versions"][0] == "PASS", text
+    assert checks["rights-consumer"][0] == "PASS", text
+    assert preflight_csrs(provider) == []
