@@ -432,7 +432,7 @@ class OfflineFlow(Base):
 class Usage(Base):
     HELP = [
         [], ["keygen"], ["nonce"], ["sign-nonce"], ["generate"], ["generate", "tenant"],
-        ["check"],
+        ["check"], ["preflight"],
     ]
 
     def test_help(self):
@@ -513,6 +513,14 @@ class Usage(Base):
             ["unauthenticate", "--force", "--provider-side", "--remote-cluster-id", "p"],
             ["unauthenticate", "--force", "--remote-cluster-id", "Bad_ID"],
             ["get", "nonce", "--remote-cluster-id", "p", "--force"],
+            # preflight: one way to the provider, known key types and durations
+            ["preflight"],
+            ["preflight", "--provider-kubeconfig", "p", "--token-line", "l"],
+            ["preflight", "--token-line", "kubectl tenantgate authenticate --auth-url https://a"],
+            ["preflight", "--provider-kubeconfig", "p", "--key-type", "rsa"],
+            ["preflight", "--provider-kubeconfig", "p", "--max-skew", "soon"],
+            ["preflight", "--provider-kubeconfig", "p", "--remote-cluster-id", "Bad_ID"],
+            ["preflight", "--provider-kubeconfig", "p", "extra"],
         ]
         for args in cases:
             with self.subTest(args=args):
@@ -522,6 +530,18 @@ class Usage(Base):
         rc, out, err = run("check", "--unknown-flag")
         self.assertIn("--unknown-flag", err)
         self.assertIn("Usage: kubectl-tenantgate check", err)
+
+    def test_preflight_unreachable(self):
+        # nothing listens on port 1: the first check says so, exit 3, no other check runs
+        kc = self.write("kc.yaml", "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                        "users: [{name: u, user: {token: t}}]\n"
+                        "contexts: [{name: c, context: {cluster: c, user: u}}]\n")
+        rc, out, err = run("preflight", "--kubeconfig", kc, "--provider-kubeconfig", kc)
+        self.assertEqual(rc, 3, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith("FAIL api-consumer: no answer from https://127.0.0.1:1"), out)
+        self.assertEqual(lines[1:], ["verdict: not ready (unreachable)"])
 
 
 if __name__ == "__main__":
