@@ -6,12 +6,19 @@ no Liqo), the provider's API server takes a client certificate of each key type 
 its unknown CA answered 401), and kube-controller-manager's kubernetes.io/kube-apiserver-client
 signer signs a throwaway CSR, which is deleted again.  A provider kubeconfig of a ServiceAccount
 with no rights is not ready: the rights FAIL, naming what `authenticate` needs, and the CSR round
-trip it may not make is SKIP, never PASS."""
+trip it may not make is SKIP, never PASS.  With the one-string token line of a running
+tenantgate-auth, what needs the provider's API server is SKIP, the rest is checked, and the token
+is not spent."""
 
 import re
+import shlex
 import uuid
+from pathlib import Path
 
 import pytest
+
+from test_auth_server import CONSUMER_ROLE, AuthServer, rbac_in
+from test_auth_v1 import rbac_v1_in
 
 EXIT_NOT_READY = 1
 
@@ -86,3 +93,62 @@ def test_provider_kubeconfig_with_too_few_rights_is_not_ready(cli, provider, con
     assert checks["key-type"][0] == "PASS" and checks["crd-versions"][0] == "PASS", text
     assert checks["rights-consumer"][0] == "PASS", text
     assert preflight_csrs(provider) == []
+
+
+@pytest.fixture(scope="module")
+def auth_server(provider, crds, source_dir, build_dir, tmp_path_factory):
+    """tenantgate-auth as test_auth_v1.py runs it (its RBAC in a namespace of this module)."""
+    ns = "pf-auth-" + uuid.uuid4().hex[:8]
+    provider.create_namespace(ns)
+    made_role = not provider.exists("clusterrole", CONSUMER_ROLE)
+    if made_role:
+        provider.apply((Path(source_dir) / "manifests" / "signer" / "remote-consumer-clusterrole.yaml").read_text())
+    provider.apply(rbac_in(source_dir, ns))
+    server = AuthServer(provider, str(build_dir / "auth" / "tenantgate-auth"), ns,
+                        tmp_path_factory.mktemp("pfauth"))
+    provider.apply(rbac_v1_in(source_dir, ns, server.tokens_ns))
+    server.url = f"https://127.0.0.1:{server.port}"
+    yield server
+    server.stop()
+    provider.kubectl("delete", "clusterrolebinding,clusterrole", "tenantgate-auth", "tenantgate-auth-v1",
+                     "--ignore-not-found", check=False)
+    provider.kubectl("delete", "clusterrolebinding", "tenantgate-auth-tenant-namespace-labeler",
+                     "--ignore-not-found", check=False)
+    if made_role:
+        provider.kubectl("delete", "clusterrole", CONSUMER_ROLE, "--ignore-not-found", check=False)
+    provider.delete_namespace(server.tokens_ns)
+    provider.delete_namespace(ns)
+
+
+def test_token_line_checks_what_it_can_and_skips_the_rest(cli, provider, consumer, crds, auth_server):
+    rc, out, err = cli("create", "token", "-n", auth_server.tokens_ns, "--auth-url", auth_server.url,
+                       "--single-use", "--kubeconfig", provider.kubeconfig)
+    assert rc == 0, err
+    line = out.strip()
+    token_id = shlex.split(line)[shlex.split(line).index("--token") + 1].split(".")[0]
+    secret = f"tenantgate-token-{token_id}"
+    before = provider.get_json("secret", secret, "-n", auth_server.tokens_ns)["metadata"]["resourceVersion"]
+    rc, out, err = cli("preflight", "--kubeconfig", str(consumer.kubeconfig), "--token-line", line,
+                       "--cluster-id", "pf-consumer-line")
+    text = out + err
+    lines = out.splitlines()
+    checks = {m.group(2): (m.group(1), m.group(3)) for m in
+              (re.fullmatch(r"(PASS|WARN|FAIL|SKIP) ([a-z-]+): (.*)", x) for x in lines[:-1])}
+    assert rc == 0 and lines[-1] == "verdict: ready", text
+    assert checks["auth-server"] == ("PASS", f"{auth_server.url} presents the pinned CA and answers "
+                                             f"(provider {auth_server.cluster_id})"), text
+    for name in ("api-consumer", "clock-skew", "crds-consumer", "rights-consumer"):
+        assert checks[name][0] == "PASS", text
+    assert "auth server +0s" in checks["clock-skew"][1]
+    assert f"liqo-tenant-{auth_server.cluster_id}" in checks["rights-consumer"][1]
+    for name in ("key-type", "csr-signer", "crds-provider", "crd-versions", "liqo-version", "rights-provider"):
+        assert checks[name][0] == "SKIP", text
+    assert "api-provider" not in checks
+    # the token was only shown, not spent
+    after = provider.get_json("secret", secret, "-n", auth_server.tokens_ns)["metadata"]["resourceVersion"]
+    assert after == before
+    # a line whose pin is not the server's: FAIL, and nothing after it is trusted
+    bad = re.sub(r"sha256:[0-9a-f]{64}", "sha256:" + "0" * 64, line)
+    rc, out, err = cli("preflight", "--kubeconfig", str(consumer.kubeconfig), "--token-line", bad)
+    assert rc == EXIT_NOT_READY and out.splitlines()[-1] == "verdict: not ready (1 failed)", out + err
+    assert "FAIL auth-server: " in out
