@@ -152,3 +152,33 @@ def test_token_line_checks_what_it_can_and_skips_the_rest(cli, provider, consume
     rc, out, err = cli("preflight", "--kubeconfig", str(consumer.kubeconfig), "--token-line", bad)
     assert rc == EXIT_NOT_READY and out.splitlines()[-1] == "verdict: not ready (1 failed)", out + err
     assert "FAIL auth-server: " in out
+
+
+def liqo_deployment(cluster, ns, tag):
+    """What liqo-version reads: the controller-manager's image (no node runs it here)."""
+    cluster.apply({"apiVersion": "apps/v1", "kind": "Deployment",
+                   "metadata": {"name": "liqo-controller-manager", "namespace": ns},
+                   "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "pf"}},
+                            "template": {"metadata": {"labels": {"app": "pf"}},
+                                         "spec": {"containers": [{
+                                             "name": "controller-manager",
+                                             "image": f"ghcr.io/liqotech/liqo-controller-manager:{tag}"}]}}}})
+
+
+def test_liqo_versions_are_compared(cli, provider, consumer, crds, ids):
+    """In namespaces of this test given as Liqo's (-n): equal tags PASS, different ones WARN."""
+    ns = f"pf-liqo-{uuid.uuid4().hex[:6]}"
+    provider.create_namespace(ns)
+    consumer.create_namespace(ns)
+    try:
+        liqo_deployment(provider, ns, "v1.2.0")
+        liqo_deployment(consumer, ns, "v1.2.0")
+        rc, checks, last, text = preflight(cli, consumer, provider.kubeconfig, ids, "-n", ns)
+        assert rc == 0 and checks["liqo-version"] == ("PASS", "Liqo v1.2.0 on both sides"), text
+        liqo_deployment(consumer, ns, "v1.0.1")
+        rc, checks, last, text = preflight(cli, consumer, provider.kubeconfig, ids, "-n", ns)
+        assert rc == 0 and checks["liqo-version"][0] == "WARN", text
+        assert checks["liqo-version"][1].startswith("consumer v1.0.1, provider v1.2.0"), text
+    finally:
+        provider.delete_namespace(ns)
+        consumer.delete_namespace(ns)
