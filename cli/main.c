@@ -22,6 +22,8 @@ static const tg_command commands[] = {
     { "unauthenticate", "undo authenticate: remove the Identity and the Tenant",
       cmd_unauthenticate },
     { "install", "record this cluster's id where Liqo keeps it (no Liqo needed)", cmd_install },
+    { "preflight", "before peering: can these two clusters peer? one line per check",
+      cmd_preflight },
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))

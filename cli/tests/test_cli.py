@@ -10,10 +10,12 @@ generate tenant, check) plus tampering with each proof, and usage errors.
 import base64
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 BINARY = None
@@ -432,7 +434,7 @@ class OfflineFlow(Base):
 class Usage(Base):
     HELP = [
         [], ["keygen"], ["nonce"], ["sign-nonce"], ["generate"], ["generate", "tenant"],
-        ["check"],
+        ["check"], ["preflight"],
     ]
 
     def test_help(self):
@@ -513,6 +515,14 @@ class Usage(Base):
             ["unauthenticate", "--force", "--provider-side", "--remote-cluster-id", "p"],
             ["unauthenticate", "--force", "--remote-cluster-id", "Bad_ID"],
             ["get", "nonce", "--remote-cluster-id", "p", "--force"],
+            # preflight: one way to the provider, known key types and durations
+            ["preflight"],
+            ["preflight", "--provider-kubeconfig", "p", "--token-line", "l"],
+            ["preflight", "--token-line", "kubectl tenantgate authenticate --auth-url https://a"],
+            ["preflight", "--provider-kubeconfig", "p", "--key-type", "rsa"],
+            ["preflight", "--provider-kubeconfig", "p", "--max-skew", "soon"],
+            ["preflight", "--provider-kubeconfig", "p", "--remote-cluster-id", "Bad_ID"],
+            ["preflight", "--provider-kubeconfig", "p", "extra"],
         ]
         for args in cases:
             with self.subTest(args=args):
@@ -522,6 +532,69 @@ class Usage(Base):
         rc, out, err = run("check", "--unknown-flag")
         self.assertIn("--unknown-flag", err)
         self.assertIn("Usage: kubectl-tenantgate check", err)
+
+    def test_preflight_unreachable(self):
+        # nothing listens on port 1: the first check says so, exit 3, no other check runs
+        kc = self.write("kc.yaml", "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                        "users: [{name: u, user: {token: t}}]\n"
+                        "contexts: [{name: c, context: {cluster: c, user: u}}]\n")
+        rc, out, err = run("preflight", "--kubeconfig", kc, "--provider-kubeconfig", kc)
+        self.assertEqual(rc, 3, err)
+        lines = out.splitlines()
+        self.assertTrue(lines[0].startswith("FAIL api-consumer: no answer from https://127.0.0.1:1"), out)
+        self.assertEqual(lines[1:], ["verdict: not ready (unreachable)"])
+
+    def tls_server(self, client_sigalgs):
+        """openssl s_server on 127.0.0.1 that asks for an optional client certificate signed with
+        one of client_sigalgs only; a kubeconfig that trusts it."""
+        self.assertEqual(subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", os.path.join(self.tmp, "k.pem"), "-out", os.path.join(self.tmp, "c.pem"), "-days", "1",
+             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+            capture_output=True).returncode, 0)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        srv = subprocess.Popen(["openssl", "s_server", "-accept", f"127.0.0.1:{port}", "-www", "-quiet",
+                                "-cert", os.path.join(self.tmp, "c.pem"), "-key", os.path.join(self.tmp, "k.pem"),
+                                "-verify", "1", "-client_sigalgs", client_sigalgs],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(srv.wait)
+        self.addCleanup(srv.kill)
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        return self.write("tls.yaml", "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                          f"clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:{port}', "
+                          f"certificate-authority: {self.tmp}/c.pem}}}}]\n"
+                          "users: [{name: u, user: {token: t}}]\n"
+                          "contexts: [{name: c, context: {cluster: c, user: u}}]\n")
+
+    def preflight_key_type(self, kc, key_type):
+        rc, out, err = run("preflight", "--kubeconfig", kc, "--provider-kubeconfig", kc, "--key-type", key_type,
+                           "--cluster-id", "a", "--remote-cluster-id", "b", "--timeout", "1s")
+        lines = [x for x in out.splitlines() if x.startswith(("PASS key-type", "WARN key-type", "FAIL key-type"))]
+        self.assertEqual(len(lines), 1, out + err)
+        return rc, lines[0]
+
+    def test_preflight_key_type_the_server_cannot_take(self):
+        # its CertificateRequest names RSA-PSS only: an Ed25519 certificate cannot answer it
+        kc = self.tls_server("rsa_pss_rsae_sha256")
+        rc, line = self.preflight_key_type(kc, "ed25519")
+        self.assertEqual(rc, 1)
+        self.assertEqual(line, "FAIL key-type: the provider's API server asks for no signature algorithm an "
+                               "ed25519 client certificate can use (answered 200 without one)")
+
+    def test_preflight_key_type_taken_but_not_answered_as_kube_apiserver(self):
+        # the certificate is signed for and sent; a server that is no kube-apiserver answers 200, not 401
+        kc = self.tls_server("ed25519:ecdsa_secp256r1_sha256")
+        for key_type in ("ed25519", "ecdsa-p256"):
+            rc, line = self.preflight_key_type(kc, key_type)
+            self.assertEqual(line, f"WARN key-type: the provider's API server took an {key_type} client "
+                                   "certificate but answered 200, expected 401 for its unknown CA")
 
 
 if __name__ == "__main__":
