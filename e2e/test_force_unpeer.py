@@ -2,8 +2,8 @@
 clusters with both signers (the fixtures of test_slice_flow.py).
 
 The consumer is peered and holds an Accepted ResourceSlice; then the provider is gone for it:
-the ControlPlane Identity (whence the kubeconfig Secret the replicator uses) points at a closed
-port, and so does the provider kubeconfig the CLI gets. The replicator's finalizers then wait
+the ControlPlane Identity and the kubeconfig Secret the replicator uses point at a closed port,
+and so does the provider kubeconfig the CLI gets. The replicator's finalizers then wait
 forever for copies it cannot delete.
 
   without the feature  plain `unauthenticate` exits 3 (unreachable), and deleting the tenant
@@ -85,7 +85,14 @@ def other_peering(consumer, provider):
 
 def cut_off_provider(consumer, server):
     """The consumer's view of the provider points at a closed port: the Identity's API server,
-    whence the kubeconfig Secret the replicator uses."""
+    and the kubeconfig Secret the replicator uses, rewritten here as the Identity renders it
+    (the signer writes no new kubeconfig that fails its trial on the provider, docs/signer.md:
+    it would keep the working one)."""
+    before = consumer.get_json("identity", IDENTITY, "-n", CNS)["spec"]["authParams"]["apiServer"]
+    kc = base64.b64decode(consumer.get_json("secret", SECRET, "-n", CNS)["data"]["kubeconfig"]).decode()
+    assert before in kc
+    consumer.kubectl("patch", "secret", SECRET, "-n", CNS, "--type=merge", "-p", json.dumps(
+        {"data": {"kubeconfig": base64.b64encode(kc.replace(before, server).encode()).decode()}}))
     consumer.kubectl("patch", "identity", IDENTITY, "-n", CNS, "--type=merge", "-p",
                      json.dumps({"spec": {"authParams": {"apiServer": server}}}))
 

@@ -17,9 +17,12 @@ from liqo_modules import CRD_ONLY_VERSIONS, liqo_crd_file, pinned_versions
 
 PROSE = {"description"}
 PLURALS = ("tenants", "identities")
-# Fields our CRDs have beyond Liqo's: none.  (A Liqo controller reads a Tenant into its Go type
-# and writes the whole status back, so any status field Liqo's type lacks would be dropped.)
-OUR_EXTRA_FIELDS = {"tenants": set(), "identities": set()}
+# Fields our CRDs have beyond Liqo's.  (A Liqo controller reads an object into its Go type and
+# writes the whole status back, so any status field Liqo's type lacks is dropped by it.)
+# identities status.conditions: RenewalOverdue, written by tenantgate-signer's consumer only;
+# Liqo's readers ignore it, and if a Liqo controller's write drops it, the signer's next
+# reconcile of the Identity sets it again (docs/signer.md, renewal).
+OUR_EXTRA_FIELDS = {"tenants": set(), "identities": {"status.conditions"}}
 
 
 def versions():

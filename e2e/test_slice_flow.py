@@ -30,13 +30,13 @@ import contextlib
 import hashlib
 import json
 import time
+from pathlib import Path
 
 import pytest
 
 from tenantgate_services import (INSTALL_NAMESPACE, WEBHOOK_SA, Webhook,  # noqa: F401
                                  WebhookInstall, built, webhook, webhook_install)
-from test_signer import (CONSUMER_ID, NS, PROVIDER_ID, SA, Signer,  # noqa: F401
-                         _restart_in_own_signer_mode, installed)
+from test_signer import CONSUMER_ID, NS, PROVIDER_ID, SA, Signer, installed  # noqa: F401
 from bed import free_port, openssl, wait_for
 
 GROUP = "authentication.liqo.io"
@@ -320,8 +320,13 @@ def test_renewed_slice_certificate_reaches_the_consumers_kubeconfig(provider, co
                                                                    provider_signer, tmp_path):
     """Own-signer mode with a 90 s maximum lifetime: the provider re-signs the slice's CSR at
     two thirds of it, the new certificate comes back in the slice's status, and the consumer's
-    signer writes it into the Identity and its kubeconfig Secret."""
-    ca = _restart_in_own_signer_mode(provider_signer, tmp_path, max_lifetime="90")
+    signer writes it into the Identity and its kubeconfig Secret. Signed with the provider's
+    cluster CA, which its API server trusts: the consumer writes a renewed kubeconfig only once
+    it authenticates there (docs/signer.md, renewal you can watch)."""
+    ca = Path(provider.ca_file).parent / "ca.crt"
+    provider_signer.stop()
+    provider_signer.start("--signer-name", "tenantgate.io/identity", "--ca-cert", ca,
+                          "--ca-key", ca.parent / "ca.key", "--max-cert-lifetime", "90")
     try:
         rc, out, err = slices("pool-n", "--cpu", "1", timeout="60s")
         assert rc == 0, err

@@ -15,6 +15,7 @@
 #include "signer/approve_decide.h"
 #include "signer/cluster_labels.h"
 #include "signer/controller.h"
+#include "signer/renewal.h"
 #include "signer/slice_liqo_quota.h"
 
 #define DEFAULT_SLICE_POLICY "tenantgate-resourceslice-policy"
@@ -71,6 +72,9 @@ static void usage(FILE *out)
             "  --quota-limits-enforcement None|Soft|Hard  spec.limitsEnforcement of the Liqo Quota\n"
             "                             made per accepted slice where Liqo's Quota CRD is served\n"
             "                             (as Liqo's --default-limits-enforcement; default None)\n"
+            "  --renewal-grace-percent N  a certificate not renewed N %% of its lifetime after its\n"
+            "                             renewal time is overdue: Identity condition RenewalOverdue,\n"
+            "                             metric, log (0-30, default 10)\n"
 "  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
             "  --workers N                reconcile threads, 1-32 (default 8)\n"
             "  --log-level LEVEL          debug, info, warn, error (default info)\n"
@@ -84,7 +88,7 @@ enum {
     OPT_METRICS_LISTEN, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS, OPT_NONCE_ROTATION,
     OPT_QUOTA_ENFORCEMENT, OPT_TOKEN_NAMESPACE, OPT_BOOTSTRAP_GRACE,
     OPT_DEFAULT_CLASS, OPT_DEFAULT_RESOURCES, OPT_ENABLE_STORAGE, OPT_REAL_STORAGE, OPT_INGRESS_CLASSES,
-    OPT_LB_CLASSES,
+    OPT_LB_CLASSES, OPT_RENEWAL_GRACE,
 };
 
 static const struct option options[] = {
@@ -119,6 +123,7 @@ static const struct option options[] = {
     {"real-storage-class-name", required_argument, NULL, OPT_REAL_STORAGE},
     {"ingress-classes", required_argument, NULL, OPT_INGRESS_CLASSES},
     {"load-balancer-classes", required_argument, NULL, OPT_LB_CLASSES},
+    {"renewal-grace-percent", required_argument, NULL, OPT_RENEWAL_GRACE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -241,6 +246,13 @@ static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, c
     case OPT_DEFAULT_CLASS: case OPT_DEFAULT_RESOURCES: case OPT_ENABLE_STORAGE: case OPT_REAL_STORAGE:
     case OPT_INGRESS_CLASSES: case OPT_LB_CLASSES:
         return take_slice_flag(c, arg, s);
+    case OPT_RENEWAL_GRACE: {
+        long pct;
+        if (tg_flag_long(arg, 0, TG_RENEWAL_GRACE_PCT_MAX, &pct) != 0)
+            return -1;
+        s->renewal_grace_pct = (int)pct;
+        return 0;
+    }
     }
     return -1;
 }
@@ -297,6 +309,7 @@ int tg_signer_flags_parse(int argc, char **argv, tg_signer *s, tg_signer_flags *
     s->rotate_nonce_on_unpeer = 1;  /* a deleted Tenant cannot be replayed; keep: Liqo consumers */
     s->token_ns = TG_BTOKEN_NAMESPACE;
     s->bootstrap_grace_s = 600;
+    s->renewal_grace_pct = TG_RENEWAL_GRACE_PCT_DEFAULT;
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);

@@ -360,8 +360,15 @@ static long dispatch(tg_api *a, const char *method, const char *key, const char 
         return do_delete(a, key, body, out);
     if (!put && strcmp(method, "PATCH") != 0)
         return 405;
-    if (!put && ct != TG_KUBE_CT_MERGE_PATCH)
-        return 415;   /* the only patch the reconcilers send */
+    /* server-side apply of a whole object: created when absent, else merged
+     * (the fields a reconciler applies are the fields it owns) */
+    if (!put && !sub && ct == TG_KUBE_CT_APPLY && !fake_api_object(a, base)) {
+        fake_api_put_obj(a, base, copy_of(body));
+        *out = copy_of(fake_api_object(a, base));
+        return 201;
+    }
+    if (!put && ct != TG_KUBE_CT_MERGE_PATCH && ct != TG_KUBE_CT_APPLY)
+        return 415;   /* the only patches the reconcilers send */
     return do_update(a, put, base, sub, body, out);
 }
 

@@ -7,7 +7,8 @@
  * generateName; 409 when the name is taken), PUT (409 on a stale
  * resourceVersion), merge PATCH (the same precondition), DELETE (404 when
  * absent, 409 on a failed uid precondition; an object with finalizers only
- * gets its deletionTimestamp), the status and approval subresources. Every
+ * gets its deletionTimestamp), server-side apply (created when absent, else
+ * merged), the status and approval subresources. Every
  * call other than a GET is recorded as a write, events too (tg_api_event).
  * A call can be told to fail. Single-threaded, as the tests are. */
 #ifndef TG_SIGNER_FAKE_API_H

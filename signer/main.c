@@ -283,6 +283,15 @@ static void register_metrics(signer_main *m)
                                            "The replicator's writes by kind and action: create, update_spec "
                                            "(on the provider), pull_status (local /status), delete_remote, "
                                            "remove_finalizer.", 2, (const char *[]){"kind", "action"});
+    m->signer.m_renewal_overdue = tg_metrics_gauge(r, "tenantgate_signer_renewal_overdue",
+                                                   "1 while the certificate in use of a consumer's Identity "
+                                                   "(namespace/name) is past its renewal time plus the grace "
+                                                   "(--renewal-grace-percent) without a renewed one, else 0.", 1,
+                                                   (const char *[]){"identity"});
+    m->signer.m_trial_failures = tg_metrics_counter(r, "tenantgate_signer_renewal_trial_failures_total",
+                                                    "Renewed kubeconfigs not written because their trial "
+                                                    "(a SelfSubjectReview on the provider) failed, by reason.", 1,
+                                                    (const char *[]){"reason"});
     m->m_out_of_scope = tg_metrics_counter(r, "tenantgate_signer_out_of_scope_total",
                                            "Objects (and wake-up keys) dropped before any reconcile because they "
                                            "are outside the controller's scope (docs/signer.md), once per object.",
@@ -375,7 +384,8 @@ static int init_shared_state(signer_main *m)
     pthread_mutex_init(&m->signer.key_mu, NULL);
     pthread_mutex_init(&m->signer.rb_mu, NULL);
     if (!(m->signer.rb_known = json_object_new_object()) || !(m->signer.settled = tg_settled_new()) ||
-        !(m->signer.q = tg_wq_new(NULL)) || !(m->metrics = tg_metrics_new()))
+        !(m->signer.q = tg_wq_new(NULL)) || !(m->metrics = tg_metrics_new()) ||
+        !(m->signer.trial_pool = tg_remote_pool_new()))
         return -1;
     register_metrics(m);
     return (m->events = tg_events_new(&m->signer, m->m_out_of_scope)) ? 0 : -1;
@@ -468,6 +478,7 @@ static void shut_down(signer_main *m)
     json_object_put(s->rb_known);
     tg_settled_free(s->settled);
     tg_remote_pool_free(s->remote_pool);
+    tg_remote_pool_free(s->trial_pool);
     json_object_put(s->node_labels);
     json_object_put(s->slice_provider.defaults);
     json_object_put(s->slice_offer.ingress_classes);

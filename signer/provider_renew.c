@@ -11,11 +11,14 @@
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "signer/renewal.h"
 
 /* The Tenant of consumer cid in ns: by name first (Tenants are named after
  * their consumer), *out the Tenant or NULL. The HTTP status. */
@@ -25,6 +28,34 @@ static long get_tenant(tg_api *api, const char *ns, const char *cid, json_object
 
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, cid);
     return tg_api_get(api, path, out, err, err_len);
+}
+
+/* The provider's side of "renewal you can watch" (issue 48 #3): the Tenant
+ * controller renews on its own, so a certificate past its renewal time plus
+ * the grace means renewal is stuck here (CSR not approved or not signed, the
+ * signer down for a while): logged while it lasts. Returns the milliseconds
+ * until the certificate becomes overdue (0: it is, or cannot be read). */
+static long check_overdue(tg_signer *s, const char *ns, const char *cid, const char *crt_b64)
+{
+    char err[128], until[32];
+    unsigned char *pem;
+    size_t len = 0;
+    time_t nb, na, at, now = time(NULL);
+    long ms = 0;
+
+    if (!(pem = tg_base64_decode(crt_b64, strlen(crt_b64), &len, err, sizeof(err))))
+        return 0;
+    if (tg_cert_validity(pem, len, &nb, &na) == 0) {
+        at = tg_renewal_overdue_at(nb, na, s->renewal_grace_pct);
+        rc_rfc3339(na, until, sizeof(until));
+        if (now > at)
+            tg_log(TG_LOG_WARN, "tenant certificate renewal overdue: no renewed certificate for the consumer",
+                   TG_LOG_STR("namespace", ns), TG_LOG_STR("cluster_id", cid), TG_LOG_STR("not_after", until));
+        else
+            ms = (long)(at - now + 1) * 1000;
+    }
+    free(pem);
+    return ms;
 }
 
 static void on_cached(json_object *obj, void *data)
@@ -38,7 +69,7 @@ long tg_reconcile_remote_renew(tg_signer *s, tg_api *api, const char *ns, const 
     char path[768], err[512] = "";
     json_object *renew = NULL, *tenant = NULL, *patch, *status;
     const char *cid, *type, *origin, *have, *crt;
-    long st, ret = TG_RECONCILE_RETRY;
+    long st, ret = TG_RECONCILE_RETRY, look_again;
 
     /* Woken by a Tenant event: most consumers keep no Renew; the informer
      * knows without a GET. */
@@ -67,6 +98,8 @@ long tg_reconcile_remote_renew(tg_signer *s, tg_api *api, const char *ns, const 
     }
     crt = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
     have = tg_json_path_string(renew, "status", "authParams", "signedCRT", NULL);
+    if (crt && *crt && (look_again = check_overdue(s, ns, cid, crt)) > 0)
+        ret = look_again;
     if (!crt || !*crt || (have && strcmp(have, crt) == 0))
         goto out;
     patch = json_object_new_object();
@@ -83,7 +116,7 @@ long tg_reconcile_remote_renew(tg_signer *s, tg_api *api, const char *ns, const 
     tg_log(TG_LOG_INFO, "renew answered with the Tenant's certificate", TG_LOG_STR("namespace", ns),
            TG_LOG_STR("renew", name), TG_LOG_STR("cluster_id", cid));
 out:
-    if (ret != TG_RECONCILE_OK)
+    if (ret < 0)
         tg_log(TG_LOG_WARN, "remote renew reconcile failed", TG_LOG_STR("namespace", ns), TG_LOG_STR("renew", name),
                TG_LOG_STR("error", err));
     json_object_put(tenant);

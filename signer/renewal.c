@@ -55,11 +55,31 @@ int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, t
     return r;
 }
 
-time_t tg_renewal_at(time_t not_before, time_t not_after)
+/* The lifetime without the backdate slack (renewal.h). */
+static time_t lifetime(time_t not_before, time_t not_after)
 {
     time_t span = not_after - not_before, slack = span / 2 < TG_RENEWAL_BACKDATE ? span / 2 : TG_RENEWAL_BACKDATE;
 
-    return not_after - (span - slack) / 3;
+    return span - slack;
+}
+
+time_t tg_renewal_at(time_t not_before, time_t not_after)
+{
+    return not_after - lifetime(not_before, not_after) / 3;
+}
+
+time_t tg_renewal_overdue_at(time_t not_before, time_t not_after, int grace_pct)
+{
+    if (grace_pct < 0)
+        grace_pct = 0;
+    if (grace_pct > TG_RENEWAL_GRACE_PCT_MAX)
+        grace_pct = TG_RENEWAL_GRACE_PCT_MAX;
+    return tg_renewal_at(not_before, not_after) + lifetime(not_before, not_after) * grace_pct / 100;
+}
+
+int tg_renewal_overdue(time_t not_before, time_t not_after, time_t now, int grace_pct)
+{
+    return now > tg_renewal_overdue_at(not_before, not_after, grace_pct);
 }
 
 int tg_renewal_due(time_t not_before, time_t not_after, time_t now)

@@ -30,4 +30,18 @@ time_t tg_renewal_at(time_t not_before, time_t not_after);
 /* 1 when a certificate valid [not_before, not_after) is due for renewal at now. */
 int tg_renewal_due(time_t not_before, time_t not_after, time_t now);
 
+/* Overdue (issue 48 #3): the renewal should have happened at tg_renewal_at
+ * and has not, for longer than a grace of grace_pct percent of the lifetime
+ * (as above). With renewal at 2/3 of the lifetime, any grace below 33 % falls
+ * before NotAfter: the default 10 % leaves 23 % of the lifetime (about 1.6
+ * days of 7) to act before the peer loses access. */
+#define TG_RENEWAL_GRACE_PCT_DEFAULT 10
+#define TG_RENEWAL_GRACE_PCT_MAX 30
+
+/* The time after which the renewal is overdue: renew-at + grace. */
+time_t tg_renewal_overdue_at(time_t not_before, time_t not_after, int grace_pct);
+
+/* 1 when a certificate valid [not_before, not_after) is overdue at now. */
+int tg_renewal_overdue(time_t not_before, time_t not_after, time_t now, int grace_pct);
+
 #endif

@@ -77,6 +77,7 @@ typedef struct tg_signer {
     const char *quota_limits_enforcement;   /* --quota-limits-enforcement (Liqo's Quota); NULL: None */
     const char *token_ns;            /* --token-namespace: tenantgate-auth's bootstrap tokens */
     long bootstrap_grace_s;          /* --bootstrap-grace (bootstrapgc) */
+    int renewal_grace_pct;           /* --renewal-grace-percent: when a renewal is overdue (renewal.h) */
     /* Liqo's Quota CRD served: (until_ms << 1) | served, atomic (slice_liqo_quota.c) */
     uint64_t quota_crd;
     unsigned controllers;
@@ -103,6 +104,7 @@ typedef struct tg_signer {
                                       * spec.consumerClusterID, status.resources, conditions' type and status */
     tg_cache *cp_secret_cache;       /* ControlPlane kubeconfig Secrets (replicator), with data.kubeconfig */
     struct tg_remote_pool *remote_pool; /* the replicator's clients for providers */
+    struct tg_remote_pool *trial_pool;  /* clients that try renewed kubeconfigs (renewal_trial.h) */
     tg_cache *repl_caches[3];        /* the replicator's local objects by kind (replica_plan.h), metadata only */
     /* RoleBindings this process created or found ("ns/name" keys): a Tenant
      * reconcile POSTs its binding only when not known to exist. */
@@ -122,6 +124,8 @@ typedef struct tg_signer {
     tg_metric_family *m_nonce_skips; /* {reason}: labelled Secrets the nonce controller left alone */
     tg_metric_family *m_replicated;  /* {kind, action}: the replicator's writes */
     tg_metric_family *m_foreign_csrs; /* CSR events of CSRs with our labels made by someone else */
+    tg_metric_family *m_renewal_overdue; /* {identity}: 1 while an Identity's renewal is overdue */
+    tg_metric_family *m_trial_failures;  /* {reason}: renewed kubeconfigs that failed their trial */
 } tg_signer;
 
 /* What a reconcile asks of the queue. */

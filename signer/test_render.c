@@ -104,6 +104,36 @@ static void test_renewal_timing(void **state)
     assert_int_equal(tg_renewal_at(0, 390), 390 - 195 / 3);
 }
 
+/* Overdue: renew-at plus grace percent of the lifetime, before NotAfter for any allowed grace. */
+static void test_renewal_overdue(void **state)
+{
+    static const struct { time_t nb, na, now; int pct, overdue; } t[] = {
+        {0, 3300, 2301, 10, 0},      /* due (renew-at 2300), not overdue */
+        {0, 3300, 2600, 10, 0},      /* exactly renew-at + 10 % of 3000 */
+        {0, 3300, 2601, 10, 1},
+        {0, 3300, 2301, 0, 1},       /* no grace: overdue once due */
+        {0, 3300, 3199, 30, 0},      /* the largest grace: 3200, still before NotAfter */
+        {0, 3300, 3201, 30, 1},
+        {0, 3300, 3201, 90, 1},      /* clamped to 30 % */
+        {0, 3300, 5000, 10, 1},      /* expired */
+        /* a week (kube-apiserver CSRs are not backdated): renew-at day 4.67, overdue day 5.37 */
+        {0, 604800, 460000, 10, 0},
+        {0, 604800, 464000, 10, 1},
+        /* the 90 s own-signer cert of the e2e bed (lifetime 195): renew-at 325, 10 % = 19 s */
+        {0, 390, 344, 10, 0},
+        {0, 390, 345, 10, 1},
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        if (tg_renewal_overdue(t[i].nb, t[i].na, t[i].now, t[i].pct) != t[i].overdue)
+            fail_msg("row %zu: overdue %d, want %d", i, !t[i].overdue, t[i].overdue);
+        assert_true(tg_renewal_overdue_at(t[i].nb, t[i].na, t[i].pct) < t[i].na);
+    }
+    assert_int_equal(tg_renewal_overdue_at(0, 3300, 10), 2600);
+}
+
 /* NotBefore/NotAfter and the key read from a real certificate (own-signer issuing). */
 static void test_cert_validity(void **state)
 {
@@ -158,6 +188,7 @@ int main(void)
         cmocka_unit_test(test_kubeconfig_roundtrip),
         cmocka_unit_test(test_kubeconfig_missing),
         cmocka_unit_test(test_renewal_timing),
+        cmocka_unit_test(test_renewal_overdue),
         cmocka_unit_test(test_cert_validity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
