@@ -1,5 +1,7 @@
 /* csr_policy.c - see csr_policy.h. The structural checks are pki's (the
- * same steps 7-9 a Tenant's CSR goes through); the key type is ours. */
+ * same steps 7-9 a Tenant's CSR goes through), and so is the key strength
+ * policy (step 4 for spec.publicKey): the certificate this CSR buys is as
+ * good as a Tenant's, so its key must be too. */
 #include "csr_policy.h"
 
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <openssl/x509.h>
 
 #include "pki/csr_check.h"
+#include "pki/keys.h"
 
 int tg_auth_csr_check(const unsigned char *pem, size_t len, const char *cluster_id, tg_auth_reason *reason,
                       char *why, size_t why_len)
@@ -26,9 +29,13 @@ int tg_auth_csr_check(const unsigned char *pem, size_t len, const char *cluster_
         return -1;
     }
     key = X509_REQ_get0_pubkey(req);
-    if (!key || EVP_PKEY_get_base_id(key) != EVP_PKEY_ED25519) {
+    if (!key) {
         *reason = TG_AUTH_UNSUPPORTED_KEY;
-        snprintf(why, why_len, "expected an Ed25519 key in the CSR (Liqo's consumer key), found another type");
+        snprintf(why, why_len, "spec.csr: expected an Ed25519, RSA or ECDSA key, found one OpenSSL cannot load");
+        rc = -1;
+    } else if (tg_key_check_strength(key, "the CSR's key", &v) != 0) {
+        *reason = v.reason == TG_WEAK_KEY ? TG_AUTH_WEAK_KEY : TG_AUTH_UNSUPPORTED_KEY;
+        snprintf(why, why_len, "%s", v.message);
         rc = -1;
     }
     X509_REQ_free(req);
