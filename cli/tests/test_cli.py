@@ -18,7 +18,10 @@ import unittest
 
 BINARY = None
 VECTORS = None
-KEY_TYPES = ("ed25519", "rsa", "ecdsa")
+KEY_TYPES = ("ed25519", "rsa2048", "ecdsa-p256")
+# what `openssl pkey -text` says of each --key-type's public key
+KEY_TYPE_TEXT = {"ed25519": "ED25519 Public-Key", "rsa2048": "Public-Key: (2048 bit)",
+                 "ecdsa-p256": "NIST CURVE: P-256"}
 
 
 def run(*args, stdin=None, umask=None):
@@ -233,7 +236,7 @@ class OfflineFlow(Base):
 
     def make(self, key_type, cluster="cl-consumer-1", output="json", extra=("--public-key-format", "pem")):
         keydir = os.path.join(self.tmp, key_type)
-        rc, out, err = run("keygen", "--type", key_type, "--out", keydir)
+        rc, out, err = run("keygen", "--key-type", key_type, "--out", keydir)
         self.assertEqual(rc, 0, err)
         rc, nonce, err = run("nonce")
         self.assertEqual(rc, 0, err)
@@ -286,7 +289,7 @@ class OfflineFlow(Base):
         for key_type in KEY_TYPES:
             with self.subTest(key_type=key_type):
                 keydir = os.path.join(self.tmp, "k-" + key_type)
-                rc, out, err = run("keygen", "--type", key_type, "--out", keydir, umask=0)
+                rc, out, err = run("keygen", "--key-type", key_type, "--out", keydir, umask=0)
                 self.assertEqual(rc, 0, err)
                 priv = os.path.join(keydir, "privateKey.pem")
                 pub = os.path.join(keydir, "publicKey.pem")
@@ -297,15 +300,19 @@ class OfflineFlow(Base):
                     pub_text = f.read()
                 self.assertTrue(priv_text.startswith("-----BEGIN PRIVATE KEY-----\n"))
                 self.assertTrue(pub_text.startswith("-----BEGIN PUBLIC KEY-----\n"))
+                self.assertIn(f"({key_type})", out)
+                text = subprocess.run(["openssl", "pkey", "-pubin", "-in", pub, "-noout", "-text"],
+                                      capture_output=True, text=True, check=True).stdout
+                self.assertIn(KEY_TYPE_TEXT[key_type], text)
                 # refuses to overwrite, leaving the pair as it was
-                rc, out, err = run("keygen", "--type", key_type, "--out", keydir)
+                rc, out, err = run("keygen", "--key-type", key_type, "--out", keydir)
                 self.assert_usage_error(rc, out, err)
                 self.assertIn("--force", err)
                 with open(priv) as f:
                     self.assertEqual(f.read(), priv_text)
                 # --force replaces both, private key still 0600
                 os.chmod(priv, 0o644)
-                rc, out, err = run("keygen", "--type", key_type, "--out", keydir, "--force")
+                rc, out, err = run("keygen", "--key-type", key_type, "--out", keydir, "--force")
                 self.assertEqual(rc, 0, err)
                 with open(priv) as f:
                     self.assertNotEqual(f.read(), priv_text)
@@ -320,8 +327,8 @@ class OfflineFlow(Base):
         # point with a changed y is off the curve and does not parse.
         last_key_byte = {
             "ed25519": [(0x01, "SignatureVerificationFailed")],
-            "rsa": [(0x01, "InvalidPublicKey"), (0x02, "SignatureVerificationFailed")],
-            "ecdsa": [(0x01, "InvalidPublicKey")],
+            "rsa2048": [(0x01, "InvalidPublicKey"), (0x02, "SignatureVerificationFailed")],
+            "ecdsa-p256": [(0x01, "InvalidPublicKey")],
         }
         for key_type in KEY_TYPES:
             with self.subTest(key_type=key_type):
@@ -414,7 +421,7 @@ class OfflineFlow(Base):
             import yaml
         except ImportError:
             self.skipTest("PyYAML not installed")
-        _, _, nonce, out = self.make("ecdsa", "cl-py")
+        _, _, nonce, out = self.make("ecdsa-p256", "cl-py")
         tenant = json.loads(out)
         for style in (False, None):
             with self.subTest(default_flow_style=style):
@@ -455,7 +462,11 @@ class Usage(Base):
             ["bogus"],
             ["--bogus"],
             ["keygen"],
-            ["keygen", "--out", self.tmp, "--type", "dsa"],
+            ["keygen", "--out", self.tmp, "--key-type", "dsa"],
+            # one spelling: keygen's old --type and its old values are gone
+            ["keygen", "--out", self.tmp, "--key-type", "rsa"],
+            ["keygen", "--out", self.tmp, "--key-type", "ecdsa"],
+            ["keygen", "--out", self.tmp, "--type", "rsa2048"],
             ["keygen", "--out"],
             ["nonce", "extra"],
             ["nonce", "--bogus"],
