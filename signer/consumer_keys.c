@@ -65,7 +65,12 @@ static EVP_PKEY *create_key(tg_signer *s, tg_api *api, char *err, size_t err_len
     json_object_object_add(data, "publicKey", rc_jstr(b2));
     json_object_object_add(o, "data", data);
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", s->namespace_);
-    st = b1 && b2 ? tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, o, NULL, err, err_len) : -1;
+    if (b1 && b2) {
+        st = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, o, NULL, err, err_len);
+    } else {
+        st = -1;
+        snprintf(err, err_len, "cannot generate and encode a %s key", tg_key_type_name(s->key_type));
+    }
     rc_free_secret(priv, pl);
     free(pub);
     rc_free_secret(b1, b1 ? strlen(b1) : 0);
