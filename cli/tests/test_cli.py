@@ -524,12 +524,21 @@ class Usage(Base):
             ["unauthenticate", "--force", "--provider-side", "--remote-cluster-id", "p"],
             ["unauthenticate", "--force", "--remote-cluster-id", "Bad_ID"],
             ["get", "nonce", "--remote-cluster-id", "p", "--force"],
+            # --key-type: refused before any cluster is contacted, in every flow that takes it
+            ["authenticate", "--remote-kubeconfig", "x", "--key-type", "rsa"],
+            ["authenticate", "--auth-url", "https://127.0.0.1:9", "--token", "a.b", "--key-type", "ecdsa"],
+            ["generate", "tenant", "--remote-cluster-id", "p", "--nonce", nonce, "--key-type", "RSA2048"],
+            ["create", "nonce", "--remote-cluster-id", "p", "--key-type", "rsa2048"],
         ]
         for args in cases:
             with self.subTest(args=args):
                 rc, out, err = run(*args)
                 self.assert_usage_error(rc, out, err)
                 self.assertEqual(out, "", "errors go to stderr only")
+        rc, out, err = run("authenticate", "--remote-kubeconfig", "x", "--key-type", "rsa")
+        self.assertIn('--key-type: expected ed25519, rsa2048 or ecdsa-p256, found "rsa"', err)
+        rc, out, err = run("create", "nonce", "--remote-cluster-id", "p", "--key-type", "rsa2048")
+        self.assertIn("does not apply here", err)
         rc, out, err = run("check", "--unknown-flag")
         self.assertIn("--unknown-flag", err)
         self.assertIn("Usage: kubectl-tenantgate check", err)
