@@ -215,7 +215,7 @@ static const char *key_kind(EVP_PKEY *key, char *buf, size_t len)
 
     if (tg_key_type_of(key, &type) == 0)
         return tg_key_type_name(type);
-    snprintf(buf, len, "%s-%d key", OBJ_nid2sn(EVP_PKEY_get_base_id(key)), EVP_PKEY_get_bits(key));
+    snprintf(buf, len, "another key (%s, %d bits)", OBJ_nid2sn(EVP_PKEY_get_base_id(key)), EVP_PKEY_get_bits(key));
     return buf;
 }
 
@@ -228,10 +228,11 @@ static int check_key_type(cli_flow *f, cli_cluster *c, const char *install_ns, E
 
     if (f->key_type < 0 || (tg_key_type_of(key, &type) == 0 && (int)type == f->key_type))
         return 0;
-    return cli_flow_fail(f, c, TG_EXIT_REJECTED, "--key-type: expected the cluster key in Secret %s/%s to be %s, found %s; "
-                         "tenantgate never replaces a cluster's key: to change it, delete the Secret "
-                         "and restart tenantgate-signer with --key-type %s (every peering authenticates "
-                         "again)", install_ns, CLI_KEYS_SECRET, tg_key_type_name((tg_key_type)f->key_type),
+    return cli_flow_fail(f, c, TG_EXIT_REJECTED,
+                         "--key-type: expected the cluster key in Secret %s/%s to be %s, found %s; "
+                         "tenantgate never replaces a cluster's key: to change it, delete the Secret and "
+                         "restart tenantgate-signer with --key-type %s (every peering authenticates again)",
+                         install_ns, CLI_KEYS_SECRET, tg_key_type_name((tg_key_type)f->key_type),
                          key_kind(key, buf, sizeof(buf)), tg_key_type_name((tg_key_type)f->key_type));
 }
 
