@@ -12,6 +12,7 @@ static const struct {
     [TG_AUTH_INVALID_CSR] = {"InvalidCSR", 400},
     [TG_AUTH_CSR_SUBJECT_MISMATCH] = {"CSRSubjectMismatch", 400},
     [TG_AUTH_UNSUPPORTED_KEY] = {"UnsupportedKey", 400},
+    [TG_AUTH_WEAK_KEY] = {"WeakKey", 400},
     [TG_AUTH_EMPTY_TOKEN] = {"EmptyToken", 401},
     [TG_AUTH_TOKEN_MISMATCH] = {"TokenMismatch", 401},
     [TG_AUTH_ALREADY_ISSUED] = {"IdentityAlreadyIssued", 403},

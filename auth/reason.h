@@ -11,7 +11,8 @@ typedef enum tg_auth_reason {
     TG_AUTH_INVALID_CLUSTER_ID,    /* 400 cluster.clusterID is not a cluster id */
     TG_AUTH_INVALID_CSR,           /* 400 the CSR does not parse, or its self-signature fails */
     TG_AUTH_CSR_SUBJECT_MISMATCH,  /* 400 not exactly CN=<clusterID>, O=liqo.io, or extra content */
-    TG_AUTH_UNSUPPORTED_KEY,       /* 400 the CSR's key is not Ed25519 */
+    TG_AUTH_UNSUPPORTED_KEY,       /* 400 the CSR's key is not Ed25519, RSA or ECDSA */
+    TG_AUTH_WEAK_KEY,              /* 400 RSA under 2048 bits, an EC curve other than P-256/P-384 */
     TG_AUTH_EMPTY_TOKEN,           /* 401 no token, authentication on */
     TG_AUTH_TOKEN_MISMATCH,        /* 401 a token that is not the one */
     TG_AUTH_ALREADY_ISSUED,        /* 403 this cluster already has an identity */

@@ -20,16 +20,24 @@
 
 #define ID "3114c478-173d-4344-8f01-eb21efb95aea"
 
+/* A key by OpenSSL name: "RSA" (2048 bits), "RSA:1024", "EC:P-256", "ED25519". */
+static EVP_PKEY *make_key(const char *type)
+{
+    if (strcmp(type, "RSA") == 0)
+        return EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)2048);
+    if (strncmp(type, "RSA:", 4) == 0)
+        return EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)strtoul(type + 4, NULL, 10));
+    if (strncmp(type, "EC:", 3) == 0)
+        return EVP_PKEY_Q_keygen(NULL, NULL, "EC", type + 3);
+    return EVP_PKEY_Q_keygen(NULL, NULL, type);
+}
+
 static char *csr_b64(const char *type, const char *cn, const char *org)
 {
-    EVP_PKEY *key = EVP_PKEY_Q_keygen(NULL, NULL, type, (size_t)2048);
+    EVP_PKEY *key = make_key(type);
     size_t len;
     char *pem, *b64;
 
-    if (strcmp(type, "RSA") != 0) {
-        EVP_PKEY_free(key);
-        key = EVP_PKEY_Q_keygen(NULL, NULL, type);
-    }
     assert_non_null(key);
     pem = tg_csr_build_subject(key, cn, org, &len);
     assert_non_null(pem);
@@ -187,16 +195,22 @@ static void test_oversized_token_and_body(void **state)
     }
 }
 
+/* want TG_AUTH_ISSUED: the CSR passes. */
 static void expect_csr(const char *type, const char *cn, const char *org, tg_auth_reason want)
 {
     char *b64 = csr_b64(type, cn, org);
     size_t len;
-    char err[100], why[400];
+    char err[100], why[400] = "";
     unsigned char *pem = tg_base64_decode(b64, strlen(b64), &len, err, sizeof(err));
     tg_auth_reason reason = TG_AUTH_ISSUED;
 
-    assert_int_equal(tg_auth_csr_check(pem, len, ID, &reason, why, sizeof(why)), -1);
+    int rc = tg_auth_csr_check(pem, len, ID, &reason, why, sizeof(why));
+
+    print_message("%s %s %s -> %s %s\n", type, cn, org, tg_auth_reason_name(reason), why);
+    assert_int_equal(rc, want == TG_AUTH_ISSUED ? 0 : -1);
     assert_int_equal(reason, want);
+    if (want != TG_AUTH_ISSUED)
+        assert_non_null(strstr(why, "expected"));
     free(pem);
     free(b64);
 }
@@ -209,9 +223,26 @@ static void test_csr_policy(void **state)
     /* another cluster's name, or the admin group, is not what the token buys */
     expect_csr("ED25519", "other-cluster", "liqo.io", TG_AUTH_CSR_SUBJECT_MISMATCH);
     expect_csr("ED25519", ID, "system:masters", TG_AUTH_CSR_SUBJECT_MISMATCH);
-    expect_csr("RSA", ID, "liqo.io", TG_AUTH_UNSUPPORTED_KEY);
     assert_int_equal(tg_auth_csr_check((const unsigned char *)"junk", 4, ID, &reason, why, sizeof(why)), -1);
     assert_int_equal(reason, TG_AUTH_INVALID_CSR);
+}
+
+/* Every --key-type (and Liqo's TLS compatibility mode, RSA-2048) is signed;
+ * keys under the webhook's strength policy are not. */
+static void test_csr_key_types(void **state)
+{
+    static const struct {
+        const char *type;
+        tg_auth_reason want;
+    } cases[] = {
+        {"ED25519", TG_AUTH_ISSUED},        {"RSA", TG_AUTH_ISSUED},
+        {"EC:P-256", TG_AUTH_ISSUED},       {"EC:P-384", TG_AUTH_ISSUED},
+        {"RSA:1024", TG_AUTH_WEAK_KEY},     {"EC:secp256k1", TG_AUTH_WEAK_KEY},
+        {"EC:P-521", TG_AUTH_WEAK_KEY},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        expect_csr(cases[i].type, ID, "liqo.io", cases[i].want);
 }
 
 static void test_uuid_shape(void **state)
@@ -230,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_wire_format_parses),     cmocka_unit_test(test_absent_token_is_empty),
         cmocka_unit_test(test_malformed_bodies),       cmocka_unit_test(test_hostile_cluster_ids),
         cmocka_unit_test(test_oversized_token_and_body), cmocka_unit_test(test_csr_policy),
+        cmocka_unit_test(test_csr_key_types),
         cmocka_unit_test(test_uuid_shape),
         cmocka_unit_test(test_origin_token_is_not_the_token_checked),
     };

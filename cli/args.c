@@ -80,6 +80,25 @@ int cli_pubkey_format_arg(const char *cmd, const char *usage, const char *text, 
     return 0;
 }
 
+int cli_key_type_error(const char *cmd, const char *usage, const char *text)
+{
+    return cli_usage_error(cmd, usage, "--key-type: expected ed25519, rsa2048 or ecdsa-p256, found \"%.32s\"",
+                           text);
+}
+
+int cli_key_type_arg(const char *cmd, const char *usage, const char *text, int *out)
+{
+    tg_key_type type;
+
+    *out = -1;
+    if (text == NULL)
+        return 0;
+    if (tg_key_type_parse(text, &type) != 0)
+        return cli_key_type_error(cmd, usage, text);
+    *out = (int)type;
+    return 0;
+}
+
 int cli_cluster_id_arg(const char *cmd, const char *usage, const char *flag, const char *id)
 {
     if (!tg_cluster_id_valid(id))

@@ -95,6 +95,13 @@ int cli_output_arg(const char *cmd, const char *usage, const char *output, int *
  * else the exit code after the message. */
 int cli_pubkey_format_arg(const char *cmd, const char *usage, const char *text, tg_pubkey_format *out);
 
+/* --key-type: ed25519, rsa2048 or ecdsa-p256 into *out as a tg_key_type (NULL
+ * text: -1, not given); else the exit code after the message. */
+int cli_key_type_arg(const char *cmd, const char *usage, const char *text, int *out);
+
+/* The usage error for a --key-type value that is none of the three. */
+int cli_key_type_error(const char *cmd, const char *usage, const char *text);
+
 /* A cluster id given as flag (e.g. "--cluster-id") is a valid one (PROTOCOL.md
  * 3); 0, or the exit code after the message. */
 int cli_cluster_id_arg(const char *cmd, const char *usage, const char *flag, const char *id);

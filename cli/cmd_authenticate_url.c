@@ -175,6 +175,7 @@ int cli_authenticate_url(const char *cmd, const char *usage, online_opts *o)
     if ((rc = cli_cluster_open(&local, cmd, "local", o->kubeconfig, o->context)) != 0)
         return rc;
     cli_flow_init(&f, cmd, stdout, o->timeout_ms);
+    f.key_type = o->key_type;
     cli_flow_bind(&f, &local);
     memset(&auth, 0, sizeof(auth));
     /* the provider's server first: a wrong hash changes nothing on the consumer */

@@ -12,14 +12,16 @@
 #include "pki/keys.h"
 
 static const char usage[] =
-    "Usage: " TG_CLI_NAME " keygen --out DIR [--type ed25519|rsa|ecdsa] [--force]\n"
+    "Usage: " TG_CLI_NAME " keygen --out DIR [--key-type ed25519|rsa2048|ecdsa-p256]\n"
+    "           [--force]\n"
     "\n"
     "Create a cluster key pair: DIR/privateKey.pem (PEM PKCS#8, mode 0600) and\n"
     "DIR/publicKey.pem (PEM PKIX), the formats of the authentication-keys secret.\n"
     "\n"
     "Options:\n"
     "  --out DIR     directory to write to (created, mode 0700, if missing)\n"
-    "  --type TYPE   ed25519 (default), rsa (RSA-2048) or ecdsa (P-256)\n"
+    "  --key-type T  ed25519 (default), rsa2048 or ecdsa-p256 (rsa2048 is the key\n"
+    "                of Liqo's --tls-compatibility-mode)\n"
     "  --force       overwrite existing key files\n"
     "  -h, --help    show this help\n";
 
@@ -69,7 +71,7 @@ int cmd_keygen(int argc, char **argv)
     int force = 0;
     const cli_option options[] = {
         { "out", required_argument, 'o', &dir, NULL },
-        { "type", required_argument, 't', &type_name, NULL },
+        { "key-type", required_argument, 't', &type_name, NULL },
         { "force", no_argument, 'f', NULL, &force },
         { NULL, 0, 0, NULL, NULL },
     };
@@ -83,8 +85,7 @@ int cmd_keygen(int argc, char **argv)
     if (dir == NULL || *dir == '\0')
         return cli_usage_error("keygen", usage, "--out DIR is required");
     if (tg_key_type_parse(type_name, &type) != 0)
-        return cli_usage_error("keygen", usage, "--type: expected ed25519, rsa or ecdsa, found \"%s\"",
-                               type_name);
+        return cli_key_type_error("keygen", usage, type_name);
     if ((size_t)snprintf(priv_path, sizeof(priv_path), "%s/%s", dir, PRIVATE_KEY_FILE) >=
             sizeof(priv_path) ||
         (size_t)snprintf(pub_path, sizeof(pub_path), "%s/%s", dir, PUBLIC_KEY_FILE) >=

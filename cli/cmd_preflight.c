@@ -98,9 +98,8 @@ static int parse(int argc, char **argv, pf_args *a, pf_ctx *c)
         return rc;
     if ((a->provider_kubeconfig == NULL) == (a->token_line == NULL))
         return cli_usage_error(CMD, usage, "give one of --provider-kubeconfig and --token-line");
-    if (a->key_type != NULL && pf_key_type_parse(a->key_type, &c->key_type) != 0)
-        return cli_usage_error(CMD, usage, "--key-type: expected ed25519, rsa2048 or ecdsa-p256, found \"%.32s\"",
-                               a->key_type);
+    if (a->key_type != NULL && tg_key_type_parse(a->key_type, &c->key_type) != 0)
+        return cli_key_type_error(CMD, usage, a->key_type);
     if (a->max_skew != NULL && (skew_ms = cli_parse_duration(a->max_skew)) < 0)
         return cli_usage_error(CMD, usage, "--max-skew: expected a duration such as 30s or 2m, found \"%.32s\"",
                                a->max_skew);

@@ -88,7 +88,7 @@ static void await_signature(pf_ctx *c, const char *path, const char *cn, long st
 
         if (st == 200 && tg_json_path_string(doc, "status", "certificate", NULL) != NULL) {
             pf_line(c, PF_PASS, "csr-signer", "%s signed a throwaway CSR (CN=%s, %s key) in %ld ms",
-                    PF_CLIENT_SIGNER, cn, pf_key_type_name(c->key_type), cli_now_ms() - started_ms);
+                    PF_CLIENT_SIGNER, cn, tg_key_type_name(c->key_type), cli_now_ms() - started_ms);
         } else if (st == 200 && (type = final_condition(doc, &msg)) != NULL) {
             pf_line(c, PF_FAIL, "csr-signer", "the throwaway CSR for %s is %s: %s", PF_CLIENT_SIGNER, type,
                     msg ? msg : "(no message)");

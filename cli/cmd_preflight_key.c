@@ -45,7 +45,7 @@ static void key_type_verdict(pf_ctx *c, const char *kt, const pf_probe *p)
 void pf_check_key_type(pf_ctx *c, long timeout_ms)
 {
     const tg_kube_config *cfg = &c->provider.cfg;
-    const char *kt = pf_key_type_name(c->key_type);
+    const char *kt = tg_key_type_name(c->key_type);
     EVP_PKEY *key;
     X509 *cert = NULL;
     pf_probe p;

@@ -217,33 +217,6 @@ void pf_token_line_free(pf_token_line *t)
     memset(t, 0, sizeof(*t));
 }
 
-static const struct {
-    const char *name;
-    tg_key_type type;
-} key_types[] = {
-    { "ed25519", TG_KEY_ED25519 },
-    { "rsa2048", TG_KEY_RSA2048 },
-    { "ecdsa-p256", TG_KEY_ECDSA_P256 },
-};
-
-int pf_key_type_parse(const char *name, tg_key_type *out)
-{
-    for (size_t i = 0; name != NULL && i < sizeof(key_types) / sizeof(key_types[0]); i++)
-        if (strcmp(name, key_types[i].name) == 0) {
-            *out = key_types[i].type;
-            return 0;
-        }
-    return -1;
-}
-
-const char *pf_key_type_name(tg_key_type t)
-{
-    for (size_t i = 0; i < sizeof(key_types) / sizeof(key_types[0]); i++)
-        if (key_types[i].type == t)
-            return key_types[i].name;
-    return "?";
-}
-
 const char *pf_image_tag(const char *image)
 {
     const char *slash = strrchr(image, '/'), *colon;

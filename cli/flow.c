@@ -25,6 +25,7 @@ void cli_flow_init(cli_flow *f, const char *cmd, FILE *progress, long timeout_ms
     f->cmd = cmd;
     f->progress = progress;
     f->timeout_ms = timeout_ms;
+    f->key_type = -1;
     f->deadline_ms = cli_now_ms() + timeout_ms;
 }
 

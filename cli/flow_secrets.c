@@ -3,9 +3,11 @@
  * cluster key, and the cluster key itself. Secret bodies are wiped after use. */
 #include "online.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/crypto.h>
+#include <openssl/objects.h>
 
 #include "kube/base64.h"
 #include "kube/json.h"
@@ -206,6 +208,34 @@ int cli_wait_signed_nonce(cli_flow *f, cli_cluster *c, const char *ns, const cha
     }
 }
 
+/* What kind of key the cluster has, for a --key-type refusal. */
+static const char *key_kind(EVP_PKEY *key, char *buf, size_t len)
+{
+    tg_key_type type;
+
+    if (tg_key_type_of(key, &type) == 0)
+        return tg_key_type_name(type);
+    snprintf(buf, len, "another key (%s, %d bits)", OBJ_nid2sn(EVP_PKEY_get_base_id(key)), EVP_PKEY_get_bits(key));
+    return buf;
+}
+
+/* --key-type: the cluster key must be of that type. It is refused, never
+ * replaced: a new cluster key would void every peering made with the old one. */
+static int check_key_type(cli_flow *f, cli_cluster *c, const char *install_ns, EVP_PKEY *key)
+{
+    tg_key_type type;
+    char buf[64];
+
+    if (f->key_type < 0 || (tg_key_type_of(key, &type) == 0 && (int)type == f->key_type))
+        return 0;
+    return cli_flow_fail(f, c, TG_EXIT_REJECTED,
+                         "--key-type: expected the cluster key in Secret %s/%s to be %s, found %s; "
+                         "tenantgate never replaces a cluster's key: to change it, delete the Secret and "
+                         "restart tenantgate-signer with --key-type %s (every peering authenticates again)",
+                         install_ns, CLI_KEYS_SECRET, tg_key_type_name((tg_key_type)f->key_type),
+                         key_kind(key, buf, sizeof(buf)), tg_key_type_name((tg_key_type)f->key_type));
+}
+
 int cli_cluster_key(cli_flow *f, cli_cluster *c, const char *install_ns, EVP_PKEY **key)
 {
     cli_api_call call = { .verb = "get", .resource = "secrets", .group = "",
@@ -230,6 +260,9 @@ int cli_cluster_key(cli_flow *f, cli_cluster *c, const char *install_ns, EVP_PKE
                (*key = tg_key_private_from_pem((char *)pem, len)) == NULL) {
         rc = cli_flow_fail(f, c, TG_EXIT_REJECTED, "Secret %s/%s has no usable data.privateKey "
                            "(PEM PKCS#8)", install_ns, CLI_KEYS_SECRET);
+    } else if ((rc = check_key_type(f, c, install_ns, *key)) != 0) {
+        EVP_PKEY_free(*key);
+        *key = NULL;
     }
     if (pem != NULL)
         cli_free_secret(pem, len);

@@ -201,6 +201,7 @@ typedef struct cli_flow {
     FILE *progress;           /* where progress lines go */
     long deadline_ms;         /* uv_now-style monotonic deadline (cli_now_ms) */
     long timeout_ms;          /* the whole budget, for messages */
+    int key_type;             /* --key-type: the tg_key_type the cluster key must be; -1: any */
 } cli_flow;
 
 long cli_now_ms(void);

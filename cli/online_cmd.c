@@ -14,7 +14,7 @@ static int check_id(const char *cmd, const char *usage, const char *flag, const 
 int cli_online_parse(const char *cmd, const char *usage, unsigned allowed, unsigned required,
                      int argc, char **argv, online_opts *o)
 {
-    const char *output = "yaml", *timeout = NULL, *pubkey_format = NULL;
+    const char *output = "yaml", *timeout = NULL, *pubkey_format = NULL, *key_type = NULL;
     /* Where a flag of group g goes; NULL (refused) when the command lacks g. */
 #define TAKES(g, dest) ((allowed & (g)) ? (dest) : NULL)
     const cli_option options[] = {
@@ -36,6 +36,7 @@ int cli_online_parse(const char *cmd, const char *usage, unsigned allowed, unsig
         { "remote-tenant-namespace", required_argument, 'T',
           TAKES(F_REMOTE_TENANT_NS, &o->remote_tenant_ns), NULL },
         { "public-key-format", required_argument, 'P', TAKES(F_PUBKEY_FORMAT, &pubkey_format), NULL },
+        { "key-type", required_argument, 'Y', TAKES(F_PUBKEY_FORMAT, &key_type), NULL },
         { "remote-namespace", required_argument, 'S', TAKES(F_REMOTE_NS, &o->remote_ns), NULL },
         { "auth-url", required_argument, 'U', TAKES(F_AUTH_URL, &o->auth_url), NULL },
         { "token", required_argument, 'k', TAKES(F_AUTH_URL, &o->token), NULL },
@@ -52,7 +53,8 @@ int cli_online_parse(const char *cmd, const char *usage, unsigned allowed, unsig
     o->timeout_ms = CLI_DEFAULT_TIMEOUT_MS;
     if ((rc = cli_parse_options(cmd, usage, "n:o:", options, argc, argv)) != 0 ||
         (rc = cli_output_arg(cmd, usage, output, &o->as_json)) != 0 ||
-        (rc = cli_pubkey_format_arg(cmd, usage, pubkey_format, &o->pubkey_format)) != 0)
+        (rc = cli_pubkey_format_arg(cmd, usage, pubkey_format, &o->pubkey_format)) != 0 ||
+        (rc = cli_key_type_arg(cmd, usage, key_type, &o->key_type)) != 0)
         return rc;
     if (timeout != NULL && (o->timeout_ms = cli_parse_duration(timeout)) < 0)
         return cli_usage_error(cmd, usage, "--timeout: expected a duration such as 30s, 2m or "
@@ -94,6 +96,7 @@ int cli_online_open_one(const char *cmd, const online_opts *o, cli_cluster *c, c
 
     if (rc == 0) {
         cli_flow_init(f, cmd, stderr, o->timeout_ms);
+        f->key_type = o->key_type;
         cli_flow_bind(f, c);
     }
     return rc;
@@ -110,6 +113,7 @@ int cli_online_open_both(const char *cmd, const online_opts *o, cli_cluster *loc
         cli_cluster_close(local);
     else {
         cli_flow_init(f, cmd, stdout, o->timeout_ms);
+        f->key_type = o->key_type;
         cli_flow_bind(f, local);
         cli_flow_bind(f, remote);
     }

@@ -38,6 +38,7 @@ typedef struct online_opts {
     long timeout_ms;
     int as_json, wait, force, provider_side;
     tg_pubkey_format pubkey_format;
+    int key_type;                        /* --key-type, -1 when not given */
     char cluster_id_buf[TG_CLUSTERID_MAX + 1], remote_id_buf[TG_CLUSTERID_MAX + 1];
 } online_opts;
 
@@ -51,6 +52,9 @@ typedef struct online_opts {
     "  --remote-context NAME    its context (default: its current-context)\n"
 
 #define PUBKEY_HELP                                                                              \
+    "  --key-type ed25519|rsa2048|ecdsa-p256  the type this cluster's key (Secret\n"             \
+    "                           authentication-keys) must have; refused when it holds\n"        \
+    "                           another (it is never replaced). Default: any\n"                 \
     "  --public-key-format raw|pem  how the Tenant carries an Ed25519 key: raw 32\n"             \
     "                           bytes (default; every Liqo provider reads it) or PEM\n"          \
     "                           (Liqo 1.0.2+). RSA and ECDSA keys are always PEM and\n"          \

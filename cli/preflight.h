@@ -99,10 +99,6 @@ typedef struct pf_token_line {
 int pf_token_line_parse(const char *text, pf_token_line *out, char *why, size_t why_len);
 void pf_token_line_free(pf_token_line *t);
 
-/* --key-type: "ed25519" (default), "rsa2048", "ecdsa-p256"; -1 when unknown. */
-int pf_key_type_parse(const char *name, tg_key_type *out);
-const char *pf_key_type_name(tg_key_type t);
-
 /* The image tag of a container image reference ("ghcr.io/liqotech/x:v1.2.0"
  * -> "v1.2.0"; a digest or no tag -> the whole reference). */
 const char *pf_image_tag(const char *image);

@@ -291,6 +291,19 @@ class LiqoOnCluster:
             if binary == "webhook":
                 self.register_webhooks()
 
+    def restart(self, binary, args, before_start=None, timeout=90):
+        """Stop one component, call before_start() if given, start it again with args (its
+        whole argv, binary first) and wait until it is ready; returns its previous args."""
+        proc = self.processes[binary]
+        old = list(proc.args)
+        proc.stop()
+        if before_start:
+            before_start()
+        proc.args = list(args)
+        proc.start()
+        wait_for(proc.ready, timeout=timeout, interval=0.5, what=f"{binary} ready again")
+        return old
+
     def stop(self):
         """Webhook configurations first (failurePolicy Fail must not outlive the webhook)."""
         for d in self.webhook_configs():

@@ -301,6 +301,43 @@ def test_wrong_empty_and_malformed(provider, server, auth_env):
     assert [x["status"] for x in refused] == [401, 401, 401]    # the malformed one had no cluster id to name
 
 
+# openssl genpkey options per consumer key: the --key-type values and two weak keys
+KEY_OPTIONS = {"rsa2048": ("-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"),
+               "ecdsa-p256": ("-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"),
+               "rsa1024": ("-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"),
+               "secp256k1": ("-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1")}
+
+
+def key_and_csr(work_dir, cluster_id, kind):
+    key = work_dir / f"{cluster_id}.key"
+    openssl("genpkey", *KEY_OPTIONS[kind], "-out", str(key))
+    return key, openssl("req", "-new", "-key", str(key), "-subj", f"/O=liqo.io/CN={cluster_id}")
+
+
+def test_rsa_and_ecdsa_csrs_get_identities_weak_keys_are_refused(provider, server, auth_env, tmp_path):
+    """Issue 45 item 4: the CSR of an RSA-2048 or P-256 consumer key (tenantgate-signer
+    --key-type, Liqo's --tls-compatibility-mode) gets an identity that works; a consumer holding
+    the good token and sending an RSA-1024 or secp256k1 CSR is refused (WeakKey), nothing made."""
+    token = server.token()
+    for kind in ("rsa2048", "ecdsa-p256"):
+        cid = new_cluster_id(auth_env)
+        key, csr = key_and_csr(server.client.work_dir, cid, kind)
+        status, answer, _, _ = server.client.identity(cid, token, csr_pem=csr)
+        assert status == 202, (kind, answer)
+        cert = tmp_path / f"{kind}.crt"
+        cert.write_bytes(base64.b64decode(answer["certificate"]))
+        kc = provider.cert_kubeconfig(cid, cert, key, path=tmp_path / f"{kind}.kubeconfig")
+        who = json.loads(provider.kubectl("auth", "whoami", "-o", "json", kubeconfig=kc).stdout)
+        assert who["status"]["userInfo"]["username"] == cid, kind
+    for kind in ("rsa1024", "secp256k1"):
+        cid = new_cluster_id(auth_env)
+        _, csr = key_and_csr(server.client.work_dir, cid, kind)
+        status, answer, _, _ = server.client.identity(cid, token, csr_pem=csr)
+        assert (status, answer["reason"]) == (400, "WeakKey"), (kind, answer)
+        assert not provider.exists("namespace", f"liqo-tenant-{cid}")
+        assert not provider.get_json("csr", "-l", f"liqo.io/remote-cluster-id={cid}")["items"]
+
+
 def test_authentication_off_accepts_an_empty_token(provider, auth_env):
     s = AuthServer(provider, auth_env["binary"], auth_env["ns"], auth_env["work"], "--authentication", "off")
     auth_env["servers"].append(s)

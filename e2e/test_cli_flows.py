@@ -10,6 +10,7 @@ The flows need tenantgate-signer on both clusters: the signer fixtures of test_s
 reused.  Those tests skip (with the reason) only when the signer binary is not built."""
 
 import base64
+import contextlib
 import http.server
 import json
 import re
@@ -235,6 +236,65 @@ def test_authenticate_unauthenticate_and_again(cli, provider, consumer, provider
     assert_access(provider, kc2, cid)
     rc, out, err = cli("unauthenticate", *both, "--wait")
     assert rc == 0, err
+
+
+# What `openssl ... -text` prints for each --key-type's public key (docs/cli.md "Key types")
+KEY_TYPE_TEXT = {"rsa2048": "Public-Key: (2048 bit)", "ecdsa-p256": "NIST CURVE: P-256"}
+
+
+@contextlib.contextmanager
+def consumer_key_of_type(consumer, consumer_signer, key_type):
+    """The consumer's signer restarted with --key-type and no authentication-keys, so its keys
+    controller makes a key of that type; afterwards the bed's own key and signer are back."""
+    saved = consumer.get_json("secret", "authentication-keys", "-n", "liqo")
+    consumer_signer.stop()
+    try:
+        consumer.kubectl("delete", "secret", "authentication-keys", "-n", "liqo")
+        consumer_signer.start("--key-type", key_type)
+        wait_for(lambda: consumer.exists("secret", "authentication-keys", "-n", "liqo"), timeout=30,
+                 what=f"authentication-keys made with --key-type {key_type}")
+        yield
+    finally:
+        consumer_signer.stop()
+        consumer.kubectl("delete", "secret", "authentication-keys", "-n", "liqo",
+                         "--ignore-not-found")
+        consumer.create({"apiVersion": "v1", "kind": "Secret",
+                         "metadata": {"name": "authentication-keys", "namespace": "liqo"},
+                         "data": saved["data"]})
+        consumer_signer.start()
+
+
+@pytest.mark.parametrize("key_type", ["rsa2048", "ecdsa-p256"])
+def test_authenticate_with_key_type(cli, provider, consumer, provider_signer, consumer_signer, ids,
+                                    cleanup, tmp_path, key_type):
+    """tenantgate-signer --key-type makes the consumer's cluster key of that type (issue 45 item
+    4, for API servers that refuse Ed25519 client certificates); authenticate peers with it, the
+    certificate the provider's API server issued is for that key, and the kubeconfig works."""
+    cid, pid = ids
+    both = ("--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig", provider.kubeconfig,
+            "--cluster-id", cid, "--remote-cluster-id", pid)
+    with consumer_key_of_type(consumer, consumer_signer, key_type):
+        _, pem = cluster_public_key(consumer)
+        assert KEY_TYPE_TEXT[key_type] in openssl("pkey", "-pubin", "-noout", "-text",
+                                                  input=pem.encode()).decode()
+        # asked for another type than the cluster has: refused, naming both, nothing peered
+        rc, out, err = cli("authenticate", *both, "--key-type", "ed25519")
+        assert rc == EXIT_REJECTED, out + err
+        assert f"to be ed25519, found {key_type}" in err
+        assert not provider.exists("tenant", cid, "-n", f"liqo-tenant-{cid}")
+
+        rc, out, err = cli("authenticate", *both, "--key-type", key_type)
+        assert rc == 0, out + err
+        stored = provider.get_json("tenant", cid, "-n", f"liqo-tenant-{cid}")
+        assert base64.b64decode(stored["spec"]["publicKey"]).decode() == pem   # always PEM
+        kc = consumer_kubeconfig(consumer, pid, tmp_path)
+        who = json.loads(provider.kubectl("auth", "whoami", "-o", "json", kubeconfig=kc).stdout)
+        assert who["status"]["userInfo"]["username"] == cid
+        cert = base64.b64decode(yaml.safe_load(kc.read_text())["users"][0]["user"]
+                                ["client-certificate-data"])
+        text = openssl("x509", "-noout", "-text", input=cert).decode()
+        assert KEY_TYPE_TEXT[key_type] in text, text
+        assert_access(provider, kc, cid)
 
 
 CLUSTERID_SELECTOR = "app.kubernetes.io/name=clusterid-configmap"

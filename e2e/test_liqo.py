@@ -329,12 +329,13 @@ def oldest_reads(tenant):
 
 
 @pytest.mark.parametrize("key_type, key_format", [
-    ("ed25519", None), ("ed25519", "pem"), ("ed25519", "raw"), ("rsa", None), ("ecdsa", None)])
+    ("ed25519", None), ("ed25519", "pem"), ("ed25519", "raw"), ("rsa2048", None),
+    ("ecdsa-p256", None)])
 def test_tenantgate_made_tenants_pass_liqos_provider_check(cli, liqo, key_type, key_format,
                                                            tmp_path):
     if key_format and not has_key_format_flag(cli):
         pytest.xfail("generate tenant --public-key-format has not landed yet (issue 12.1)")
-    rc, _, err = cli("keygen", "--type", key_type, "--out", tmp_path)
+    rc, _, err = cli("keygen", "--key-type", key_type, "--out", tmp_path)
     assert rc == 0, err
     nonce, cid = new_nonce(), f"tg-{uuid.uuid4().hex[:6]}"
     fmt = ["--public-key-format", key_format] if key_format else []

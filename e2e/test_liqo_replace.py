@@ -24,6 +24,10 @@ RoleBinding of Group <consumer> to liqo-virtual-kubelet-remote): the consumer's 
 offloading (a virtual node) is the virtual-kubelet suite's.  Cordoning the slice cordons the
 Quota; deleting the slice removes it.
 
+Issue 45 item 4, last: the consumer's Liqo in TLS compatibility mode (its controller-manager's
+`--tls-compatibility-mode`, Helm `authentication.tlsCompatibilityMode`: RSA-2048 keys) peers with
+the replace-mode provider, ControlPlane and slice certificates RSA.
+
 Out of scope here: the virtual kubelet and a Ready node, and comparing the consumer's rights with
 Liqo's (test_liqo_rights.py).
 """
@@ -38,6 +42,7 @@ import pytest
 
 from bed import openssl, wait_for
 from liqo_commands import peering_user_flow
+from liqo_processes import LIQO_NS, with_flag
 from liqo_repeer import ROUNDS, peer_unpeer_rounds
 from liqo_replace_mode import GROUP, NEWEST, liqo_root, replace_mode
 from tenantgate_services import webhook, webhook_install  # noqa: F401
@@ -391,3 +396,75 @@ def test_peering_user_commands(replace, tmp_path):
     failed, seconds = peering_user_flow(liqo, prov, cons, tmp_path)
     print(f"peering-user flow in {seconds:.1f}s")
     assert failed == [], "\n".join(failed)
+
+
+def _key_text(pem):
+    """What openssl says of a PEM public key or certificate."""
+    if b"CERTIFICATE" in pem:
+        return openssl("x509", "-noout", "-text", input=pem).decode()
+    return openssl("pkey", "-pubin", "-noout", "-text", input=pem).decode()
+
+
+def _cert_of(kubeconfig_text):
+    import yaml
+    return base64.b64decode(yaml.safe_load(kubeconfig_text)["users"][0]["user"]
+                            ["client-certificate-data"])
+
+
+TLS_COMPAT_SLICE = "rsapool"
+RSA_2048 = "Public-Key: (2048 bit)"
+
+
+def test_tls_compatibility_mode_consumer(replace, tmp_path):
+    """Issue 45 item 4: Liqo v1.2's consumer with `--tls-compatibility-mode=true` (for API
+    servers that refuse Ed25519 client certificates, liqotech/liqo#2998) makes an RSA-2048
+    cluster key; `liqoctl authenticate` and `liqoctl create resourceslice` succeed against the
+    replace-mode provider (tenantgate's webhook checks the RSA Tenant and slice, its signer has
+    them signed), both certificates are RSA-2048 and both kubeconfigs work on the provider.
+    Runs last: the consumer's controller-manager gets a new key; its own is restored after."""
+    liqo, prov, cons, _ = replace
+    cid, pid, c = cons.cluster_id, prov.cluster_id, cons.cluster
+    both = ("--kubeconfig", c.kubeconfig, "--remote-kubeconfig", prov.cluster.kubeconfig,
+            "--timeout", "120s")
+    slice_user = f"{TLS_COMPAT_SLICE}-{hashlib.sha256(cid.encode()).hexdigest()[:12]}"
+    cm = "liqo-controller-manager"
+    liqo.ctl("unauthenticate", *both)      # the tests before may end peered
+    saved = c.get_json("secret", "authentication-keys", "-n", LIQO_NS)
+    drop_keys = lambda: c.kubectl("delete", "secret", "authentication-keys", "-n", LIQO_NS,
+                                  "--ignore-not-found")
+    args = [str(a) for a in cons.processes[cm].args]
+    old = cons.restart(cm, with_flag(args, "tls-compatibility-mode", "true"), before_start=drop_keys)
+    assert "--tls-compatibility-mode=false" in old, old       # the chart's default, replaced
+    try:
+        keys = c.get_json("secret", "authentication-keys", "-n", LIQO_NS)["data"]
+        assert RSA_2048 in _key_text(base64.b64decode(keys["publicKey"]))
+
+        rc, out, err = liqo.ctl("authenticate", *both)
+        assert rc == 0, out + err
+        tenant = prov.cluster.get_json(f"tenants.{GROUP}", "-n", f"liqo-tenant-{cid}")["items"][0]
+        assert base64.b64decode(tenant["spec"]["publicKey"]) == base64.b64decode(keys["publicKey"])
+        cp = _kubeconfig_secret(cons, pid, f"controlplane-{pid}")
+        assert RSA_2048 in _key_text(_cert_of(cp))
+        assert _whoami(prov.cluster, cp, tmp_path / "cp.kubeconfig")["username"] == cid
+
+        rc, out, err = liqo.ctl("create", "resourceslice", TLS_COMPAT_SLICE, "--remote-cluster-id",
+                                pid, "--cpu", "1", "--memory", "1Gi", "--pods", "5",
+                                "--kubeconfig", c.kubeconfig)
+        assert rc == 0, out + err
+        text = wait_for(lambda: _kubeconfig_secret(cons, pid, f"resourceslice-{TLS_COMPAT_SLICE}"),
+                        timeout=90, interval=0.5, what="the RSA slice's kubeconfig Secret")
+        assert RSA_2048 in _key_text(_cert_of(text))
+        info = _whoami(prov.cluster, text, tmp_path / "slice.kubeconfig")
+        assert info["username"] == slice_user and cid in info.get("groups", []), info
+    finally:
+        c.kubectl("delete", f"resourceslices.{GROUP}", TLS_COMPAT_SLICE, "-n",
+                  f"liqo-tenant-{pid}", "--ignore-not-found", "--timeout=120s", check=False,
+                  timeout=150)
+        liqo.ctl("unauthenticate", *both)
+
+        def restore_keys():
+            drop_keys()
+            c.create({"apiVersion": "v1", "kind": "Secret",
+                      "metadata": {"name": "authentication-keys", "namespace": LIQO_NS},
+                      "data": saved["data"]})
+        cons.restart(cm, old, before_start=restore_keys)

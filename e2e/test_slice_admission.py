@@ -447,6 +447,42 @@ def test_without_a_cluster_id_every_local_slice_of_a_tenant_namespace_is_the_pro
         assert proc.returncode == 0, proc.stderr
 
 
+# --- issue 45, item 4: a no-handshake Tenant's slice key --------------------------------------
+
+WEAK_AND_GOOD_KEYS = [  # openssl genpkey options, admitted
+    (("-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"), False),
+    (("-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1"), False),
+    (("-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"), True),
+    (("-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"), True),
+]
+
+
+def test_no_handshake_slice_csr_key_meets_the_key_policy(provider, webhook, consumers, tmp_path):
+    """A TolerateNoHandshake Tenant has no key to compare a slice's CSR with (as in Liqo), so the
+    CSR's own key is the one the certificate is for: the consumer's ControlPlane user writing a
+    slice whose CSR has an RSA-1024 or secp256k1 key is refused WeakKey (stricter than Liqo, which
+    signs any), nothing stored; RSA-2048 and P-256 keys (--key-type) are stored."""
+    c = consumers()
+    _may_write_slices(provider, c.ns, c.id)
+    with _webhook_with(webhook, "--allow-no-handshake"):
+        provider.kubectl("delete", f"tenants.{GROUP}", c.id, "-n", c.ns, "--wait=true")
+        provider.apply({"apiVersion": f"{GROUP}/v1beta1", "kind": "Tenant",
+                        "metadata": {"name": c.id, "namespace": c.ns,
+                                     "labels": {"liqo.io/remote-cluster-id": c.id}},
+                        "spec": {"clusterID": c.id, "authzPolicy": "TolerateNoHandshake"}})
+        for i, (options, admitted) in enumerate(WEAK_AND_GOOD_KEYS):
+            key, name = tmp_path / f"k{i}.pem", f"nh{i}"
+            openssl("genpkey", *options, "-out", str(key))
+            proc = provider.create(c.slice(name, csr=c.csr(name, key=key)), check=False,
+                                   as_user=c.id, as_groups=("liqo.io",))
+            if admitted:
+                assert proc.returncode == 0, (options, proc.stderr)
+            else:
+                message = expect_denied(proc, "WeakKey", "BadRequest")
+                assert "the CSR's key: expected" in message, message
+                assert not stored(provider, c.ns, name)
+
+
 # --- Liqo's --default-resource-slice-class-enabled=false (issue 45, item 5) -------------------
 
 def test_default_class_refused_when_the_provider_turned_it_off(provider, webhook, consumers):

@@ -322,6 +322,13 @@ int tg_csr_check_subject(const unsigned char *pem, size_t pem_len, const tg_csr_
         check_subject(req->info->subject, want, v) != 0)
         goto out;
 
+    /* No key to compare (a slice of a TolerateNoHandshake Tenant, tenantgate-auth's
+     * CSRs): the certificate is for the CSR's own key, so it must pass the policy
+     * spec.publicKey does (step 4), or a weak key would be signed. */
+    if (want->any_key && !same_key && !signer->is_ed25519 &&
+        tg_key_check_strength(signer->pkey, "the CSR's key", v) != 0)
+        goto out;
+
     /* Step 10 (skipped when the caller has no key to compare: a slice of a
      * TolerateNoHandshake Tenant). */
     if (!same_key && !want->any_key) {

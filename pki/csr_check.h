@@ -14,7 +14,8 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
                           tg_verdict *v, X509_REQ **out_req);
 
 /* What step 9 expects, and what the message says each value comes from
- * (cn_source/org_source may be NULL). any_key: skip step 10. */
+ * (cn_source/org_source may be NULL). any_key: skip step 10, and hold the
+ * CSR's own key to step 4's strength policy instead (WeakKey, InvalidPublicKey). */
 typedef struct tg_csr_subject {
     const char *cn;
     const char *cn_source;

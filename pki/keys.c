@@ -31,8 +31,8 @@ int tg_key_type_parse(const char *name, tg_key_type *out)
         tg_key_type type;
     } names[] = {
         {"ed25519", TG_KEY_ED25519},
-        {"rsa", TG_KEY_RSA2048},
-        {"ecdsa", TG_KEY_ECDSA_P256},
+        {"rsa2048", TG_KEY_RSA2048},
+        {"ecdsa-p256", TG_KEY_ECDSA_P256},
     };
 
     if (name == NULL)
@@ -44,6 +44,54 @@ int tg_key_type_parse(const char *name, tg_key_type *out)
         }
     }
     return -1;
+}
+
+const char *tg_key_type_name(tg_key_type type)
+{
+    switch (type) {
+    case TG_KEY_ED25519:
+        return "ed25519";
+    case TG_KEY_RSA2048:
+        return "rsa2048";
+    case TG_KEY_ECDSA_P256:
+        return "ecdsa-p256";
+    }
+    return "unknown";
+}
+
+/* The NID of an EC key's named curve, or NID_undef (explicit parameters). */
+static int ec_curve_nid(EVP_PKEY *key, char *group, size_t group_len)
+{
+    int nid;
+
+    if (!EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, group_len, NULL)) {
+        ERR_clear_error();
+        snprintf(group, group_len, "(unnamed)");
+        return NID_undef;
+    }
+    nid = OBJ_txt2nid(group);
+    return nid != NID_undef ? nid : EC_curve_nist2nid(group);
+}
+
+int tg_key_type_of(EVP_PKEY *key, tg_key_type *out)
+{
+    char group[64];
+
+    if (key == NULL)
+        return -1;
+    switch (EVP_PKEY_get_base_id(key)) {
+    case EVP_PKEY_ED25519:
+        *out = TG_KEY_ED25519;
+        return 0;
+    case EVP_PKEY_RSA:
+        *out = TG_KEY_RSA2048;
+        return EVP_PKEY_get_bits(key) == 2048 ? 0 : -1;
+    case EVP_PKEY_EC:
+        *out = TG_KEY_ECDSA_P256;
+        return ec_curve_nid(key, group, sizeof(group)) == NID_X9_62_prime256v1 ? 0 : -1;
+    default:
+        return -1;
+    }
 }
 
 EVP_PKEY *tg_key_generate(tg_key_type type)
@@ -153,7 +201,7 @@ EVP_PKEY *tg_key_private_from_pem(const char *pem, size_t len)
 }
 
 /* Key strength and algorithm policy (PROTOCOL.md 5 step 4). */
-static int check_key_strength(EVP_PKEY *key, tg_verdict *v)
+int tg_key_check_strength(EVP_PKEY *key, const char *field, tg_verdict *v)
 {
     char group[64];
     int bits, nid;
@@ -164,29 +212,22 @@ static int check_key_strength(EVP_PKEY *key, tg_verdict *v)
     case EVP_PKEY_RSA:
         bits = EVP_PKEY_get_bits(key);
         if (bits < RSA_MIN_BITS)
-            return tg_verdict_deny(v, TG_WEAK_KEY,
-                                   "spec.publicKey: expected an RSA key of at least %d bits, found %d bits",
-                                   RSA_MIN_BITS, bits);
+            return tg_verdict_deny(v, TG_WEAK_KEY, "%s: expected an RSA key of at least %d bits, found %d bits",
+                                   field, RSA_MIN_BITS, bits);
         if (bits > RSA_MAX_BITS)
             return tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
-                                   "spec.publicKey: expected an RSA key of at most %d bits, found %d bits",
+                                   "%s: expected an RSA key of at most %d bits, found %d bits", field,
                                    RSA_MAX_BITS, bits);
         return 0;
     case EVP_PKEY_EC:
-        if (!EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof(group), NULL)) {
-            ERR_clear_error();
-            snprintf(group, sizeof(group), "(unnamed)");
-        }
-        nid = OBJ_txt2nid(group);
-        if (nid == NID_undef)
-            nid = EC_curve_nist2nid(group);
+        nid = ec_curve_nid(key, group, sizeof(group));
         if (nid != NID_X9_62_prime256v1 && nid != NID_secp384r1)
-            return tg_verdict_deny(v, TG_WEAK_KEY,
-                                   "spec.publicKey: expected an EC key on P-256 or P-384, found curve %s", group);
+            return tg_verdict_deny(v, TG_WEAK_KEY, "%s: expected an EC key on P-256 or P-384, found curve %s",
+                                   field, group);
         return 0;
     default:
         return tg_verdict_deny(v, TG_INVALID_PUBLIC_KEY,
-                               "spec.publicKey: expected an Ed25519, RSA or ECDSA key, found algorithm %s",
+                               "%s: expected an Ed25519, RSA or ECDSA key, found algorithm %s", field,
                                OBJ_nid2sn(EVP_PKEY_get_base_id(key)));
     }
 }
@@ -248,7 +289,7 @@ static int key_from_spki_der(const unsigned char *der, long der_len, tg_pubkey *
         deny_spki(spki, status, v);
         goto out;
     }
-    if (check_key_strength(out->pkey, v) != 0)
+    if (tg_key_check_strength(out->pkey, "spec.publicKey", v) != 0)
         goto out;
     /* Re-encoded, so a BER-ish input still compares equal to the same key in DER. */
     canon_len = i2d_TG_SPKI(spki, &out->spki_der);

@@ -15,8 +15,22 @@ typedef enum tg_key_type {
     TG_KEY_ECDSA_P256,
 } tg_key_type;
 
-/* "ed25519" | "rsa" | "ecdsa" -> type; -1 when unknown. */
+/* The one spelling of a key type on every command line (--key-type):
+ * "ed25519" | "rsa2048" | "ecdsa-p256" -> type; -1 when unknown. */
 int tg_key_type_parse(const char *name, tg_key_type *out);
+
+/* The spelling tg_key_type_parse reads back. */
+const char *tg_key_type_name(tg_key_type type);
+
+/* Which of the three types key is (RSA of exactly 2048 bits, EC on P-256);
+ * -1 for any other key (an RSA-4096 or P-384 key Liqo or a user made). */
+int tg_key_type_of(EVP_PKEY *key, tg_key_type *out);
+
+/* The strength policy of PROTOCOL.md 5 step 4 for any key: Ed25519, RSA of
+ * 2048 to 8192 bits, EC on P-256 or P-384. field names the key in the
+ * message ("spec.publicKey", "the CSR's key"). 0, or -1 with v:
+ * WeakKey (RSA too short, another curve) or InvalidPublicKey. */
+int tg_key_check_strength(EVP_PKEY *key, const char *field, tg_verdict *v);
 
 /* A new private key from the CSPRNG, or NULL. */
 EVP_PKEY *tg_key_generate(tg_key_type type);

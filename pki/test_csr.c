@@ -7,6 +7,7 @@
 #include <openssl/rsa.h>
 
 #include "pki/csr.h"
+#include "pki/csr_check.h"
 #include "pki/keys.h"
 
 #define ID "cl01"
@@ -52,6 +53,45 @@ static void test_build_and_check(void **state)
 
         X509_REQ_free(req);
         OPENSSL_free(spki);
+        free(pem);
+        EVP_PKEY_free(key);
+    }
+}
+
+/* No key to compare (any_key: a TolerateNoHandshake Tenant's slice, tenantgate-auth):
+ * every --key-type passes, a key below step 4's policy is refused as for spec.publicKey,
+ * and a key the Tenant declared is not judged again. */
+static void test_any_key_strength(void **state)
+{
+    static const struct {
+        const char *alg, *param;
+        size_t rsa_bits;
+        tg_reason reason;
+    } cases[] = {
+        {"ED25519", NULL, 0, TG_ACCEPTED},      {"RSA", NULL, 2048, TG_ACCEPTED},
+        {"EC", "P-256", 0, TG_ACCEPTED},        {"EC", "P-384", 0, TG_ACCEPTED},
+        {"RSA", NULL, 1024, TG_WEAK_KEY},       {"EC", "secp256k1", 0, TG_WEAK_KEY},
+        {"EC", "P-521", 0, TG_WEAK_KEY},
+    };
+    tg_csr_subject want = {.cn = ID, .org = TG_CSR_ORGANIZATION, .any_key = 1};
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        EVP_PKEY *key = cases[i].rsa_bits ? EVP_PKEY_Q_keygen(NULL, NULL, "RSA", cases[i].rsa_bits)
+                        : cases[i].param  ? EVP_PKEY_Q_keygen(NULL, NULL, "EC", cases[i].param)
+                                          : EVP_PKEY_Q_keygen(NULL, NULL, cases[i].alg);
+        size_t len = 0;
+        char *pem;
+        tg_verdict v;
+
+        assert_non_null(key);
+        assert_non_null(pem = tg_csr_build(key, ID, &len));
+        tg_verdict_init(&v);
+        tg_csr_check_subject((const unsigned char *)pem, len, &want, NULL, 0, NULL, &v, NULL);
+        print_message("%s %s %zu -> %s: %s\n", cases[i].alg, cases[i].param ? cases[i].param : "",
+                      cases[i].rsa_bits, tg_reason_name(v.reason), v.message);
+        assert_int_equal(v.reason, cases[i].reason);
+        if (v.reason != TG_ACCEPTED)
+            assert_non_null(strstr(v.message, "the CSR's key: expected"));
         free(pem);
         EVP_PKEY_free(key);
     }
@@ -514,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_multi_valued_rdn),
         cmocka_unit_test(test_rsa_huge_exponent_csr),
         cmocka_unit_test(test_message_sanitized),
+        cmocka_unit_test(test_any_key_strength),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,16 +16,21 @@ static void test_key_type_parse(void **state)
         int rc;
         tg_key_type type;
     } cases[] = {
-        {"ed25519", 0, TG_KEY_ED25519}, {"rsa", 0, TG_KEY_RSA2048}, {"ecdsa", 0, TG_KEY_ECDSA_P256},
-        {"", -1, 0},                    {"ED25519x", -1, 0},        {"dsa", -1, 0},
+        {"ed25519", 0, TG_KEY_ED25519}, {"rsa2048", 0, TG_KEY_RSA2048}, {"ecdsa-p256", 0, TG_KEY_ECDSA_P256},
+        /* one spelling everywhere: the old keygen names and near misses are refused */
+        {"rsa", -1, 0},                 {"ecdsa", -1, 0},              {"RSA2048", -1, 0},
+        {"rsa4096", -1, 0},             {"ecdsa-p384", -1, 0},         {"", -1, 0},
+        {"ED25519x", -1, 0},            {"dsa", -1, 0},
     };
     tg_key_type t;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         t = (tg_key_type)99;
         assert_int_equal(tg_key_type_parse(cases[i].name, &t), cases[i].rc);
-        if (cases[i].rc == 0)
+        if (cases[i].rc == 0) {
             assert_int_equal(t, cases[i].type);
+            assert_string_equal(tg_key_type_name(t), cases[i].name);
+        }
     }
     assert_int_equal(tg_key_type_parse(NULL, &t), -1);
 }
@@ -51,9 +56,13 @@ static void test_generate_round_trip(void **state)
         int was_raw = -1;
         tg_verdict v;
 
+        tg_key_type seen = (tg_key_type)99;
+
         assert_non_null(key);
         assert_int_equal(EVP_PKEY_get_base_id(key), cases[i].base_id);
         assert_int_equal(EVP_PKEY_get_bits(key), cases[i].bits);
+        assert_int_equal(tg_key_type_of(key, &seen), 0);
+        assert_int_equal(seen, cases[i].type);
 
         priv_pem = tg_key_private_pem(key, &priv_len);
         assert_non_null(priv_pem);
@@ -208,15 +217,18 @@ static void test_public_key_policy(void **state)
         size_t rsa_bits;
         tg_reason reason;
         const char *found;   /* in the message */
+        int type;            /* tg_key_type_of, or -1: none of the three --key-type values */
     } cases[] = {
-        {"RSA-1024", "RSA", NULL, 1024, TG_WEAK_KEY, "found 1024 bits"},
-        {"RSA-2048", "RSA", NULL, 2048, TG_ACCEPTED, NULL},
-        {"P-256", "EC", "P-256", 0, TG_ACCEPTED, NULL},
-        {"P-384", "EC", "P-384", 0, TG_ACCEPTED, NULL},
-        {"P-521", "EC", "P-521", 0, TG_WEAK_KEY, "secp521r1"},
-        {"secp256k1", "EC", "secp256k1", 0, TG_WEAK_KEY, "secp256k1"},
-        {"Ed448", "ED448", NULL, 0, TG_INVALID_PUBLIC_KEY, "ED448"},
-        {"X25519", "X25519", NULL, 0, TG_INVALID_PUBLIC_KEY, "X25519"},
+        {"RSA-1024", "RSA", NULL, 1024, TG_WEAK_KEY, "found 1024 bits", -1},
+        {"RSA-2048", "RSA", NULL, 2048, TG_ACCEPTED, NULL, TG_KEY_RSA2048},
+        {"RSA-3072", "RSA", NULL, 3072, TG_ACCEPTED, NULL, -1},
+        {"P-256", "EC", "P-256", 0, TG_ACCEPTED, NULL, TG_KEY_ECDSA_P256},
+        {"P-384", "EC", "P-384", 0, TG_ACCEPTED, NULL, -1},
+        {"P-521", "EC", "P-521", 0, TG_WEAK_KEY, "secp521r1", -1},
+        {"secp256k1", "EC", "secp256k1", 0, TG_WEAK_KEY, "secp256k1", -1},
+        {"Ed25519", "ED25519", NULL, 0, TG_ACCEPTED, NULL, TG_KEY_ED25519},
+        {"Ed448", "ED448", NULL, 0, TG_INVALID_PUBLIC_KEY, "ED448", -1},
+        {"X25519", "X25519", NULL, 0, TG_INVALID_PUBLIC_KEY, "X25519", -1},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -224,7 +236,8 @@ static void test_public_key_policy(void **state)
         char *pem;
         size_t len;
         int was_raw = -1;
-        tg_verdict v;
+        tg_verdict v, direct;
+        tg_key_type seen;
 
         if (cases[i].rsa_bits)
             key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", cases[i].rsa_bits);
@@ -233,6 +246,16 @@ static void test_public_key_policy(void **state)
         else
             key = EVP_PKEY_Q_keygen(NULL, NULL, cases[i].alg);
         assert_non_null(key);
+        /* the same policy on a key met elsewhere (a CSR's), named as the caller says */
+        tg_verdict_init(&direct);
+        assert_int_equal(tg_key_check_strength(key, "the CSR's key", &direct),
+                         cases[i].reason == TG_ACCEPTED ? 0 : -1);
+        assert_int_equal(direct.reason, cases[i].reason);
+        if (cases[i].reason != TG_ACCEPTED)
+            assert_non_null(strstr(direct.message, "the CSR's key: expected"));
+        assert_int_equal(tg_key_type_of(key, &seen), cases[i].type < 0 ? -1 : 0);
+        if (cases[i].type >= 0)
+            assert_int_equal(seen, cases[i].type);
         pem = pubkey_pem(key, &len);
         tg_verdict_init(&v);
         pub = tg_public_key_parse((const unsigned char *)pem, len, &was_raw, &v);

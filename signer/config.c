@@ -47,6 +47,10 @@ static void usage(FILE *out)
             "  --leader-elect-lease-name NAME  (default tenantgate-signer)\n"
             "  --leader-elect-namespace NS     (default: --namespace)\n"
             "  --allow-no-handshake       accept TolerateNoHandshake Tenants (as the webhook's switch)\n"
+            "  --key-type ed25519|rsa2048|ecdsa-p256  the keys the consumer makes: the cluster key\n"
+            "                             (keys, when authentication-keys is missing; an existing key\n"
+            "                             of another type is kept) and authtoken's (default ed25519;\n"
+            "                             rsa2048 is Liqo's --tls-compatibility-mode)\n"
             "  --slice-policy-configmap NS/NAME  ResourceSlice class policy (default\n"
             "                             <namespace>/" DEFAULT_SLICE_POLICY "; \"off\": none)\n"
             "  --cluster-labels K=V,...   labels offered to consumers' virtual nodes (a slice's\n"
@@ -88,7 +92,7 @@ enum {
     OPT_METRICS_LISTEN, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS, OPT_NONCE_ROTATION,
     OPT_QUOTA_ENFORCEMENT, OPT_TOKEN_NAMESPACE, OPT_BOOTSTRAP_GRACE,
     OPT_DEFAULT_CLASS, OPT_DEFAULT_RESOURCES, OPT_ENABLE_STORAGE, OPT_REAL_STORAGE, OPT_INGRESS_CLASSES,
-    OPT_LB_CLASSES, OPT_RENEWAL_GRACE,
+    OPT_LB_CLASSES, OPT_RENEWAL_GRACE, OPT_KEY_TYPE,
 };
 
 static const struct option options[] = {
@@ -124,6 +128,7 @@ static const struct option options[] = {
     {"ingress-classes", required_argument, NULL, OPT_INGRESS_CLASSES},
     {"load-balancer-classes", required_argument, NULL, OPT_LB_CLASSES},
     {"renewal-grace-percent", required_argument, NULL, OPT_RENEWAL_GRACE},
+    {"key-type", required_argument, NULL, OPT_KEY_TYPE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -212,6 +217,13 @@ static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, c
          * (NotBefore is backdated 5 min; see renewal.h) */
         return tg_flag_long(arg, 90, 10L * 365 * 86400, &f->max_cert_lifetime_s);
     case OPT_ALLOW_NO_HANDSHAKE: s->allow_no_handshake = 1; return 0;
+    case OPT_KEY_TYPE:
+        if (tg_key_type_parse(arg, &s->key_type) != 0) {
+            fprintf(stderr, "tenantgate-signer: --key-type: expected ed25519, rsa2048 or ecdsa-p256, found \"%.64s\"\n",
+                    arg);
+            return -1;
+        }
+        return 0;
     case OPT_LEADER_ELECT: f->leader_elect = 1; return 0;
     case OPT_METRICS_LISTEN:
         if (strcmp(arg, "off") == 0) {
@@ -310,6 +322,7 @@ int tg_signer_flags_parse(int argc, char **argv, tg_signer *s, tg_signer_flags *
     s->token_ns = TG_BTOKEN_NAMESPACE;
     s->bootstrap_grace_s = 600;
     s->renewal_grace_pct = TG_RENEWAL_GRACE_PCT_DEFAULT;
+    s->key_type = TG_KEY_ED25519;   /* Liqo's default; rsa2048 is its --tls-compatibility-mode */
     while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);

@@ -1,7 +1,7 @@
 /* consumer_authtoken.c - the consumer side of Liqo's first token flow
  * (docs/auth.md "Consumer side"): a Secret in the install namespace labelled
  * discovery.liqo.io/auth-token and discovery.liqo.io/cluster-id=<provider>
- * holds the provider's token; this controller makes an Ed25519 key and a CSR
+ * holds the provider's token; this controller makes a key of --key-type and a CSR
  * (CN = our cluster id, O = liqo.io), posts them with the token to the
  * provider's authentication server (annotation tenantgate.io/auth-url, TLS
  * verified against the PEM in tenantgate.io/auth-ca), and stores key,
@@ -108,16 +108,16 @@ static int result_complete(json_object *sec)
 /* The result Secret holding only the new key: written before the request,
  * so a restart resumes with it. 201, or the status (409: someone else made
  * it, read it again). */
-static long create_result_with_key(tg_api *api, auth_job *j, char *err, size_t err_len)
+static long create_result_with_key(tg_signer *s, tg_api *api, auth_job *j, char *err, size_t err_len)
 {
-    EVP_PKEY *k = tg_key_generate(TG_KEY_ED25519);
+    EVP_PKEY *k = tg_key_generate(s->key_type);
     json_object *sec, *meta, *labels, *data;
     char path[1024], *b64;
     long rc;
 
     if (!k || !(j->key_pem = tg_key_private_pem(k, &j->key_len))) {
         EVP_PKEY_free(k);
-        snprintf(err, err_len, "Ed25519 key generation failed");
+        snprintf(err, err_len, "%s key generation failed", tg_key_type_name(s->key_type));
         return -1;
     }
     EVP_PKEY_free(k);
@@ -143,30 +143,33 @@ static long create_result_with_key(tg_api *api, auth_job *j, char *err, size_t e
     return rc;
 }
 
-/* The key of a Pending procedure, or a new one. 0, 1 (made it: read
- * again), or -1 with err. */
-static int ensure_key(tg_api *api, auth_job *j, char *err, size_t err_len)
+/* The key of a Pending procedure (of any --key-type: the flag may have
+ * changed since), or a new one of --key-type. 0, 1 (made it: read again),
+ * or -1 with err. */
+static int ensure_key(tg_signer *s, tg_api *api, auth_job *j, char *err, size_t err_len)
 {
     unsigned char *pem = j->result_sec ? rc_secret_data(j->result_sec, "private.key", &j->key_len) : NULL;
     long rc;
 
     if (pem) {
         EVP_PKEY *k = tg_key_private_from_pem((char *)pem, j->key_len);
-        if (k && EVP_PKEY_id(k) == EVP_PKEY_ED25519) {
+        tg_key_type type;
+        if (k && tg_key_type_of(k, &type) == 0) {
             EVP_PKEY_free(k);
             j->key_pem = (char *)pem;
             return 0;
         }
         EVP_PKEY_free(k);
         rc_free_secret(pem, j->key_len);
-        snprintf(err, err_len, "Secret %s holds no Ed25519 private.key: delete it to start again", j->result);
+        snprintf(err, err_len, "Secret %s holds no Ed25519, RSA-2048 or ECDSA P-256 private.key: "
+                 "delete it to start again", j->result);
         return -1;
     }
     if (j->result_sec) {
         snprintf(err, err_len, "Secret %s exists without private.key: delete it to start again", j->result);
         return -1;
     }
-    rc = create_result_with_key(api, j, err, err_len);
+    rc = create_result_with_key(s, api, j, err, err_len);
     return rc == 201 ? 0 : -1;
 }
 
@@ -340,7 +343,7 @@ static long procedure(tg_signer *s, tg_api *api, json_object *tok, auth_job *j)
         return write_status(api, tok, j, TG_AUTH_NONE, setup, NULL) == 200 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
     if (read_own_token(s, api, j) != 0)
         return TG_RECONCILE_RETRY;
-    if (ensure_key(api, j, err, sizeof(err)) != 0) {
+    if (ensure_key(s, api, j, err, sizeof(err)) != 0) {
         snprintf(reason, sizeof(reason), "KeyNotStored: %s", err);
         write_status(api, tok, j, TG_AUTH_PENDING, reason, NULL);
         return TG_RECONCILE_RETRY;

@@ -12,6 +12,7 @@
 #include "kube/cache.h"
 #include "kube/kubeconfig.h"
 #include "pki/issue.h"
+#include "pki/keys.h"
 #include "signer/api.h"
 #include "signer/settled.h"
 #include "signer/slice_offer.h"
@@ -68,6 +69,7 @@ typedef struct tg_signer {
     size_t ca_len;
     long csr_expiration_s;           /* 0: none requested */
     int allow_no_handshake;
+    tg_key_type key_type;            /* --key-type: the keys the consumer makes (cluster key, token CSRs) */
     int rotate_nonce_on_unpeer;      /* --nonce-rotation on-unpeer (default); 0: keep (Liqo's way) */
     const char *slice_policy_ns;     /* the slice policy ConfigMap; NULL: no policy */
     const char *slice_policy_name;

@@ -105,6 +105,7 @@ static const row rows[] = {
 };
 
 static EVP_PKEY *stored_key;   /* the key of R_KEY / R_FULL */
+static tg_key_type sent_type; /* the type of the key whose CSR is sent */
 
 static void store_token_secret(tg_api *api, const row *r)
 {
@@ -207,7 +208,11 @@ static void check_request(tg_api *api, tg_api *remote, const row *r)
     assert_non_null(csr = tg_base64_decode(csr_b64, strlen(csr_b64), &csr_len, NULL, 0));
     assert_non_null(keypem = rc_secret_data(fake_api_object(api, RESULT), "private.key", &key_len));
     assert_non_null(k = tg_key_private_from_pem((char *)keypem, key_len));
-    assert_int_equal(EVP_PKEY_id(k), EVP_PKEY_ED25519);
+    {
+        tg_key_type type;
+        assert_int_equal(tg_key_type_of(k, &type), 0);
+        assert_int_equal(type, sent_type);
+    }
     if (r->result == R_KEY)
         assert_int_equal(EVP_PKEY_eq(k, stored_key), 1);
     assert_non_null(spki = tg_key_public_der(k, &spki_len));
@@ -283,6 +288,57 @@ static void test_authtoken_rows(void **state)
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
         run_row(&rows[i]);
     EVP_PKEY_free(stored_key);
+}
+
+/* --key-type: a new procedure's key is of that type (the certificate is
+ * presented to the provider's API server, which may refuse Ed25519); a
+ * Pending one resumes with its stored key, whatever the flag says now. */
+static void test_key_types(void **state)
+{
+    static const tg_key_type types[] = {TG_KEY_ED25519, TG_KEY_RSA2048, TG_KEY_ECDSA_P256};
+    const row *fresh = &rows[0], *pending = NULL;
+    tg_signer s;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        if (strncmp(rows[i].what, "Pending (restart)", 17) == 0)
+            pending = &rows[i];
+    assert_non_null(pending);
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+        tg_api *api = fake_api_new(), *remote = fake_api_new();
+
+        assert_non_null(stored_key = tg_key_generate(types[t]));
+        rt_signer_init(&s);
+        s.cluster_id = SELF;
+        s.key_type = types[t];
+        sent_type = types[t];
+        fake_api_serve(remote, URL);
+        store_token_secret(api, fresh);
+        set_answer(remote, fresh);
+        assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_OK);
+        assert_int_equal(json_object_array_length(fake_api_writes(remote)), 1);
+        check_request(api, remote, fresh);
+        rt_signer_clear(&s);
+        fake_api_free(remote);
+        fake_api_free(api);
+        /* stored key of this type, flag now another: resumed with the stored one */
+        api = fake_api_new();
+        remote = fake_api_new();
+        rt_signer_init(&s);
+        s.cluster_id = SELF;
+        s.key_type = types[(t + 1) % 3];
+        fake_api_serve(remote, URL);
+        store_token_secret(api, pending);
+        store_result(api, pending);
+        set_answer(remote, pending);
+        assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_OK);
+        check_request(api, remote, pending);
+        rt_signer_clear(&s);
+        fake_api_free(remote);
+        fake_api_free(api);
+        EVP_PKEY_free(stored_key);
+    }
+    sent_type = TG_KEY_ED25519;
 }
 
 /* The whole good path, write by write: the key before the request, the
@@ -494,6 +550,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outcome_table),
         cmocka_unit_test(test_authtoken_rows),
+        cmocka_unit_test(test_key_types),
         cmocka_unit_test(test_good_token_writes_in_order),
         cmocka_unit_test(test_same_failure_again_writes_nothing),
         cmocka_unit_test(test_hostile_answer_stays_data),

@@ -1,7 +1,8 @@
 /* test_slice_flags.c - tenantgate-signer's flags for Liqo's provider
  * switches (--default-resource-slice-class-enabled, --default-node-resources,
  * --enable-storage, --real-storage-class-name, --ingress-classes,
- * --load-balancer-classes): parsed once at start, a bad value refused there. */
+ * --load-balancer-classes), and the consumer's --key-type: parsed once at
+ * start, a bad value refused there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -88,10 +89,40 @@ static void test_flags(void **state)
     }
 }
 
+/* --key-type: the spelling of every command line; default Ed25519 (Liqo's). */
+static void test_key_type_flag(void **state)
+{
+    static const struct {
+        const char *a, *b;
+        int status;
+        tg_key_type type;
+    } rows[] = {
+        {NULL, NULL, -1, TG_KEY_ED25519},
+        {"--key-type", "ed25519", -1, TG_KEY_ED25519},
+        {"--key-type", "rsa2048", -1, TG_KEY_RSA2048},
+        {"--key-type=ecdsa-p256", NULL, -1, TG_KEY_ECDSA_P256},
+        {"--key-type", "rsa", 2, 0},
+        {"--key-type", "ecdsa", 2, 0},
+        {"--key-type", "", 2, 0},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tg_signer s;
+        int status = parse(rows[i].a, rows[i].b, &s);
+
+        if (status != rows[i].status)
+            fail_msg("%s %s: exit %d, expected %d", rows[i].a, rows[i].b ? rows[i].b : "", status, rows[i].status);
+        if (status == -1)
+            assert_int_equal(s.key_type, rows[i].type);
+        clear(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_key_type_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

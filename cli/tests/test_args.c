@@ -202,6 +202,28 @@ static void test_output_arg(void **state)
     }
 }
 
+/* --key-type: the one spelling of pki/keys.c, -1 when not given. */
+static void test_key_type_arg(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int rc, type;
+    } cases[] = {
+        { NULL, 0, -1 },                          { "ed25519", 0, TG_KEY_ED25519 },
+        { "rsa2048", 0, TG_KEY_RSA2048 },         { "ecdsa-p256", 0, TG_KEY_ECDSA_P256 },
+        { "rsa", TG_EXIT_USAGE, -1 },             { "ecdsa", TG_EXIT_USAGE, -1 },
+        { "RSA2048", TG_EXIT_USAGE, -1 },         { "", TG_EXIT_USAGE, -1 },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int type = 99;
+
+        assert_int_equal(cli_key_type_arg("t", usage, cases[i].text, &type), cases[i].rc);
+        assert_int_equal(type, cases[i].type);
+    }
+}
+
 static void test_cluster_id_arg(void **state)
 {
     (void)state;
@@ -234,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_too_many_options),
         cmocka_unit_test(test_output_arg),
         cmocka_unit_test(test_cluster_id_arg),
+        cmocka_unit_test(test_key_type_arg),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

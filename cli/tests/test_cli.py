@@ -20,7 +20,10 @@ import unittest
 
 BINARY = None
 VECTORS = None
-KEY_TYPES = ("ed25519", "rsa", "ecdsa")
+KEY_TYPES = ("ed25519", "rsa2048", "ecdsa-p256")
+# what `openssl pkey -text` says of each --key-type's public key
+KEY_TYPE_TEXT = {"ed25519": "ED25519 Public-Key", "rsa2048": "Public-Key: (2048 bit)",
+                 "ecdsa-p256": "NIST CURVE: P-256"}
 
 
 def run(*args, stdin=None, umask=None):
@@ -235,7 +238,7 @@ class OfflineFlow(Base):
 
     def make(self, key_type, cluster="cl-consumer-1", output="json", extra=("--public-key-format", "pem")):
         keydir = os.path.join(self.tmp, key_type)
-        rc, out, err = run("keygen", "--type", key_type, "--out", keydir)
+        rc, out, err = run("keygen", "--key-type", key_type, "--out", keydir)
         self.assertEqual(rc, 0, err)
         rc, nonce, err = run("nonce")
         self.assertEqual(rc, 0, err)
@@ -288,7 +291,7 @@ class OfflineFlow(Base):
         for key_type in KEY_TYPES:
             with self.subTest(key_type=key_type):
                 keydir = os.path.join(self.tmp, "k-" + key_type)
-                rc, out, err = run("keygen", "--type", key_type, "--out", keydir, umask=0)
+                rc, out, err = run("keygen", "--key-type", key_type, "--out", keydir, umask=0)
                 self.assertEqual(rc, 0, err)
                 priv = os.path.join(keydir, "privateKey.pem")
                 pub = os.path.join(keydir, "publicKey.pem")
@@ -299,15 +302,19 @@ class OfflineFlow(Base):
                     pub_text = f.read()
                 self.assertTrue(priv_text.startswith("-----BEGIN PRIVATE KEY-----\n"))
                 self.assertTrue(pub_text.startswith("-----BEGIN PUBLIC KEY-----\n"))
+                self.assertIn(f"({key_type})", out)
+                text = subprocess.run(["openssl", "pkey", "-pubin", "-in", pub, "-noout", "-text"],
+                                      capture_output=True, text=True, check=True).stdout
+                self.assertIn(KEY_TYPE_TEXT[key_type], text)
                 # refuses to overwrite, leaving the pair as it was
-                rc, out, err = run("keygen", "--type", key_type, "--out", keydir)
+                rc, out, err = run("keygen", "--key-type", key_type, "--out", keydir)
                 self.assert_usage_error(rc, out, err)
                 self.assertIn("--force", err)
                 with open(priv) as f:
                     self.assertEqual(f.read(), priv_text)
                 # --force replaces both, private key still 0600
                 os.chmod(priv, 0o644)
-                rc, out, err = run("keygen", "--type", key_type, "--out", keydir, "--force")
+                rc, out, err = run("keygen", "--key-type", key_type, "--out", keydir, "--force")
                 self.assertEqual(rc, 0, err)
                 with open(priv) as f:
                     self.assertNotEqual(f.read(), priv_text)
@@ -322,8 +329,8 @@ class OfflineFlow(Base):
         # point with a changed y is off the curve and does not parse.
         last_key_byte = {
             "ed25519": [(0x01, "SignatureVerificationFailed")],
-            "rsa": [(0x01, "InvalidPublicKey"), (0x02, "SignatureVerificationFailed")],
-            "ecdsa": [(0x01, "InvalidPublicKey")],
+            "rsa2048": [(0x01, "InvalidPublicKey"), (0x02, "SignatureVerificationFailed")],
+            "ecdsa-p256": [(0x01, "InvalidPublicKey")],
         }
         for key_type in KEY_TYPES:
             with self.subTest(key_type=key_type):
@@ -416,7 +423,7 @@ class OfflineFlow(Base):
             import yaml
         except ImportError:
             self.skipTest("PyYAML not installed")
-        _, _, nonce, out = self.make("ecdsa", "cl-py")
+        _, _, nonce, out = self.make("ecdsa-p256", "cl-py")
         tenant = json.loads(out)
         for style in (False, None):
             with self.subTest(default_flow_style=style):
@@ -457,7 +464,11 @@ class Usage(Base):
             ["bogus"],
             ["--bogus"],
             ["keygen"],
-            ["keygen", "--out", self.tmp, "--type", "dsa"],
+            ["keygen", "--out", self.tmp, "--key-type", "dsa"],
+            # one spelling: keygen's old --type and its old values are gone
+            ["keygen", "--out", self.tmp, "--key-type", "rsa"],
+            ["keygen", "--out", self.tmp, "--key-type", "ecdsa"],
+            ["keygen", "--out", self.tmp, "--type", "rsa2048"],
             ["keygen", "--out"],
             ["nonce", "extra"],
             ["nonce", "--bogus"],
@@ -523,12 +534,21 @@ class Usage(Base):
             ["preflight", "--provider-kubeconfig", "p", "--max-skew", "soon"],
             ["preflight", "--provider-kubeconfig", "p", "--remote-cluster-id", "Bad_ID"],
             ["preflight", "--provider-kubeconfig", "p", "extra"],
+            # --key-type: refused before any cluster is contacted, in every flow that takes it
+            ["authenticate", "--remote-kubeconfig", "x", "--key-type", "rsa"],
+            ["authenticate", "--auth-url", "https://127.0.0.1:9", "--token", "a.b", "--key-type", "ecdsa"],
+            ["generate", "tenant", "--remote-cluster-id", "p", "--nonce", nonce, "--key-type", "RSA2048"],
+            ["create", "nonce", "--remote-cluster-id", "p", "--key-type", "rsa2048"],
         ]
         for args in cases:
             with self.subTest(args=args):
                 rc, out, err = run(*args)
                 self.assert_usage_error(rc, out, err)
                 self.assertEqual(out, "", "errors go to stderr only")
+        rc, out, err = run("authenticate", "--remote-kubeconfig", "x", "--key-type", "rsa")
+        self.assertIn('--key-type: expected ed25519, rsa2048 or ecdsa-p256, found "rsa"', err)
+        rc, out, err = run("create", "nonce", "--remote-cluster-id", "p", "--key-type", "rsa2048")
+        self.assertIn("does not apply here", err)
         rc, out, err = run("check", "--unknown-flag")
         self.assertIn("--unknown-flag", err)
         self.assertIn("Usage: kubectl-tenantgate check", err)

@@ -138,22 +138,6 @@ static void test_token_line(void **state)
     assert_int_equal(pf_token_line_parse(NULL, &t, why, sizeof(why)), -1);
 }
 
-static void test_key_types(void **state)
-{
-    tg_key_type k;
-
-    (void)state;
-    assert_int_equal(pf_key_type_parse("ed25519", &k), 0);
-    assert_int_equal(k, TG_KEY_ED25519);
-    assert_int_equal(pf_key_type_parse("rsa2048", &k), 0);
-    assert_int_equal(k, TG_KEY_RSA2048);
-    assert_int_equal(pf_key_type_parse("ecdsa-p256", &k), 0);
-    assert_int_equal(k, TG_KEY_ECDSA_P256);
-    assert_int_equal(pf_key_type_parse("rsa", &k), -1);
-    assert_int_equal(pf_key_type_parse(NULL, &k), -1);
-    assert_string_equal(pf_key_type_name(TG_KEY_ECDSA_P256), "ecdsa-p256");
-}
-
 static void test_rights_and_tags(void **state)
 {
     char buf[160];
@@ -183,7 +167,6 @@ int main(void)
         cmocka_unit_test(test_version_order),
         cmocka_unit_test(test_common_version),
         cmocka_unit_test(test_token_line),
-        cmocka_unit_test(test_key_types),
         cmocka_unit_test(test_rights_and_tags),
     };
 
