@@ -4,7 +4,8 @@
  * tenantgate did not make for that identity names it.
  *
  * The two informers' caches hold each binding's metadata, its subjects'
- * kind and name and its roleRef.kind (what tg_binding_owner_of reads); this
+ * kind and name and its roleRef's kind and name (what tg_binding_owner_of
+ * reads: Liqo's offload binding is told by its ClusterRole); this
  * index maps a subject name to the keys of the bindings that named it when
  * last seen ("ns/name" for a RoleBinding, "name" for a ClusterRoleBinding).
  * Keys are added on every add/update and removed on delete; one left behind

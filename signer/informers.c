@@ -29,9 +29,9 @@ static const char *const keep_local_slice[] = {"spec.providerClusterID", "spec.c
 static const char *const keep_tenant_slice[] = {"spec.class", "spec.consumerClusterID", "status.resources",
                                                 "status.conditions.type", "status.conditions.status", NULL};
 
-/* What tg_binding_owner_of reads of a binding besides its metadata: a
- * binding with many subjects costs only their kinds and names. */
-static const char *const keep_binding[] = {"subjects.kind", "subjects.name", "roleRef.kind", NULL};
+/* What tg_binding_owner_of reads of a binding besides its metadata (labels
+ * included): a binding with many subjects costs only their kinds and names. */
+static const char *const keep_binding[] = {"subjects.kind", "subjects.name", "roleRef.kind", "roleRef.name", NULL};
 
 #define IN_SIGNER(field) offsetof(tg_signer, field)
 

@@ -40,6 +40,8 @@ typedef enum {
     M_RB_GROUP_ELSEWHERE,       /* a RoleBinding in team-a names Group cl01 */
     M_OWN_BINDINGS,             /* the signer's liqo-binding-* in liqo-tenant-cl01 and Liqo's clusterwide one */
     M_BINDINGS_UNSYNCED,        /* the RoleBinding informer has not listed yet */
+    M_LIQO_OFFLOAD,             /* Liqo's RoleBinding in a namespace it offloaded for cl01 */
+    M_OFFLOAD_ADMIN,            /* the same, but binding the ClusterRole admin */
 } spoil;
 
 typedef struct row {
@@ -72,6 +74,10 @@ static const row rows[] = {
      NULL, 0, APPROVED "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
     {"the Tenant flow's own bindings for cl01: claimed, approved", S_PENDING, M_OWN_BINDINGS, NULL, NULL, 0,
      CLAIMED APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
+    {"Liqo's offload binding names Group cl01: claimed, approved", S_PENDING, M_LIQO_OFFLOAD, NULL, NULL, 0,
+     CLAIMED APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
+    {"Liqo's offload binding's shape binding admin: denied NameBound", S_PENDING, M_OFFLOAD_ADMIN, NULL, NULL, 0,
+     APPROVED "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
     {"binding informers not synced: nothing decided", S_PENDING, M_BINDINGS_UNSYNCED, NULL, NULL, 0, "",
      TG_RECONCILE_RETRY, NULL},
     {"CSR gone", S_ABSENT, M_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, NULL},
@@ -161,6 +167,16 @@ static const char *const crb_own[] = {
     "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"liqo-virtual-kubelet-remote-clusterwide\"},"
     "\"subjects\":[{\"kind\":\"Group\",\"name\":\"cl01\"}]}", NULL};
 
+/* Liqo's NamespaceMap controller's RoleBinding in the namespace it made for
+ * cl01's offloaded namespace default, as Liqo v1.2 writes it. */
+#define OFFLOAD_RB(role) \
+    "{\"metadata\":{\"name\":\"" NS "\",\"namespace\":\"default-cl01\",\"labels\":{" \
+    "\"app.kubernetes.io/managed-by\":\"liqo\",\"liqo.io/remote-cluster-id\":\"cl01\"}}," \
+    "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"" role "\"}," \
+    "\"subjects\":[{\"kind\":\"Group\",\"name\":\"cl01\"}]}"
+static const char *const rb_liqo_offload[] = {OFFLOAD_RB("liqo-virtual-kubelet-remote"), NULL};
+static const char *const rb_offload_admin[] = {OFFLOAD_RB("admin"), NULL};
+
 /* The binding informers' caches (and their index) as the row has them. */
 static void set_bindings(tg_signer *s, const char *const *rbs, const char *const *crbs)
 {
@@ -182,6 +198,10 @@ static void store_bindings(tg_signer *s, spoil m)
         set_bindings(s, rb_group_elsewhere, none);
     else if (m == M_OWN_BINDINGS)
         set_bindings(s, rb_own, crb_own);
+    else if (m == M_LIQO_OFFLOAD)
+        set_bindings(s, rb_liqo_offload, none);
+    else if (m == M_OFFLOAD_ADMIN)
+        set_bindings(s, rb_offload_admin, none);
     else if (m == M_BINDINGS_UNSYNCED) {
         tg_cache_free(s->rb_cache);
         s->rb_cache = tg_cache_new(NULL);
