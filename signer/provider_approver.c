@@ -201,8 +201,10 @@ static int check_name_bound(tg_signer *s, const char *name, tg_approve_decision 
 /* One owner per name (name_claim.h), last before an approval: the user the
  * CSR carries is claimed for its path (a Tenant's cluster id; a slice's
  * user, whose group, its consumer's id, must be the Tenant flow's). A
- * name a foreign binding names is refused first (NameBound), then a claim
- * refusal denies the CSR (NameReserved, NameOwned). 0, or -1 with err. */
+ * name a foreign binding names is refused first (NameBound), for a slice
+ * both its user and its group (the certificate gets what either is bound
+ * to), then a claim refusal denies the CSR (NameReserved, NameOwned).
+ * 0, or -1 with err. */
 static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json_object *slice,
                             tg_approve_decision *d, char *err, size_t err_len)
 {
@@ -221,7 +223,8 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json
     }
     if (tg_slice_user_name(sname, consumer, user, sizeof(user)) != 0)
         return 0;
-    if (check_name_bound(s, user, d, err, err_len) != 0 || !d->approve)
+    if (check_name_bound(s, user, d, err, err_len) != 0 || !d->approve ||
+        check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
     if (tg_name_claim_check(api, consumer, TG_NAME_PATH_TENANT, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;

@@ -399,6 +399,40 @@ static void test_slice_user_bound(void **state)
     EVP_PKEY_free(key);
 }
 
+/* A slice's certificate carries its consumer's id as group: a foreign
+ * binding naming Group cl01 refuses the slice too (NameBound); Liqo's
+ * offload binding for cl01 does not. */
+static void test_slice_group_bound(void **state)
+{
+    static const char *const group_elsewhere[] = {
+        "{\"metadata\":{\"name\":\"peek\",\"namespace\":\"team-a\"},\"roleRef\":{\"kind\":\"ClusterRole\","
+        "\"name\":\"view\"},\"subjects\":[{\"kind\":\"Group\",\"name\":\"cl01\"}]}", NULL};
+    static const struct { const char *const *rbs; const char *cond; } cases[] = {
+        {group_elsewhere, "Denied"}, {rb_liqo_offload, "Approved"}, {rb_offload_admin, "Denied"}};
+    static const char *const none[] = {NULL};
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    const char *cond;
+
+    (void)state;
+    assert_non_null(key);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tg_api *api = fake_api_new();
+        tg_signer s;
+        rt_signer_init(&s);
+        set_bindings(&s, cases[i].rbs, none);
+        store_slice_world(api, key);
+        assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+        cond = last_condition(api);
+        if (!cond || strcmp(cond, cases[i].cond) != 0)
+            fail_msg("case %zu: %s, want %s\n%s", i, cond ? cond : "none", cases[i].cond, rt_writes(api));
+        if (strcmp(cases[i].cond, "Denied") == 0)
+            assert_non_null(strstr(rt_writes(api), "NameBound"));
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
+    EVP_PKEY_free(key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_stashed_csr_costs_no_get),
         cmocka_unit_test(test_stale_stash_conflicts_then_converges),
         cmocka_unit_test(test_slice_user_bound),
+        cmocka_unit_test(test_slice_group_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
