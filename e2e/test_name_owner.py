@@ -310,16 +310,29 @@ def tenant_cert(provider, cid):
     return ((t.get("status") or {}).get("authParams") or {}).get("signedCRT")
 
 
+def liqo_offload_binding(ns, cid):
+    """The RoleBinding Liqo's NamespaceMap controller makes in a namespace it offloads for cid."""
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": f"liqo-tenant-{cid}", "namespace": ns, "labels": {
+                "app.kubernetes.io/managed-by": "liqo", "liqo.io/remote-cluster-id": cid}},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": cid}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "liqo-virtual-kubelet-remote"}}
+
+
 def test_approver_denies_a_name_a_foreign_binding_names(provider, cli, names, provider_signer):  # noqa: F811
     """Fix B, NameBound at approval: an admin bound `view` to User <id> before the consumer <id>
     authenticated by Tenant (a valid Tenant, the flow's own admission passes it). The approver
     finds the ClusterRoleBinding in its binding informers: every CSR Denied NameBound, no
     certificate, the Tenant told by a CSRDenied event naming the binding. The binding deleted,
-    the Tenant controller's next CSR is approved and its certificate lands in status."""
+    the Tenant controller's next CSR is approved and its certificate lands in status, while
+    Liqo's offload RoleBinding for <id> (Group <id>, in a namespace it offloaded) stays: that one
+    is the consumer's own (pki/name_owner.c)."""
     cid = new_id(names)
     crb = f"{cid}-view"
     names.cluster_objects.append(("clusterrolebinding", crb))
     provider.kubectl("create", "clusterrolebinding", crb, "--clusterrole=view", f"--user={cid}")
+    provider.apply(liqo_offload_binding(names.ns, cid))
     tenant, _ = offline_tenant(provider, cli, names.work, cid)
     provider.apply(tenant)
     cond = wait_for(lambda: next((csr_condition(c) for c in tenant_csrs(provider, cid) if csr_condition(c)), None),
@@ -337,3 +350,4 @@ def test_approver_denies_a_name_a_foreign_binding_names(provider, cli, names, pr
     provider.kubectl("delete", "clusterrolebinding", crb)
     wait_for(lambda: tenant_cert(provider, cid), timeout=180, what="a certificate in the Tenant's status")
     assert ("Approved", "TenantValidated") in [csr_condition(c) for c in tenant_csrs(provider, cid)]
+    assert provider.exists("rolebinding", f"liqo-tenant-{cid}", "-n", names.ns)
