@@ -35,7 +35,7 @@ from tenantgate_services import (denial, nonce_secret_manifest, tenant_namespace
                                  webhook, webhook_install)
 from test_auth_server import CONSUMER_ROLE, AuthServer, rbac_in
 from test_auth_v1 import one_string, rbac_v1_in, token_of
-from test_signer import csr_condition, installed, provider_signer, tenant_csrs  # noqa: F401
+from test_signer import PROVIDER_ID, csr_condition, installed, provider_signer, tenant_csrs  # noqa: F401
 
 GROUP = "authentication.liqo.io"
 
@@ -351,3 +351,32 @@ def test_approver_denies_a_name_a_foreign_binding_names(provider, cli, names, pr
     wait_for(lambda: tenant_cert(provider, cid), timeout=180, what="a certificate in the Tenant's status")
     assert ("Approved", "TenantValidated") in [csr_condition(c) for c in tenant_csrs(provider, cid)]
     assert provider.exists("rolebinding", f"liqo-tenant-{cid}", "-n", names.ns)
+
+
+def test_approver_denies_a_slice_whose_group_a_foreign_binding_names(provider, cli, names,
+                                                                      provider_signer):  # noqa: F811
+    """Fix B for a slice's group: consumer <id> has its certificate, then an admin binds `view` in
+    a namespace to Group <id>. A slice certificate carries O=<id>, so it would get that binding:
+    the approver denies the slice's CSR NameBound, naming the RoleBinding."""
+    consumer = new_id(names)
+    key = peer_by_tenant(provider, cli, names.work, consumer)
+    wait_for(lambda: tenant_cert(provider, consumer), timeout=90, what="a certificate in the Tenant's status")
+    rb = f"view-{consumer[:8]}"
+    provider.kubectl("create", "rolebinding", rb, "--clusterrole=view", f"--group={consumer}", "-n", names.ns)
+    name = "g" + uuid.uuid4().hex[:8]
+    rslice = replicated_slice(names, consumer, key, name,
+                              f"{name}-{hashlib.sha256(consumer.encode()).hexdigest()[:12]}")
+    rslice["spec"]["providerClusterID"] = rslice["metadata"]["labels"]["liqo.io/remoteID"] = PROVIDER_ID
+    provider.apply(rslice)
+    ref = f"liqo-tenant-{consumer}/{name}"
+
+    def slice_csr_decided():
+        return next((csr_condition(c) for c in tenant_csrs(provider, consumer)
+                     if (c["metadata"].get("annotations") or {}).get("tenantgate.io/resourceslice") == ref
+                     and csr_condition(c)), None)
+    cond = wait_for(slice_csr_decided, timeout=60, what="the slice's CSR decided")
+    assert cond == ("Denied", "NameBound"), cond
+    events = provider.get_json("events", "-n", f"liqo-tenant-{consumer}", "--field-selector",
+                               f"involvedObject.name={name}")["items"]
+    assert any(e["reason"] == "CSRDenied" and f"RoleBinding {names.ns}/{rb}" in e["message"] for e in events), \
+        [(e["reason"], e["message"]) for e in events]
