@@ -14,11 +14,14 @@ in front of the bed's real API server.
   reserved: liqoctl's peering-user form                            -> NameReserved
   webhook: `kubectl apply` of a valid Tenant for an id the token path claimed -> NameOwned, and
       for liqoctl's peering-user form -> NameReserved (the Tenant flow's own admission)
-  approver: the token path's claim lands after the Tenant's admission -> its CSR Denied NameOwned
+  approver: the token path's claim lands after the Tenant's admission -> its CSR Denied NameOwned;
+      an admin's binding names a Tenant's id (User) or a slice's group -> Denied NameBound;
+      Liqo's offload RoleBinding for the id does not block
 
 Setup (the victims' state) is made as the admin: a Tenant made offline by `kubectl tenantgate
 generate tenant` (valid, so a running webhook admits it), a slice as Liqo's replicator writes
-it, a ClusterRoleBinding. No signer is needed: every refusal comes before anything is written.
+it, a ClusterRoleBinding or RoleBinding. tenantgate-auth's refusals need no signer (they come
+before anything is written); the approver's tests run the provider's signer.
 """
 
 import base64
