@@ -14,11 +14,14 @@ in front of the bed's real API server.
   reserved: liqoctl's peering-user form                            -> NameReserved
   webhook: `kubectl apply` of a valid Tenant for an id the token path claimed -> NameOwned, and
       for liqoctl's peering-user form -> NameReserved (the Tenant flow's own admission)
-  approver: the token path's claim lands after the Tenant's admission -> its CSR Denied NameOwned
+  approver: the token path's claim lands after the Tenant's admission -> its CSR Denied NameOwned;
+      an admin's binding names a Tenant's id (User) or a slice's group -> Denied NameBound;
+      Liqo's offload RoleBinding for the id does not block
 
 Setup (the victims' state) is made as the admin: a Tenant made offline by `kubectl tenantgate
 generate tenant` (valid, so a running webhook admits it), a slice as Liqo's replicator writes
-it, a ClusterRoleBinding. No signer is needed: every refusal comes before anything is written.
+it, a ClusterRoleBinding or RoleBinding. tenantgate-auth's refusals need no signer (they come
+before anything is written); the approver's tests run the provider's signer.
 """
 
 import base64
@@ -35,7 +38,7 @@ from tenantgate_services import (denial, nonce_secret_manifest, tenant_namespace
                                  webhook, webhook_install)
 from test_auth_server import CONSUMER_ROLE, AuthServer, rbac_in
 from test_auth_v1 import one_string, rbac_v1_in, token_of
-from test_signer import csr_condition, installed, provider_signer, tenant_csrs  # noqa: F401
+from test_signer import PROVIDER_ID, csr_condition, installed, provider_signer, tenant_csrs  # noqa: F401
 
 GROUP = "authentication.liqo.io"
 
@@ -180,6 +183,18 @@ def test_v1_token_cannot_take_a_bound_user(provider, names):
     assert not provider.exists("namespace", f"liqo-tenant-{grp}")
 
 
+def replicated_slice(names, consumer, key, name, user):
+    """Slice `name` of consumer as Liqo's replicator writes it, its CSR for user under key."""
+    csr = openssl("req", "-new", "-key", str(key), "-subj", f"/O={consumer}/CN={user}").decode()
+    return {"apiVersion": f"{GROUP}/v1beta1", "kind": "ResourceSlice",
+            "metadata": {"name": name, "namespace": f"liqo-tenant-{consumer}", "labels": {
+                "liqo.io/replication": "false", "liqo.io/replicated": "true",
+                "liqo.io/originID": consumer, "liqo.io/remote-cluster-id": consumer,
+                "liqo.io/remoteID": names.cluster_id}},
+            "spec": {"class": "default", "consumerClusterID": consumer, "providerClusterID": names.cluster_id,
+                     "csr": base64.b64encode(csr.encode()).decode(), "resources": {"cpu": "1"}}}
+
+
 def test_v010_token_cannot_take_a_slice_user(provider, cli, names):
     """Finding 11: a slice named like the first 4 groups of a UUID has a UUID-shaped user."""
     consumer = new_id(names)
@@ -187,14 +202,7 @@ def test_v010_token_cannot_take_a_slice_user(provider, cli, names):
     name = str(uuid.uuid4())[:23]
     user = f"{name}-{hashlib.sha256(consumer.encode()).hexdigest()[:12]}"
     uuid.UUID(user)                    # it has the v0.10 id shape
-    csr = openssl("req", "-new", "-key", str(key), "-subj", f"/O={consumer}/CN={user}").decode()
-    provider.apply({"apiVersion": f"{GROUP}/v1beta1", "kind": "ResourceSlice",
-                    "metadata": {"name": name, "namespace": f"liqo-tenant-{consumer}", "labels": {
-                        "liqo.io/replication": "false", "liqo.io/replicated": "true",
-                        "liqo.io/originID": consumer, "liqo.io/remote-cluster-id": consumer,
-                        "liqo.io/remoteID": names.cluster_id}},
-                    "spec": {"class": "default", "consumerClusterID": consumer, "providerClusterID": names.cluster_id,
-                             "csr": base64.b64encode(csr.encode()).decode(), "resources": {"cpu": "1"}}})
+    provider.apply(replicated_slice(names, consumer, key, name, user))
     new_id(names, user)
     status, answer, _, _ = names.client.identity(user, names.token())
     assert f"ResourceSlice liqo-tenant-{consumer}/{name}" in refused((status, answer), 403, "NameOwned")
@@ -253,6 +261,27 @@ def test_webhook_refuses_a_tenant_for_a_claimed_or_reserved_id(provider, cli, na
     assert got.returncode != 0 and denial(got.stderr)[0] == "NameReserved", got.stderr
 
 
+def test_webhook_refuses_a_slice_whose_user_another_path_claimed(provider, cli, names, webhook):  # noqa: F811
+    """Finding 11 the other way round: the v0.10 token took a UUID-shaped name first (its
+    NameClaim: path token), then a consumer's replicated slice whose user is that name comes:
+    the webhook refuses it NameOwned, so no slice certificate for it is ever asked."""
+    consumer = new_id(names)
+    key = peer_by_tenant(provider, cli, names.work, consumer)
+    name = str(uuid.uuid4())[:23]
+    user = new_id(names, f"{name}-{hashlib.sha256(consumer.encode()).hexdigest()[:12]}")
+    status, answer, _, _ = names.client.identity(user, names.token())
+    assert status == 202, answer
+    rslice = replicated_slice(names, consumer, key, name, user)
+
+    def refused_at_apply():
+        got = provider.apply(rslice, check=False)
+        reason_msg = denial(got.stderr, slices=True)
+        return reason_msg if got.returncode != 0 and reason_msg[0] else None
+    reason, msg = wait_for(refused_at_apply, timeout=30, what="the webhook's NameClaim cache")
+    assert reason == "NameOwned" and f"found NameClaim of path token holder {user}" in msg, msg
+    assert not provider.exists(f"resourceslices.{GROUP}", name, "-n", f"liqo-tenant-{consumer}")
+
+
 def test_approver_denies_a_csr_whose_name_another_path_claimed(provider, cli, names, provider_signer):  # noqa: F811
     """The window between admission and approval: the Tenant is admitted while nothing claims
     its id, then tenantgate-auth's token path claims it (made here as the admin, with the signer
@@ -276,4 +305,81 @@ def test_approver_denies_a_csr_whose_name_another_path_claimed(provider, cli, na
     events = provider.get_json("events", "-n", f"liqo-tenant-{cid}", "--field-selector",
                                f"involvedObject.name={cid}")["items"]
     assert any(e["reason"] == "CSRDenied" and "path and holder token " + cid in e["message"] for e in events), \
+        [(e["reason"], e["message"]) for e in events]
+
+
+def tenant_cert(provider, cid):
+    t = provider.get_json(f"tenants.{GROUP}", cid, "-n", f"liqo-tenant-{cid}")
+    return ((t.get("status") or {}).get("authParams") or {}).get("signedCRT")
+
+
+def liqo_offload_binding(ns, cid):
+    """The RoleBinding Liqo's NamespaceMap controller makes in a namespace it offloads for cid."""
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": f"liqo-tenant-{cid}", "namespace": ns, "labels": {
+                "app.kubernetes.io/managed-by": "liqo", "liqo.io/remote-cluster-id": cid}},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": cid}],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "liqo-virtual-kubelet-remote"}}
+
+
+def test_approver_denies_a_name_a_foreign_binding_names(provider, cli, names, provider_signer):  # noqa: F811
+    """Fix B, NameBound at approval: an admin bound `view` to User <id> before the consumer <id>
+    authenticated by Tenant (a valid Tenant, the flow's own admission passes it). The approver
+    finds the ClusterRoleBinding in its binding informers: every CSR Denied NameBound, no
+    certificate, the Tenant told by a CSRDenied event naming the binding. The binding deleted,
+    the Tenant controller's next CSR is approved and its certificate lands in status, while
+    Liqo's offload RoleBinding for <id> (Group <id>, in a namespace it offloaded) stays: that one
+    is the consumer's own (pki/name_owner.c)."""
+    cid = new_id(names)
+    crb = f"{cid}-view"
+    names.cluster_objects.append(("clusterrolebinding", crb))
+    provider.kubectl("create", "clusterrolebinding", crb, "--clusterrole=view", f"--user={cid}")
+    provider.apply(liqo_offload_binding(names.ns, cid))
+    tenant, _ = offline_tenant(provider, cli, names.work, cid)
+    provider.apply(tenant)
+    cond = wait_for(lambda: next((csr_condition(c) for c in tenant_csrs(provider, cid) if csr_condition(c)), None),
+                    timeout=90, what="the Tenant's CSR decided")
+    assert cond == ("Denied", "NameBound"), cond
+    csrs = tenant_csrs(provider, cid)
+    assert not any((c.get("status") or {}).get("certificate") for c in csrs), csrs
+    assert all(csr_condition(c) in (None, ("Denied", "NameBound")) for c in csrs), [csr_condition(c) for c in csrs]
+    assert not tenant_cert(provider, cid)
+    events = provider.get_json("events", "-n", f"liqo-tenant-{cid}", "--field-selector",
+                               f"involvedObject.name={cid}")["items"]
+    assert any(e["reason"] == "CSRDenied" and f"ClusterRoleBinding {crb}" in e["message"] for e in events), \
+        [(e["reason"], e["message"]) for e in events]
+
+    provider.kubectl("delete", "clusterrolebinding", crb)
+    wait_for(lambda: tenant_cert(provider, cid), timeout=180, what="a certificate in the Tenant's status")
+    assert ("Approved", "TenantValidated") in [csr_condition(c) for c in tenant_csrs(provider, cid)]
+    assert provider.exists("rolebinding", f"liqo-tenant-{cid}", "-n", names.ns)
+
+
+def test_approver_denies_a_slice_whose_group_a_foreign_binding_names(provider, cli, names,
+                                                                      provider_signer):  # noqa: F811
+    """Fix B for a slice's group: consumer <id> has its certificate, then an admin binds `view` in
+    a namespace to Group <id>. A slice certificate carries O=<id>, so it would get that binding:
+    the approver denies the slice's CSR NameBound, naming the RoleBinding."""
+    consumer = new_id(names)
+    key = peer_by_tenant(provider, cli, names.work, consumer)
+    wait_for(lambda: tenant_cert(provider, consumer), timeout=90, what="a certificate in the Tenant's status")
+    rb = f"view-{consumer[:8]}"
+    provider.kubectl("create", "rolebinding", rb, "--clusterrole=view", f"--group={consumer}", "-n", names.ns)
+    name = "g" + uuid.uuid4().hex[:8]
+    rslice = replicated_slice(names, consumer, key, name,
+                              f"{name}-{hashlib.sha256(consumer.encode()).hexdigest()[:12]}")
+    rslice["spec"]["providerClusterID"] = rslice["metadata"]["labels"]["liqo.io/remoteID"] = PROVIDER_ID
+    provider.apply(rslice)
+    ref = f"liqo-tenant-{consumer}/{name}"
+
+    def slice_csr_decided():
+        return next((csr_condition(c) for c in tenant_csrs(provider, consumer)
+                     if (c["metadata"].get("annotations") or {}).get("tenantgate.io/resourceslice") == ref
+                     and csr_condition(c)), None)
+    cond = wait_for(slice_csr_decided, timeout=60, what="the slice's CSR decided")
+    assert cond == ("Denied", "NameBound"), cond
+    events = provider.get_json("events", "-n", f"liqo-tenant-{consumer}", "--field-selector",
+                               f"involvedObject.name={name}")["items"]
+    assert any(e["reason"] == "CSRDenied" and f"RoleBinding {names.ns}/{rb}" in e["message"] for e in events), \
         [(e["reason"], e["message"]) for e in events]

@@ -10,6 +10,12 @@
 #define TENANT_NS_PREFIX "liqo-tenant-"
 #define TENANT_BINDING_PREFIX "liqo-binding-"
 #define CLUSTERWIDE_BINDING_PREFIX "liqo-binding-liqo-virtual-kubelet-remote-clusterwide-"
+/* What Liqo's NamespaceMap controller puts on the RoleBinding it makes in
+ * every namespace it offloads for a consumer (Liqo v1.0 to v1.2,
+ * offloading/namespacemap-controller/enforcement.go). */
+#define OFFLOAD_CLUSTERROLE "liqo-virtual-kubelet-remote"
+#define LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
+#define LABEL_REMOTE_CLUSTER_ID "liqo.io/remote-cluster-id"
 #define SLICE_USER_HASH 12
 
 static const char *const paths[TG_NAME_PATH_COUNT] = {
@@ -111,10 +117,51 @@ static int single_subject(json_object *b, const char *kind, const char *name)
            ref && strcmp(ref, "ClusterRole") == 0;
 }
 
+/* 1 when b's label key has the value want. */
+static int label_is(json_object *b, const char *key, const char *want)
+{
+    json_object *meta = NULL, *labels = NULL;
+    const char *v;
+
+    if (!json_object_object_get_ex(b, "metadata", &meta) || !json_object_object_get_ex(meta, "labels", &labels))
+        return 0;
+    v = str_at(labels, key, NULL);
+    return v && strcmp(v, want) == 0;
+}
+
+/* Liqo's offload RoleBinding for consumer name, exactly as Liqo makes it:
+ * named after the consumer's tenant namespace (liqo-tenant-<name>), labelled
+ * managed-by liqo and remote-cluster-id <name>, the one subject Group <name>,
+ * the ClusterRole liqo-virtual-kubelet-remote; in the namespace Liqo created
+ * for the offload, which is never a tenant namespace.
+ *
+ * Whoever may write RoleBindings in a namespace can copy that shape there, so
+ * the shape proves nothing about who made it. It need not: a binding only
+ * ever blocks issuance (NameBound), so counting one as Liqo's only lets
+ * <name> still be issued to whoever owns it by the Tenant flow (its NameClaim,
+ * its tenant namespace); it never makes a name issuable to anyone else. What
+ * the issued certificate then also gets is what the binding's maker granted
+ * in a namespace where it may grant it anyway (RBAC's escalation check holds
+ * for the ClusterRole), and only Liqo's offload rights: another ClusterRole,
+ * another subject or a second one, or a tenant namespace (whose Secrets are
+ * a consumer's keys) stays foreign. */
+static int liqo_offload_binding(json_object *b, const char *ns, const char *bname, const char *name)
+{
+    size_t plen = strlen(TENANT_NS_PREFIX);
+    const char *role = str_at(b, "roleRef", "name");
+
+    return strncmp(ns, TENANT_NS_PREFIX, plen) != 0 && strncmp(bname, TENANT_NS_PREFIX, plen) == 0 &&
+           strcmp(bname + plen, name) == 0 && single_subject(b, "Group", name) && role &&
+           strcmp(role, OFFLOAD_CLUSTERROLE) == 0 && label_is(b, LABEL_MANAGED_BY, "liqo") &&
+           label_is(b, LABEL_REMOTE_CLUSTER_ID, name);
+}
+
 static tg_binding_owner rolebinding_owner(json_object *b, const char *ns, const char *bname, const char *name)
 {
     size_t plen = strlen(TENANT_NS_PREFIX);
 
+    if (liqo_offload_binding(b, ns, bname, name))
+        return TG_BINDING_TENANT;
     if (strncmp(ns, TENANT_NS_PREFIX, plen) != 0 || strcmp(ns + plen, name) != 0 || !single_subject(b, "User", name))
         return TG_BINDING_FOREIGN;
     if (strcmp(bname, TG_NAME_AUTH_ROLEBINDING) == 0)

@@ -68,14 +68,19 @@ typedef enum tg_binding_owner {
 #define TG_NAME_AUTH_ROLEBINDING "tenantgate-auth-identity"
 
 /* Classify RoleBinding or ClusterRoleBinding b (as the API returns it; a
- * RoleBinding has metadata.namespace) for name. Only bindings in
- * liqo-tenant-<name> or cluster-scoped ones can be tenantgate's: a
- * namespace owner can make a binding of any name and label in its own
- * namespace. Tenant flow: RoleBinding liqo-binding-* (or legacy
+ * RoleBinding has metadata.namespace) for name. Bindings that grant more
+ * than Liqo's offload rights count only in liqo-tenant-<name> or at cluster
+ * scope: a namespace owner can make a binding of any name and label in its
+ * own namespace. Tenant flow: RoleBinding liqo-binding-* (or legacy
  * liqo-tenant-<name>) with the one subject User <name> and a ClusterRole, or
  * ClusterRoleBinding liqo-binding-liqo-virtual-kubelet-remote-clusterwide-<name>
- * with the one subject Group <name>. Token: RoleBinding tenantgate-auth-identity
- * with the one subject User <name>. */
+ * with the one subject Group <name>, or Liqo's offload RoleBinding: in a
+ * namespace that is not a tenant namespace, named liqo-tenant-<name>, labelled
+ * app.kubernetes.io/managed-by=liqo and liqo.io/remote-cluster-id=<name>,
+ * the one subject Group <name> and the ClusterRole liqo-virtual-kubelet-remote
+ * (counting a copy of it as Liqo's never makes a name issuable to another
+ * owner: name_owner.c). Token: RoleBinding tenantgate-auth-identity with the
+ * one subject User <name>. */
 tg_binding_owner tg_binding_owner_of(json_object *b, const char *name);
 
 /* 1 when b names name as a User or Group subject. */

@@ -67,6 +67,15 @@ static void test_paths(void **state)
     "\"subjects\":[{\"kind\":\"" kind "\",\"name\":\"" who "\"}]}"
 #define TNS "liqo-tenant-" ID
 #define VK "liqo-binding-liqo-virtual-kubelet-remote-clusterwide-"
+/* Liqo's NamespaceMap controller's RoleBinding in a namespace it offloads,
+ * with its labels, subject and ClusterRole varied per row. */
+#define OFF(ns, name, managed, rcid, kind, who, refkind, ref) \
+    "{\"metadata\":{\"namespace\":\"" ns "\",\"name\":\"" name "\",\"labels\":{" \
+    "\"app.kubernetes.io/managed-by\":\"" managed "\",\"liqo.io/remote-cluster-id\":\"" rcid "\"}}," \
+    "\"roleRef\":{\"kind\":\"" refkind "\",\"name\":\"" ref "\"}," \
+    "\"subjects\":[{\"kind\":\"" kind "\",\"name\":\"" who "\"}]}"
+#define OFFLOADED "default-" ID
+#define VKR "liqo-virtual-kubelet-remote"
 
 static void test_binding_owner(void **state)
 {
@@ -77,6 +86,21 @@ static void test_binding_owner(void **state)
         {RB(TNS, "liqo-binding-liqo-remote-controlplane", "User", ID, "ClusterRole"), TG_BINDING_TENANT},
         {RB(TNS, "liqo-tenant-" ID, "User", ID, "ClusterRole"), TG_BINDING_TENANT},
         {CRB(VK ID, "Group", ID), TG_BINDING_TENANT},
+        /* Liqo's offload binding for this consumer, in any namespace but a tenant one */
+        {OFF(OFFLOADED, TNS, "liqo", ID, "Group", ID, "ClusterRole", VKR), TG_BINDING_TENANT},
+        {OFF("team-a", TNS, "liqo", ID, "Group", ID, "ClusterRole", VKR), TG_BINDING_TENANT},
+        /* its shape, but another grant, identity, place or label: foreign */
+        {OFF(OFFLOADED, TNS, "liqo", ID, "Group", ID, "ClusterRole", "admin"), TG_BINDING_FOREIGN},
+        {OFF(OFFLOADED, TNS, "liqo", ID, "Group", ID, "Role", VKR), TG_BINDING_FOREIGN},
+        {OFF(OFFLOADED, TNS, "liqo", ID, "User", ID, "ClusterRole", VKR), TG_BINDING_FOREIGN},
+        {OFF(OFFLOADED, "liqo-tenant-other", "liqo", ID, "Group", ID, "ClusterRole", VKR), TG_BINDING_FOREIGN},
+        {OFF(OFFLOADED, "liqo-tenant-" ID "x", "liqo", ID, "Group", ID, "ClusterRole", VKR), TG_BINDING_FOREIGN},
+        {OFF(OFFLOADED, "ops-offload", "liqo", ID, "Group", ID, "ClusterRole", VKR), TG_BINDING_FOREIGN},
+        {OFF(OFFLOADED, TNS, "helm", ID, "Group", ID, "ClusterRole", VKR), TG_BINDING_FOREIGN},
+        {OFF(OFFLOADED, TNS, "liqo", "other", "Group", ID, "ClusterRole", VKR), TG_BINDING_FOREIGN},
+        {OFF("liqo-tenant-other", TNS, "liqo", ID, "Group", ID, "ClusterRole", VKR), TG_BINDING_FOREIGN},
+        {OFF(TNS, TNS, "liqo", ID, "Group", ID, "ClusterRole", VKR), TG_BINDING_FOREIGN},
+        {RB(OFFLOADED, TNS, "Group", ID, "ClusterRole"), TG_BINDING_FOREIGN},
         /* the same names elsewhere, or another shape: not tenantgate's */
         {RB("team-a", "tenantgate-auth-identity", "User", ID, "ClusterRole"), TG_BINDING_FOREIGN},
         {RB("team-a", "liqo-binding-x", "User", ID, "ClusterRole"), TG_BINDING_FOREIGN},
@@ -115,6 +139,22 @@ static void test_two_subjects_are_not_tenantgates(void **state)
         "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"r\"},"
         "\"subjects\":[{\"kind\":\"User\",\"name\":\"" ID "\"},{\"kind\":\"User\",\"name\":\"ops\"}]}");
 
+    assert_int_equal(tg_binding_owner_of(b, ID), TG_BINDING_FOREIGN);
+    assert_int_equal(tg_binding_owner_of(b, "ops"), TG_BINDING_FOREIGN);
+    json_object_put(b);
+}
+
+/* Liqo's offload binding with a second subject grants someone else too: it
+ * is nobody's own. */
+static void test_offload_binding_with_two_subjects_is_foreign(void **state)
+{
+    json_object *b = json_tokener_parse(
+        "{\"metadata\":{\"namespace\":\"" OFFLOADED "\",\"name\":\"" TNS "\",\"labels\":{"
+        "\"app.kubernetes.io/managed-by\":\"liqo\",\"liqo.io/remote-cluster-id\":\"" ID "\"}},"
+        "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"" VKR "\"},"
+        "\"subjects\":[{\"kind\":\"Group\",\"name\":\"" ID "\"},{\"kind\":\"Group\",\"name\":\"ops\"}]}");
+
+    (void)state;
     assert_int_equal(tg_binding_owner_of(b, ID), TG_BINDING_FOREIGN);
     assert_int_equal(tg_binding_owner_of(b, "ops"), TG_BINDING_FOREIGN);
     json_object_put(b);
@@ -174,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_claim_object),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_binding_owner),
+        cmocka_unit_test(test_offload_binding_with_two_subjects_is_foreign),
         cmocka_unit_test(test_two_subjects_are_not_tenantgates),
         cmocka_unit_test(test_slice_user_split),
         cmocka_unit_test(test_claim_doc_and_owner),

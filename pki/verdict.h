@@ -29,7 +29,7 @@ typedef enum tg_reason {
     TG_SLICE_CLAIMS_LOCAL_CLUSTER,      /* a local slice naming this cluster, by an untrusted writer */
     /* one owner per name (PROTOCOL.md 3, pki/name_owner.h) */
     TG_NAME_RESERVED,                   /* spec.clusterID in a reserved form */
-    TG_NAME_OWNED,                      /* another issuing path or holder claimed spec.clusterID */
+    TG_NAME_OWNED,                      /* another issuing path or holder claimed the name (cluster id, slice user) */
     TG_DEFAULT_SLICE_CLASS_DISABLED,    /* a default-class slice while the provider turned that class off */
     TG_REASON_COUNT
 } tg_reason;

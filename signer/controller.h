@@ -30,6 +30,8 @@ typedef enum tg_informer_id {
     TG_INF_REMOTE_RENEWS,     /* replicated Renews on the provider */
     TG_INF_IDENTITY_SECRETS,  /* kubeconfig Secrets labelled liqo.io/identity-type, metadata only */
     TG_INF_AUTH_TOKENS,       /* Secrets labelled discovery.liqo.io/auth-token (a provider's token) */
+    TG_INF_ROLEBINDINGS,      /* every RoleBinding: subjects and roleRef.kind (the approver's NameBound) */
+    TG_INF_CLUSTERROLEBINDINGS, /* every ClusterRoleBinding: the same */
     TG_INF_COUNT
 } tg_informer_id;
 

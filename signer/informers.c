@@ -29,6 +29,10 @@ static const char *const keep_local_slice[] = {"spec.providerClusterID", "spec.c
 static const char *const keep_tenant_slice[] = {"spec.class", "spec.consumerClusterID", "status.resources",
                                                 "status.conditions.type", "status.conditions.status", NULL};
 
+/* What tg_binding_owner_of reads of a binding besides its metadata (labels
+ * included): a binding with many subjects costs only their kinds and names. */
+static const char *const keep_binding[] = {"subjects.kind", "subjects.name", "roleRef.kind", "roleRef.name", NULL};
+
 #define IN_SIGNER(field) offsetof(tg_signer, field)
 
 const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
@@ -70,4 +74,11 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     [TG_INF_AUTH_TOKENS] = {.name = "authtoken", .path = "/api/v1/secrets",
                             .label_selector = "discovery.liqo.io/auth-token", .keep_fields = keep_nothing,
                             .index_metadata = TG_CACHE_BY_NAMESPACE},
+    /* Every one, in any namespace: a binding anywhere that names a cluster id
+     * or slice user grants it (NameBound, binding_index.h). */
+    [TG_INF_ROLEBINDINGS] = {.name = "rolebinding", .path = "/apis/rbac.authorization.k8s.io/v1/rolebindings",
+                             .keep_fields = keep_binding, .cache_offset = IN_SIGNER(rb_cache)},
+    [TG_INF_CLUSTERROLEBINDINGS] = {.name = "clusterrolebinding",
+                                    .path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                                    .keep_fields = keep_binding, .cache_offset = IN_SIGNER(crb_cache)},
 };

@@ -14,6 +14,7 @@
 #include "kube/tenant_json.h"
 #include "pki/slice.h"
 #include "signer/approve_decide.h"
+#include "signer/binding_index.h"
 #include "signer/name_claim.h"
 #include "signer/tenant_scope.h"
 
@@ -174,10 +175,36 @@ static int check_user_free(tg_api *api, json_object *csr, json_object *slice, tg
     return rc;
 }
 
+/* No binding tenantgate did not make for name names it (binding_index.h),
+ * read from the binding informers' caches: nothing is LISTed per approval.
+ * Before both have synced nothing is decided. 0, or -1 with err. */
+static int check_name_bound(tg_signer *s, const char *name, tg_approve_decision *d, char *err, size_t err_len)
+{
+    char where[200];
+
+    if (!d->approve)
+        return 0;
+    if (!s->binding_index || !s->rb_cache || !s->crb_cache || !tg_cache_synced(s->rb_cache) ||
+        !tg_cache_synced(s->crb_cache)) {
+        snprintf(err, err_len, "the RoleBinding and ClusterRoleBinding informers have not synced");
+        return -1;
+    }
+    if (!tg_binding_index_foreign(s->binding_index, s->rb_cache, s->crb_cache, name, where, sizeof(where)))
+        return 0;
+    d->approve = 0;
+    snprintf(d->reason, sizeof(d->reason), "NameBound");
+    snprintf(d->message, sizeof(d->message), "expected no binding tenantgate did not make for %.100s to name it as "
+             "User or Group, found %.180s", name, where);
+    return 0;
+}
+
 /* One owner per name (name_claim.h), last before an approval: the user the
  * CSR carries is claimed for its path (a Tenant's cluster id; a slice's
  * user, whose group, its consumer's id, must be the Tenant flow's). A
- * refusal denies the CSR (NameReserved, NameOwned). 0, or -1 with err. */
+ * name a foreign binding names is refused first (NameBound), for a slice
+ * both its user and its group (the certificate gets what either is bound
+ * to), then a claim refusal denies the CSR (NameReserved, NameOwned).
+ * 0, or -1 with err. */
 static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json_object *slice,
                             tg_approve_decision *d, char *err, size_t err_len)
 {
@@ -189,10 +216,16 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json
 
     if (!d->approve || !ns || !consumer || !sname)
         return 0;   /* an approval always has its Tenant or slice; nothing to claim otherwise */
-    if (!slice)
+    if (!slice) {
+        if (check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
+            return d->approve ? -1 : 0;
         return tg_name_claim_for(api, consumer, TG_NAME_PATH_TENANT, consumer, ns, s->cluster_id, d, err, err_len);
+    }
     if (tg_slice_user_name(sname, consumer, user, sizeof(user)) != 0)
         return 0;
+    if (check_name_bound(s, user, d, err, err_len) != 0 || !d->approve ||
+        check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
+        return d->approve ? -1 : 0;
     if (tg_name_claim_check(api, consumer, TG_NAME_PATH_TENANT, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
     snprintf(holder, sizeof(holder), "%.63s/%.253s", consumer, sname);
@@ -339,13 +372,22 @@ static long reconcile_csr_key(tg_signer *s, tg_api *api, const char *kind, const
     return tg_reconcile_csr(s, api, name);
 }
 
+/* A binding's event only updates the index: the next approval reads it
+ * (approvals happen on CSR events; nothing is re-queued). */
+static void map_binding(const tg_event *ev, tg_key_sink *sink)
+{
+    (void)sink;
+    tg_binding_index_note(ev->s->binding_index, ev->obj, ev->deleted);
+}
+
 const tg_controller_desc tg_ctl_approver = {
     .name = "approver", .key_prefix = "approve", .bit = TG_CTL_APPROVER, .side = "provider",
     .scope = {.where = TG_WHERE_CLUSTER,
               .acts_on = "CSRs labelled liqo.io/remote-tenant-csr=true (each judged against the Tenant or "
                          "ResourceSlice it names)",
               .writes = "the CSR's approval"},
-    .subs = {{TG_INF_CSRS, 1, map_approve}}, .nsubs = 1,
+    .subs = {{TG_INF_CSRS, 1, map_approve}, {TG_INF_ROLEBINDINGS, 0, map_binding},
+             {TG_INF_CLUSTERROLEBINDINGS, 0, map_binding}}, .nsubs = 3,
     .reconcile = reconcile_csr_key,
 };
 

@@ -104,6 +104,10 @@ typedef struct tg_signer {
     tg_cache *renew_cache;           /* replicated Renews (provider), metadata only */
     tg_cache *slice_cache;           /* every ResourceSlice (provider), by namespace; spec.class,
                                       * spec.consumerClusterID, status.resources, conditions' type and status */
+    /* every RoleBinding and ClusterRoleBinding (subjects, roleRef.kind) and
+     * their subjects' names (binding_index.h): the approver's NameBound */
+    tg_cache *rb_cache, *crb_cache;
+    struct tg_binding_index *binding_index;
     tg_cache *cp_secret_cache;       /* ControlPlane kubeconfig Secrets (replicator), with data.kubeconfig */
     struct tg_remote_pool *remote_pool; /* the replicator's clients for providers */
     struct tg_remote_pool *trial_pool;  /* clients that try renewed kubeconfigs (renewal_trial.h) */

@@ -13,10 +13,14 @@
 
 #include <cmocka.h>
 
+#include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/keys.h"
 #include "pki/name_owner.h"
+#include "pki/slice.h"
 #include "signer/approve_decide.h"
+#include "signer/binding_index.h"
 #include "signer/reconcile_common.h"
 #include "signer/test_reconcile_fixture.h"
 
@@ -32,6 +36,12 @@ typedef enum {
     M_NONE, M_NO_TENANT, M_NONCE_ROTATED, M_OTHER_SIGNER, M_HOSTILE_LABEL, M_APPROVER_OFF,
     M_CLAIM_TOKEN,              /* cl01's NameClaim is tenantgate-auth's (path token) */
     M_CLAIM_OURS,               /* cl01's NameClaim is the Tenant flow's, cl01's */
+    M_CRB_FOREIGN,              /* an admin's ClusterRoleBinding binds view to User cl01 */
+    M_RB_GROUP_ELSEWHERE,       /* a RoleBinding in team-a names Group cl01 */
+    M_OWN_BINDINGS,             /* the signer's liqo-binding-* in liqo-tenant-cl01 and Liqo's clusterwide one */
+    M_BINDINGS_UNSYNCED,        /* the RoleBinding informer has not listed yet */
+    M_LIQO_OFFLOAD,             /* Liqo's RoleBinding in a namespace it offloaded for cl01 */
+    M_OFFLOAD_ADMIN,            /* the same, but binding the ClusterRole admin */
 } spoil;
 
 typedef struct row {
@@ -58,6 +68,18 @@ static const row rows[] = {
      "POST " TG_NAME_CLAIMS_PATH " 409\n" APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
     {"claim POST answers 404 (no CRD): nothing decided", S_PENDING, M_NONE, "POST", TG_NAME_CLAIMS_PATH, 404,
      "POST " TG_NAME_CLAIMS_PATH " 404\n", TG_RECONCILE_RETRY, NULL},
+    {"a foreign ClusterRoleBinding names cl01: denied NameBound, the Tenant told", S_PENDING, M_CRB_FOREIGN, NULL,
+     NULL, 0, APPROVED "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
+    {"a RoleBinding in another namespace names Group cl01: denied NameBound", S_PENDING, M_RB_GROUP_ELSEWHERE, NULL,
+     NULL, 0, APPROVED "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
+    {"the Tenant flow's own bindings for cl01: claimed, approved", S_PENDING, M_OWN_BINDINGS, NULL, NULL, 0,
+     CLAIMED APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
+    {"Liqo's offload binding names Group cl01: claimed, approved", S_PENDING, M_LIQO_OFFLOAD, NULL, NULL, 0,
+     CLAIMED APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
+    {"Liqo's offload binding's shape binding admin: denied NameBound", S_PENDING, M_OFFLOAD_ADMIN, NULL, NULL, 0,
+     APPROVED "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
+    {"binding informers not synced: nothing decided", S_PENDING, M_BINDINGS_UNSYNCED, NULL, NULL, 0, "",
+     TG_RECONCILE_RETRY, NULL},
     {"CSR gone", S_ABSENT, M_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, NULL},
     {"CSR GET answers 500", S_PENDING, M_NONE, "GET", CSR, 500, "", TG_RECONCILE_RETRY, NULL},
     {"decided already: approved", S_APPROVED, M_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, "Approved"},
@@ -129,6 +151,63 @@ static void store_objects(tg_api *api, const row *r)
     free(tenant);
 }
 
+static const char *const crb_foreign[] = {
+    "{\"metadata\":{\"name\":\"cl01-view\"},\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"view\"},"
+    "\"subjects\":[{\"kind\":\"User\",\"name\":\"cl01\"}]}", NULL};
+static const char *const rb_group_elsewhere[] = {
+    "{\"metadata\":{\"name\":\"cl01-edit\",\"namespace\":\"team-a\"},\"roleRef\":{\"kind\":\"ClusterRole\","
+    "\"name\":\"edit\"},\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"x\"},"
+    "{\"kind\":\"Group\",\"name\":\"cl01\"}]}", NULL};
+static const char *const rb_own[] = {
+    "{\"metadata\":{\"name\":\"liqo-binding-liqo-remote-controlplane\",\"namespace\":\"" NS "\"},"
+    "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"liqo-remote-controlplane\"},"
+    "\"subjects\":[{\"kind\":\"User\",\"name\":\"cl01\"}]}", NULL};
+static const char *const crb_own[] = {
+    "{\"metadata\":{\"name\":\"liqo-binding-liqo-virtual-kubelet-remote-clusterwide-cl01\"},"
+    "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"liqo-virtual-kubelet-remote-clusterwide\"},"
+    "\"subjects\":[{\"kind\":\"Group\",\"name\":\"cl01\"}]}", NULL};
+
+/* Liqo's NamespaceMap controller's RoleBinding in the namespace it made for
+ * cl01's offloaded namespace default, as Liqo v1.2 writes it. */
+#define OFFLOAD_RB(role) \
+    "{\"metadata\":{\"name\":\"" NS "\",\"namespace\":\"default-cl01\",\"labels\":{" \
+    "\"app.kubernetes.io/managed-by\":\"liqo\",\"liqo.io/remote-cluster-id\":\"cl01\"}}," \
+    "\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"" role "\"}," \
+    "\"subjects\":[{\"kind\":\"Group\",\"name\":\"cl01\"}]}"
+static const char *const rb_liqo_offload[] = {OFFLOAD_RB("liqo-virtual-kubelet-remote"), NULL};
+static const char *const rb_offload_admin[] = {OFFLOAD_RB("admin"), NULL};
+
+/* The binding informers' caches (and their index) as the row has them. */
+static void set_bindings(tg_signer *s, const char *const *rbs, const char *const *crbs)
+{
+    tg_cache_free(s->rb_cache);
+    tg_cache_free(s->crb_cache);
+    s->rb_cache = rt_cache(NULL, rbs);
+    s->crb_cache = rt_cache(NULL, crbs);
+    tg_binding_index_fill(s->binding_index, s->rb_cache);
+    tg_binding_index_fill(s->binding_index, s->crb_cache);
+}
+
+static void store_bindings(tg_signer *s, spoil m)
+{
+    static const char *const none[] = {NULL};
+
+    if (m == M_CRB_FOREIGN)
+        set_bindings(s, none, crb_foreign);
+    else if (m == M_RB_GROUP_ELSEWHERE)
+        set_bindings(s, rb_group_elsewhere, none);
+    else if (m == M_OWN_BINDINGS)
+        set_bindings(s, rb_own, crb_own);
+    else if (m == M_LIQO_OFFLOAD)
+        set_bindings(s, rb_liqo_offload, none);
+    else if (m == M_OFFLOAD_ADMIN)
+        set_bindings(s, rb_offload_admin, none);
+    else if (m == M_BINDINGS_UNSYNCED) {
+        tg_cache_free(s->rb_cache);
+        s->rb_cache = tg_cache_new(NULL);
+    }
+}
+
 /* The type of the CSR's last condition as stored, or NULL. */
 static const char *last_condition(tg_api *api)
 {
@@ -149,6 +228,7 @@ static void run_row(const row *r)
     if (r->m == M_APPROVER_OFF)
         s.controllers &= ~TG_CTL_APPROVER;
     store_objects(api, r);
+    store_bindings(&s, r->m);
     if (r->fail_path)
         fake_api_fail(api, r->fail_method, r->fail_path, r->fail_status, 1);
     ret = tg_reconcile_csr(&s, api, CSR_NAME);
@@ -248,6 +328,111 @@ static void test_stale_stash_conflicts_then_converges(void **state)
     fake_api_free(api);
 }
 
+#define SLICE "mypool"
+#define SLICE_PATH TENANTS_API "/namespaces/" NS "/resourceslices/" SLICE
+
+static char *b64_of(const void *p, size_t n)
+{
+    char *b = tg_base64_encode(p, n, NULL);
+
+    assert_non_null(b);
+    return b;
+}
+
+/* cl01's Tenant (key's public half), its admitted slice mypool and the
+ * slice's CSR in the fake API: a pair the approver approves. */
+static void store_slice_world(tg_api *api, EVP_PKEY *key)
+{
+    size_t len = 0;
+    char *pub = tg_key_public_pem(key, NULL), *pub_b64 = b64_of(pub, strlen(pub)), text[8192];
+    char *pem = tg_slice_csr_build(key, SLICE, "cl01", &len), *req = b64_of(pem, len);
+
+    snprintf(text, sizeof(text), "{\"apiVersion\":\"authentication.liqo.io/v1beta1\",\"kind\":\"Tenant\","
+             "\"metadata\":{\"name\":\"cl01\",\"namespace\":\"" NS "\"},"
+             "\"spec\":{\"clusterID\":\"cl01\",\"publicKey\":\"%s\",\"csr\":\"eA==\",\"signature\":\"eA==\"}}",
+             pub_b64);
+    fake_api_put(api, TENANT, text);
+    snprintf(text, sizeof(text), "{\"apiVersion\":\"authentication.liqo.io/v1beta1\",\"kind\":\"ResourceSlice\","
+             "\"metadata\":{\"name\":\"" SLICE "\",\"namespace\":\"" NS "\",\"uid\":\"u1\","
+             "\"labels\":{\"liqo.io/replicated\":\"true\",\"liqo.io/originID\":\"cl01\","
+             "\"liqo.io/remote-cluster-id\":\"cl01\"}},"
+             "\"spec\":{\"consumerClusterID\":\"cl01\",\"class\":\"default\",\"csr\":\"%s\"}}", req);
+    fake_api_put(api, SLICE_PATH, text);
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"" CSR_NAME "\",\"labels\":{\"" TG_LABEL_TENANT_CSR
+             "\":\"true\",\"" TG_LABEL_REMOTE_CLUSTER_ID "\":\"cl01\"},\"annotations\":{\"" TG_ANNOTATION_CSR_SLICE
+             "\":\"" NS "/" SLICE "\"}},\"spec\":{\"request\":\"%s\",\"signerName\":\"" TG_SIGNER_NAME_KUBE "\","
+             "\"usages\":[\"digital signature\",\"key encipherment\",\"client auth\"]}}", req);
+    fake_api_put(api, CSR, text);
+    fake_api_put(api, "/api/v1/namespaces/" NS, "{\"metadata\":{\"name\":\"" NS "\",\"uid\":\"u-ns\"}}");
+    free(req);
+    free(pem);
+    free(pub_b64);
+    free(pub);
+}
+
+/* A slice's user is refused while a RoleBinding tenantgate did not make
+ * names it (NameBound); without that binding the same CSR is approved. */
+static void test_slice_user_bound(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    char user[TG_SLICE_USER_MAX], rb[512];
+    const char *rbs[] = {rb, NULL}, *none[] = {NULL};
+
+    (void)state;
+    assert_non_null(key);
+    assert_int_equal(tg_slice_user_name(SLICE, "cl01", user, sizeof(user)), 0);
+    snprintf(rb, sizeof(rb), "{\"metadata\":{\"name\":\"peek\",\"namespace\":\"team-a\"},\"roleRef\":{"
+             "\"kind\":\"ClusterRole\",\"name\":\"view\"},\"subjects\":[{\"kind\":\"User\",\"name\":\"%s\"}]}", user);
+    for (int bound = 1; bound >= 0; bound--) {
+        tg_api *api = fake_api_new();
+        tg_signer s;
+        rt_signer_init(&s);
+        set_bindings(&s, bound ? rbs : none, none);
+        store_slice_world(api, key);
+        assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+        assert_string_equal(last_condition(api), bound ? "Denied" : "Approved");
+        if (bound)
+            assert_non_null(strstr(rt_writes(api), "NameBound"));
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
+    EVP_PKEY_free(key);
+}
+
+/* A slice's certificate carries its consumer's id as group: a foreign
+ * binding naming Group cl01 refuses the slice too (NameBound); Liqo's
+ * offload binding for cl01 does not. */
+static void test_slice_group_bound(void **state)
+{
+    static const char *const group_elsewhere[] = {
+        "{\"metadata\":{\"name\":\"peek\",\"namespace\":\"team-a\"},\"roleRef\":{\"kind\":\"ClusterRole\","
+        "\"name\":\"view\"},\"subjects\":[{\"kind\":\"Group\",\"name\":\"cl01\"}]}", NULL};
+    static const struct { const char *const *rbs; const char *cond; } cases[] = {
+        {group_elsewhere, "Denied"}, {rb_liqo_offload, "Approved"}, {rb_offload_admin, "Denied"}};
+    static const char *const none[] = {NULL};
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    const char *cond;
+
+    (void)state;
+    assert_non_null(key);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tg_api *api = fake_api_new();
+        tg_signer s;
+        rt_signer_init(&s);
+        set_bindings(&s, cases[i].rbs, none);
+        store_slice_world(api, key);
+        assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+        cond = last_condition(api);
+        if (!cond || strcmp(cond, cases[i].cond) != 0)
+            fail_msg("case %zu: %s, want %s\n%s", i, cond ? cond : "none", cases[i].cond, rt_writes(api));
+        if (strcmp(cases[i].cond, "Denied") == 0)
+            assert_non_null(strstr(rt_writes(api), "NameBound"));
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
+    EVP_PKEY_free(key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +440,8 @@ int main(void)
         cmocka_unit_test(test_issued_in_cache_costs_nothing),
         cmocka_unit_test(test_stashed_csr_costs_no_get),
         cmocka_unit_test(test_stale_stash_conflicts_then_converges),
+        cmocka_unit_test(test_slice_user_bound),
+        cmocka_unit_test(test_slice_group_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

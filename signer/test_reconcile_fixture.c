@@ -15,6 +15,7 @@
 
 #include "kube/base64.h"
 #include "kube/json.h"
+#include "signer/binding_index.h"
 #include "pki/keys.h"
 #include "signer/approve_decide.h"
 
@@ -31,18 +32,23 @@ void rt_signer_init(tg_signer *s)
     pthread_mutex_init(&s->key_mu, NULL);
     pthread_mutex_init(&s->rb_mu, NULL);
     s->rb_known = json_object_new_object();
+    /* the approver decides only with both binding caches synced: empty ones */
+    s->rb_cache = rt_cache(NULL, (const char *const[]){NULL});
+    s->crb_cache = rt_cache(NULL, (const char *const[]){NULL});
+    s->binding_index = tg_binding_index_new();
 }
 
 void rt_signer_clear(tg_signer *s)
 {
     tg_cache **caches[] = {&s->csr_cache, &s->tenant_cache, &s->nonce_cache, &s->renew_cache, &s->slice_cache,
-                           &s->cp_secret_cache, &s->repl_caches[0], &s->repl_caches[1], &s->repl_caches[2]};
+                           &s->cp_secret_cache, &s->rb_cache, &s->crb_cache, &s->repl_caches[0], &s->repl_caches[1], &s->repl_caches[2]};
 
     for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++) {
         tg_cache_free(*caches[i]);
         *caches[i] = NULL;
     }
     tg_settled_free(s->settled);
+    tg_binding_index_free(s->binding_index);
     json_object_put(s->rb_known);
     json_object_put(s->node_labels);
     json_object_put(s->slice_provider.defaults);

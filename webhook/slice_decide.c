@@ -8,6 +8,7 @@
 #include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/name_owner.h"
 #include "pki/slice.h"
 #include "pki/tenant.h"
 #include "webhook/placement.h"
@@ -142,6 +143,26 @@ static int check_user_name(const tg_lookup *lk, const char *name, const char *co
                            TG_SHOWN * 2, user, TG_SHOWN, user);
 }
 
+/* One owner per name (PROTOCOL.md 3): the slice's user is unclaimed, or
+ * claimed by this very slice (path slice, holder <consumer>/<slice>: the
+ * approver's claim, found again on UPDATE or a re-created copy). Another
+ * path or holder owns it: its certificate would act as that owner. */
+static int check_user_claim(const tg_lookup *lk, const char *name, const char *consumer, tg_verdict *v)
+{
+    char user[TG_SLICE_USER_MAX], path[16], holder[TG_LOOKUP_WHERE_MAX], want[TG_LOOKUP_WHERE_MAX];
+
+    if (!lk->ops->name_claim || tg_slice_user_name(name, consumer, user, sizeof(user)) != 0 ||
+        lk->ops->name_claim(lk, user, path, holder) != TG_LOOKUP_FOUND)
+        return 0;
+    snprintf(want, sizeof(want), "%.63s/%.253s", consumer, name);
+    if (tg_name_path_parse(path) == TG_NAME_PATH_SLICE && strcmp(holder, want) == 0)
+        return 0;
+    return tg_verdict_deny_code(v, 403, TG_NAME_OWNED,
+                                "expected the slice's user %.*s to be unclaimed or claimed by this slice (path slice "
+                                "holder %.*s), found NameClaim of path %.15s holder %.*s",
+                                TG_SHOWN * 2, user, TG_SHOWN * 2, want, path, TG_SHOWN * 2, holder);
+}
+
 /* Step 4: the consumer has a Tenant in the namespace, and it is not Drained.
  * On 0, t is filled and the caller clears it. */
 static int find_live_tenant(const tg_lookup *lk, const char *ns, const char *consumer, tg_lookup_tenant *t,
@@ -259,7 +280,8 @@ static int check_replicated(const tg_review_request *req, const tg_lookup *lk, c
     if (tg_placement_tenant_namespace(lk, ns, v) != 0 ||
         tg_placement_owner(lk, ns, consumer, "spec.consumerClusterID", v) != 0)
         goto out;
-    if (check_against_tenant(lk, ns, name, consumer, &csr, v) != 0 || check_user_name(lk, name, consumer, v) != 0)
+    if (check_against_tenant(lk, ns, name, consumer, &csr, v) != 0 || check_user_name(lk, name, consumer, v) != 0 ||
+        check_user_claim(lk, name, consumer, v) != 0)
         goto out;
     rc = 0;
 out:

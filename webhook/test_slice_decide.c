@@ -38,6 +38,8 @@ typedef struct fake_cluster {
     fake_tenant tenants[2];
     const char *local_slices[2];
     const char *cluster_ids[2];      /* of Tenants elsewhere */
+    const char *claim_path;          /* SLICE_USER's NameClaim: its path, NULL = none */
+    const char *claim_holder;
 } fake_cluster;
 
 static char *tenant_key_pem;         /* the consumer's key, as its Tenant carries it */
@@ -101,7 +103,19 @@ static int fake_tenant_cluster_id_exists(const tg_lookup *lk, const char *cluste
     return 0;
 }
 
+static int fake_name_claim(const tg_lookup *lk, const char *name, char path[16], char holder[TG_LOOKUP_WHERE_MAX])
+{
+    const fake_cluster *c = lk->data;
+
+    if (!c->claim_path || strcmp(name, SLICE_USER) != 0)
+        return TG_LOOKUP_NOT_FOUND;
+    snprintf(path, 16, "%s", c->claim_path);
+    snprintf(holder, TG_LOOKUP_WHERE_MAX, "%s", c->claim_holder);
+    return TG_LOOKUP_FOUND;
+}
+
 static const tg_lookup_ops fake_ops = {
+    .name_claim = fake_name_claim,
     .synced = fake_synced,
     .namespace_label = fake_namespace_label,
     .tenant_for_cluster = fake_tenant_for_cluster,
@@ -284,6 +298,15 @@ static const slice_case cases[] = {
      .found = "CN=other-c34af51dd912"},
     {"the Tenant's CSR reused", OK_CLUSTER, .spec_field = "csr", .spec_value = "TENANT_CSR",
      .reason = "CSRSubjectMismatch", .code = 400, .found = "found CN=" CONSUMER},
+    /* one owner per name (issue 44): the slice's user claimed by another path or holder */
+    {"slice user claimed by tenantgate-auth's token path", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}},
+     .claim_path = "token", .claim_holder = SLICE_USER}, .reason = "NameOwned", .code = 403,
+     .found = "found NameClaim of path token holder " SLICE_USER},
+    {"slice user claimed by another slice", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}, .claim_path = "slice",
+     .claim_holder = "other/" SLICE}, .op = "UPDATE", .reason = "NameOwned", .code = 403,
+     .found = "holder other/" SLICE},
+    {"slice user claimed by this slice (the approver's claim)", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}},
+     .claim_path = "slice", .claim_holder = CONSUMER "/" SLICE}, .op = "UPDATE", .reason = "Accepted"},
     {"unsynced", {.unsynced = 1}, .reason = "CacheNotSynced", .code = 500},
     {"update while deleting", {.tenants = {{.ns = NS, .cluster_id = "other"}}}, .op = "UPDATE", .deleting = 1, .reason = "Accepted"},
     /* Liqo parity */
