@@ -132,6 +132,43 @@ def test_every_sh_block_names_an_existing_file_that_runs_it(source_dir):
     assert not problems, "\n".join(problems)
 
 
+TEST_REF = re.compile(r"`((?:e2e|webhook|signer|auth|cli|pki)/[\w/]+\.(?:py|c))(?:::(\w+))?`|`::(\w+)`")
+
+
+def threat_model_test_cells(text):
+    """(row number, [(file, function or None)]) of each row of docs/threat-model.md's table; a
+    `::name` cell entry belongs to the file named before it in that cell."""
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("| ") or line.startswith("| principal") or line.startswith("|---"):
+            continue
+        refs, current = [], None
+        for m in TEST_REF.finditer(line.rsplit("|", 2)[-2]):
+            if m.group(1):
+                current = m.group(1)
+                refs.append((current, m.group(2)))
+            else:
+                refs.append((current, m.group(3)))
+        rows.append((number, refs))
+    return rows
+
+
+def test_every_threat_model_cell_names_a_test_that_exists(source_dir):
+    """docs/threat-model.md: each row's test cell names test files and functions that exist."""
+    problems = []
+    rows = threat_model_test_cells((source_dir / "docs" / "threat-model.md").read_text())
+    assert len(rows) > 10, rows
+    for number, refs in rows:
+        if not refs:
+            problems.append(f"threat-model.md:{number}: no test named")
+        for path, func in refs:
+            if path is None or not (source_dir / path).exists():
+                problems.append(f"threat-model.md:{number}: no file {path}")
+            elif func and not re.search(rf"\b{func}\b", (source_dir / path).read_text()):
+                problems.append(f"threat-model.md:{number}: no {func} in {path}")
+    assert not problems, "\n".join(problems)
+
+
 def test_the_docs_have_commands_to_run(source_dir):
     """Guards the live test against an extractor that silently finds nothing."""
     found = {p.name: console_commands(p.read_text()) for p in doc_files(source_dir, CONSOLE_DOCS)}
