@@ -358,7 +358,8 @@ class Webhook:
     def unsynced_until_granted(self, cluster):
         """Restarted as a fresh ServiceAccount with no rights, so it serves but its caches
         cannot sync (every review: CacheNotSynced).  Yields grant(): binds the webhook's
-        ClusterRole to that ServiceAccount, after which the informers' next retry syncs.
+        ClusterRole and its slice policy Role to that ServiceAccount, after which the
+        informers' next retry syncs.
         Afterwards the binding and the ServiceAccount are deleted and the webhook is
         restarted as usual (ready)."""
         sa = f"{WEBHOOK_SA}-late-{uuid.uuid4().hex[:6]}"
@@ -367,14 +368,22 @@ class Webhook:
                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                "name": WEBHOOK_SA},
                    "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": INSTALL_NAMESPACE}]}
+        policy_binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                          "metadata": {"name": sa, "namespace": INSTALL_NAMESPACE},
+                          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                      "name": f"{WEBHOOK_SA}-slice-policy"},
+                          "subjects": [{"kind": "ServiceAccount", "name": sa,
+                                        "namespace": INSTALL_NAMESPACE}]}
         kubeconfig = cluster.serviceaccount_kubeconfig(INSTALL_NAMESPACE, sa)
         try:
             self.stop()
             self.start(kubeconfig=kubeconfig)
             wait_for(lambda: self.readyz()[0] == 503, timeout=10, interval=0.05,
                      what="tenantgate-webhook serving, not ready")
-            yield lambda: cluster.apply(binding)
+            yield lambda: (cluster.apply(policy_binding), cluster.apply(binding))
         finally:
+            cluster.kubectl("delete", "rolebinding", sa, "-n", INSTALL_NAMESPACE, "--ignore-not-found",
+                            check=False)
             cluster.kubectl("delete", "clusterrolebinding", sa, "--ignore-not-found", check=False)
             cluster.kubectl("delete", "serviceaccount", sa, "-n", INSTALL_NAMESPACE,
                             "--ignore-not-found", check=False)

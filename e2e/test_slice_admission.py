@@ -436,7 +436,8 @@ def test_without_a_cluster_id_every_local_slice_of_a_tenant_namespace_is_the_pro
     name = f"rs{uuid.uuid4().hex[:4]}"
     user = user_name(name, c.id)
     _may_write_slices(provider, c.ns, user)
-    with _webhook_with(webhook, "--namespace", "tg-no-such-namespace"):
+    # the slice policy ConfigMap follows --namespace by default: off, so the webhook gets ready
+    with _webhook_with(webhook, "--namespace", "tg-no-such-namespace", "--slice-policy-configmap", "off"):
         assert "no cluster id (give --cluster-id)" in webhook.process.log_path.read_text()
         proc = provider.create(_own_local_slice(c, name, consumer_id="someone-else"), check=False,
                                as_user=user, as_groups=(c.id,))
@@ -505,3 +506,65 @@ def test_default_class_refused_when_the_provider_turned_it_off(provider, webhook
         assert proc.returncode == 0, proc.stderr
     proc = provider.apply(c.slice("rs-default"), check=False, **as_consumer)
     assert proc.returncode == 0, proc.stderr
+
+
+# --- the consumer's own slice policy (issue 48, item 2) -----------------------------------------
+
+SLICE_POLICY = "tenantgate-resourceslice-policy"    # the default --slice-policy-configmap name
+
+
+def _slice_policy(entries):
+    """The policy ConfigMap in the install namespace, one tenant.<id> key per consumer."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": SLICE_POLICY, "namespace": INSTALL_NAMESPACE},
+            "data": {f"tenant.{cid}": json.dumps(entry) for cid, entry in entries.items()}}
+
+
+def _refused_now(provider, obj, reason, as_consumer):
+    """Once the webhook's informer shows the policy: a server-side dry run (admitted or not,
+    nothing stored) refuses obj with reason."""
+    proc = provider.apply(obj, "--dry-run=server", check=False, **as_consumer)
+    return proc.returncode != 0 and reason in proc.stderr
+
+
+def test_consumer_slice_policy_refused_at_apply(provider, webhook, consumers):
+    """The provider's admin gives consumer A classes ["default"] and maxPerSlice cpu 2 in the
+    policy ConfigMap (install namespace: no tenant can write it). As A's ControlPlane user, the
+    writer of its replicated copies: a gpu slice is refused at kubectl apply with
+    ClassNotAllowed naming the allowed classes, a 4-CPU slice with TenantPolicyExceeded naming
+    the resource, asked and allowed; a 2-CPU default slice is stored. Consumer B, without an
+    entry, is unaffected. The policy loosened, the same applies succeed. The webhook reads the
+    ConfigMap as its own ServiceAccount (manifests/webhook/rbac.yaml, resourceNames)."""
+    a, b = consumers(), consumers()
+    for c in (a, b):
+        _may_write_slices(provider, c.ns, c.id)
+    as_a, as_b = ({"as_user": c.id, "as_groups": ("liqo.io",)} for c in (a, b))
+    gpu = a.slice("rs-gpu", **{"class": "gpu", "resources": {"cpu": "1"}})
+    big = a.slice("rs-big", resources={"cpu": "4"})
+    provider.apply(_slice_policy({a.id: {"classes": ["default"], "maxPerSlice": {"cpu": "2"}}}))
+    try:
+        wait_for(lambda: _refused_now(provider, gpu, "ClassNotAllowed", as_a), timeout=30,
+                 what="the webhook to see the policy")
+        proc = provider.apply(gpu, check=False, **as_a)
+        message = expect_denied(proc, "ClassNotAllowed", "Forbidden")
+        assert f"consumer {a.id} (data.tenant.{a.id} of the slice policy ConfigMap): spec.class: expected a " \
+               'class this consumer may use ["default"], found "gpu"' in message, message
+        proc = provider.apply(big, check=False, **as_a)
+        message = expect_denied(proc, "TenantPolicyExceeded", "Forbidden")
+        assert "cpu: 4 asked, at most 2 per slice for this consumer (2 over)" in message, message
+        assert not stored(provider, a.ns, "rs-gpu") and not stored(provider, a.ns, "rs-big")
+        proc = provider.apply(a.slice("rs-small", resources={"cpu": "2"}), check=False, **as_a)
+        assert proc.returncode == 0, proc.stderr
+        for obj in (b.slice("rs-gpu", **{"class": "gpu"}), b.slice("rs-big", resources={"cpu": "4"})):
+            proc = provider.apply(obj, check=False, **as_b)
+            assert proc.returncode == 0, proc.stderr
+        # loosened: the same applies go through
+        provider.apply(_slice_policy({a.id: {"classes": ["default", "gpu"], "maxPerSlice": {"cpu": "4"}}}))
+        wait_for(lambda: not _refused_now(provider, gpu, "ClassNotAllowed", as_a), timeout=30,
+                 what="the webhook to see the loosened policy")
+        for obj in (gpu, big):
+            proc = provider.apply(obj, check=False, **as_a)
+            assert proc.returncode == 0, proc.stderr
+    finally:
+        provider.kubectl("delete", "configmap", SLICE_POLICY, "-n", INSTALL_NAMESPACE, "--ignore-not-found",
+                         check=False)

@@ -809,8 +809,9 @@ def test_serviceaccount_may_only_read_what_it_caches(provider, webhook):
 
 def test_informers_hold_one_watch_connection_each_and_no_libcurl(provider, webhook):
     """Fresh start: the webhook's API client (kube/client_h1.c, HTTP/1.1 on OpenSSL) opens a
-    connection per request, so once the six informers' lists are in (namespaces, Tenants,
-    nonce Secrets, local and replicated ResourceSlices, NameClaims), exactly their six watches stay open
+    connection per request, so once the seven informers' lists are in (namespaces, Tenants,
+    nonce Secrets, local and replicated ResourceSlices, NameClaims, the slice policy ConfigMap),
+    exactly their seven watches stay open
     (every list's connection was closed, none leaked), the caches sync, and the process has
     not mapped libcurl or any library only libcurl brings."""
     webhook.restart()
@@ -818,7 +819,7 @@ def test_informers_hold_one_watch_connection_each_and_no_libcurl(provider, webho
     port = int(provider.server.rsplit(":", 1)[1])
     time.sleep(1)                       # the watches are open once the lists are in
     to_apiserver = apiserver_connections(webhook.process.pid, port)
-    assert len(to_apiserver) == 6, f"connections to the apiserver (port {port}), socket inodes: {to_apiserver}"
+    assert len(to_apiserver) == 7, f"connections to the apiserver (port {port}), socket inodes: {to_apiserver}"
     with open(f"/proc/{webhook.process.pid}/maps") as f:
         mapped = {line.split()[-1].rsplit("/", 1)[-1] for line in f if "/" in line}
     assert not {lib for lib in mapped if lib.startswith(("libcurl", "libnghttp2", "libgnutls", "libldap"))}

@@ -29,6 +29,9 @@ static const char *const reason_names[TG_REASON_COUNT] = {
     [TG_NAME_RESERVED] = "NameReserved",
     [TG_NAME_OWNED] = "NameOwned",
     [TG_DEFAULT_SLICE_CLASS_DISABLED] = "DefaultResourceSliceClassDisabled",
+    [TG_CLASS_NOT_ALLOWED] = "ClassNotAllowed",
+    [TG_TENANT_POLICY_EXCEEDED] = "TenantPolicyExceeded",
+    [TG_TENANT_POLICY_INVALID] = "TenantPolicyInvalid",
 };
 
 const char *tg_reason_name(tg_reason r)
@@ -68,7 +71,9 @@ int tg_verdict_deny(tg_verdict *v, tg_reason r, const char *fmt, ...)
 
     va_start(ap, fmt);
     rc = verdict_vdeny(v, r == TG_DUPLICATE || r == TG_SLICE_TENANT_DRAINED || r == TG_FORBIDDEN_CHANGE ||
-                                  r == TG_SLICE_CLAIMS_LOCAL_CLUSTER || r == TG_DEFAULT_SLICE_CLASS_DISABLED
+                                  r == TG_SLICE_CLAIMS_LOCAL_CLUSTER || r == TG_DEFAULT_SLICE_CLASS_DISABLED ||
+                                  r == TG_CLASS_NOT_ALLOWED || r == TG_TENANT_POLICY_EXCEEDED ||
+                                  r == TG_TENANT_POLICY_INVALID
                               ? 403
                               : 400,
                        r, fmt, ap);

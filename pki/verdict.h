@@ -31,6 +31,10 @@ typedef enum tg_reason {
     TG_NAME_RESERVED,                   /* spec.clusterID in a reserved form */
     TG_NAME_OWNED,                      /* another issuing path or holder claimed the name (cluster id, slice user) */
     TG_DEFAULT_SLICE_CLASS_DISABLED,    /* a default-class slice while the provider turned that class off */
+    /* the consumer's own slice policy (pki/slice_tenant_policy.h) */
+    TG_CLASS_NOT_ALLOWED,               /* spec.class not among the consumer's classes */
+    TG_TENANT_POLICY_EXCEEDED,          /* a quantity over the consumer's maxPerSlice */
+    TG_TENANT_POLICY_INVALID,           /* the consumer's entry is not well formed: nothing allowed */
     TG_REASON_COUNT
 } tg_reason;
 
@@ -52,7 +56,8 @@ const char *tg_reason_name(tg_reason r);
 void tg_verdict_init(tg_verdict *v);
 
 /* Record a denial with status code 400 (403 for Duplicate, SliceTenantDrained,
- * ForbiddenChange, SliceClaimsLocalCluster and DefaultResourceSliceClassDisabled, as Liqo answers such refusals).
+ * ForbiddenChange, SliceClaimsLocalCluster, DefaultResourceSliceClassDisabled, ClassNotAllowed,
+ * TenantPolicyExceeded and TenantPolicyInvalid, as Liqo answers such refusals: a policy's, not a malformed object).
  * The message is formatted printf-style, newlines and control
  * characters are replaced so the result is always one line. Returns -1 so that
  * checks can `return tg_verdict_deny(...)`. */

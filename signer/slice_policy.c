@@ -2,9 +2,11 @@
 #include "signer/slice_policy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kube/json.h"
+#include "pki/slice_tenant_policy.h"
 
 /* The policy ConfigMap's data (a new object, or NULL: none). 0, or -1 with
  * c->err on a failed read. Read live on every pass, never remembered: a
@@ -24,20 +26,40 @@ static int policy_data(slice_ctx *c, json_object **data)
     return 0;
 }
 
-/* The policy of the slice's class from the policy ConfigMap (data[<class>],
- * JSON); NULL when there is none. -1 with c->err on a failed read;
- * *bad set (and why) when the ConfigMap's entry is not JSON. */
-int rs_class_policy(slice_ctx *c, const char *class_, json_object **policy, char *why, size_t why_len, int *bad)
+/* The consumer's entry (data[tenant.<consumer>]) of data, copied; NULL when none. */
+static char *tenant_entry_of(json_object *data, const char *consumer, int *oom)
+{
+    char key[sizeof(TG_TENANT_POLICY_KEY_PREFIX) + 64];
+    const char *text;
+    char *copy;
+
+    if (!data || !consumer || tg_tenant_policy_key(consumer, key, sizeof(key)) != 0 ||
+        !(text = tg_json_path_string(data, key, NULL)))
+        return NULL;
+    *oom = !(copy = strdup(text));
+    return copy;
+}
+
+int rs_class_policy(slice_ctx *c, const char *class_, json_object **policy, char **tenant_entry, char *why,
+                    size_t why_len, int *bad)
 {
     json_object *cm = NULL;
     const char *text;
+    int oom = 0;
 
     *policy = NULL;
+    *tenant_entry = NULL;
     *bad = 0;
     if (!c->s->slice_policy_ns || !c->s->slice_policy_name)
         return 0;
     if (policy_data(c, &cm) != 0)
         return -1;
+    *tenant_entry = tenant_entry_of(cm, c->consumer, &oom);
+    if (oom) {
+        json_object_put(cm);
+        snprintf(c->err, sizeof(c->err), "out of memory");
+        return -1;
+    }
     text = cm ? tg_json_path_string(cm, class_ && *class_ ? class_ : "default", NULL) : NULL;
     if (text && !(*policy = tg_json_parse(text, strlen(text), NULL, 0))) {
         *bad = 1;

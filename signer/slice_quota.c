@@ -5,10 +5,12 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "kube/json.h"
+#include "pki/slice_tenant_policy.h"
 #include "signer/slice_resources.h"
 #include "signer/slice_policy.h"
 #include "signer/slice_status.h"
@@ -209,26 +211,65 @@ static void null_dropped(json_object *granted, json_object *was)
     }
 }
 
+/* The consumer's own policy (pki/slice_tenant_policy.h) over what the class
+ * verdict would grant (defaults included) and the siblings' grants: v as
+ * given, or -1 with reason and why. Shared with the webhook, which judges
+ * what is asked at admission; this holds for slices admitted while it was
+ * down or before the policy tightened. */
+static int tenant_verdict(int v, const char *entry, const char *class_, json_object **granted, json_object *others,
+                          char *reason, size_t reason_len, char *why, size_t why_len)
+{
+    tg_tenant_policy_verdict pv;
+
+    if (v <= 0 || !entry)
+        return v;
+    pv = tg_tenant_policy_check(entry, class_, *granted, others, why, why_len);
+    if (pv == TG_TPOL_ALLOWED)
+        return v;
+    snprintf(reason, reason_len, "%s", tg_tenant_policy_reason(pv));
+    json_object_put(*granted);
+    *granted = NULL;
+    return -1;
+}
+
+/* Another class is its own controller's (Liqo): the consumer's policy only
+ * takes it away (ClassNotAllowed, or a broken entry), and grants nothing. */
+static int other_class_verdict(const char *entry, const char *class_, char *reason, size_t reason_len, char *why,
+                               size_t why_len)
+{
+    tg_tenant_policy_verdict pv = tg_tenant_policy_check(entry, class_, NULL, NULL, why, why_len);
+
+    if (pv == TG_TPOL_ALLOWED)
+        return 0;
+    snprintf(reason, reason_len, "%s", tg_tenant_policy_reason(pv));
+    return -1;
+}
+
 /* Fill patch (the status object) with the Resources condition and fields.
  * 0, or -1 with c->err. *res_denied set when Denied. Called under rs_res_mu. */
 int rs_resources_status(slice_ctx *c, json_object *st, json_object **res_cond, int *res_denied)
 {
     const char *class_ = tg_json_path_string(c->slice, "spec", "class", NULL);
     json_object *old = rs_condition_of(c->slice, "Resources"), *policy = NULL, *others = NULL, *granted = NULL;
-    char reason[48] = "", why[400] = "", msg[512];
-    int v, bad = 0;
+    char reason[48] = "", why[400] = "", msg[512], *entry = NULL;
+    int v, bad = 0, active;
 
     *res_cond = NULL;
     *res_denied = 0;
-    if (!c->tenant || !rs_is_default_class(class_))
-        return 0;   /* no Tenant: Liqo writes nothing; another class: its controller's */
-    if (tenant_state(c->tenant) == TG_SLICE_T_ACTIVE) {
-        if (rs_class_policy(c, class_, &policy, why, sizeof(why), &bad) != 0 || !(others = others_granted(c))) {
-            json_object_put(policy);
-            return -1;
-        }
-    }
-    if (bad) {
+    if (!c->tenant)
+        return 0;   /* no Tenant: Liqo writes nothing */
+    active = tenant_state(c->tenant) == TG_SLICE_T_ACTIVE;
+    if (active && rs_class_policy(c, class_, &policy, &entry, why, sizeof(why), &bad) != 0)
+        return -1;
+    if (!rs_is_default_class(class_)) {
+        json_object_put(policy);
+        policy = NULL;
+        v = entry ? other_class_verdict(entry, class_, reason, sizeof(reason), why, sizeof(why)) : 0;
+    } else if (active && !(others = others_granted(c))) {
+        json_object_put(policy);
+        free(entry);
+        return -1;
+    } else if (bad) {
         snprintf(reason, sizeof(reason), "%s", TG_RES_DENY_POLICY);
         v = -1;
     } else {
@@ -236,7 +277,9 @@ int rs_resources_status(slice_ctx *c, json_object *st, json_object **res_cond, i
                                        old ? tg_json_string(old, "status") : NULL,
                                        tg_json_path(c->slice, "spec", "resources", NULL), policy, others, &granted,
                                        reason, sizeof(reason), why, sizeof(why));
+        v = tenant_verdict(v, entry, class_, &granted, others, reason, sizeof(reason), why, sizeof(why));
     }
+    free(entry);
     if (v > 0) {
         null_dropped(granted, tg_json_path(c->slice, "status", "resources", NULL));
         json_object_object_add(st, "resources", granted);

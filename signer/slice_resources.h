@@ -16,13 +16,7 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
-/* A Kubernetes quantity ("500m", "8Gi", "1e3") in thousandths of its unit;
- * 0 or -1 when malformed or out of range. */
-int tg_quantity_milli(const char *q, __int128 *milli);
-
-/* An exact text of milli thousandths: "1500m", "2" (2000m), "8Gi" and "512Mi"
- * (whole multiples of 2^30 and 2^20). */
-void tg_quantity_text(__int128 milli, char *buf, size_t len);
+#include "pki/quantity.h"   /* tg_quantity_milli, tg_quantity_text */
 
 /* Liqo's --default-node-resources ("cpu=4,memory=8Gi,...": its ResourceMap,
  * pkg/utils/args/resourcemap.go) as an object of name -> quantity text. ""

@@ -845,6 +845,78 @@ static void test_default_class_switches(void **state)
     fake_api_free(api);
 }
 
+/* ---------- the consumer's own policy (data.tenant.<id>, issue 48) ---------- */
+
+/* The slice's Resources condition as stored, or NULL. */
+static json_object *resources_condition(tg_api *api)
+{
+    json_object *conds = tg_json_path(fake_api_object(api, SLICE), "status", "conditions", NULL);
+
+    for (size_t i = 0; conds && i < json_object_array_length(conds); i++)
+        if (strcmp(tg_json_string(json_object_array_get_idx(conds, i), "type"), "Resources") == 0)
+            return json_object_array_get_idx(conds, i);
+    return NULL;
+}
+
+/* The same rule as the webhook's (pki/slice_tenant_policy.h), over what the
+ * signer would grant (defaults included) and the siblings' sum: a slice
+ * admitted while the webhook was down, or before the policy tightened. The
+ * slice asks ASKED (cpu 2, memory 4Gi); Liqo's chart grants pods 110. */
+static void test_tenant_policy(void **state)
+{
+    static const struct {
+        const char *what, *class_, *key, *entry, *status, *found;
+    } policy_rows[] = {
+        {"no entry", NULL, NULL, NULL, "Accepted", NULL},
+        {"within", NULL, "tenant." CONSUMER, "{\"classes\":[\"default\"],\"maxPerSlice\":{\"cpu\":\"2\"}}",
+         "Accepted", NULL},
+        {"over per slice", NULL, "tenant." CONSUMER, "{\"maxPerSlice\":{\"cpu\":\"1\"}}", "Denied",
+         "(TenantPolicyExceeded): cpu: 2 asked, at most 1 per slice for this consumer (1 over)"},
+        {"a default judged too", NULL, "tenant." CONSUMER, "{\"maxPerSlice\":{\"pods\":\"100\"}}", "Denied",
+         "(TenantPolicyExceeded): pods: 110 asked"},
+        {"over per tenant", NULL, "tenant." CONSUMER, "{\"maxPerTenant\":{\"cpu\":\"1\"}}", "Denied",
+         "(TenantPolicyExceeded): cpu: 2 asked with 0 already granted to this consumer, at most 1 per consumer"},
+        {"default not allowed", NULL, "tenant." CONSUMER, "{\"classes\":[\"gpu\"]}", "Denied",
+         "(ClassNotAllowed): spec.class: expected a class this consumer may use [\"gpu\"], found \"default\""},
+        {"another class not allowed", "gpu", "tenant." CONSUMER, "{\"classes\":[\"default\"]}", "Denied",
+         "(ClassNotAllowed)"},
+        {"another class allowed: its controller's", "gpu", "tenant." CONSUMER, "{\"classes\":[\"gpu\"]}", NULL,
+         NULL},
+        {"broken entry", NULL, "tenant." CONSUMER, "{\"maxPerslice\":{}}", "Denied", "(TenantPolicyInvalid)"},
+        {"another consumer's entry", NULL, "tenant.other", "{\"classes\":[]}", "Accepted", NULL},
+    };
+    world *w = *state;
+
+    for (size_t i = 0; i < sizeof(policy_rows) / sizeof(policy_rows[0]); i++) {
+        tg_signer s;
+        tg_api *api = quota_setting(w, &s, 0);
+        json_object *cm = json_object_new_object(), *data = json_object_new_object(), *meta, *cond;
+
+        s.slice_policy_ns = "liqo";
+        s.slice_policy_name = "slice-policy";
+        meta = tg_json_parse("{\"name\":\"slice-policy\",\"namespace\":\"liqo\"}", 42, NULL, 0);
+        json_object_object_add(cm, "metadata", meta);
+        if (policy_rows[i].key)
+            json_object_object_add(data, policy_rows[i].key, json_object_new_string(policy_rows[i].entry));
+        json_object_object_add(cm, "data", data);
+        fake_api_put(api, POLICY_CM, json_object_to_json_string(cm));
+        json_object_put(cm);
+        if (policy_rows[i].class_)
+            json_object_object_add(tg_json_path(fake_api_object(api, SLICE), "spec", NULL), "class",
+                                   json_object_new_string(policy_rows[i].class_));
+        assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) > 0);
+        cond = resources_condition(api);
+        if (policy_rows[i].status ? !cond || strcmp(tg_json_string(cond, "status"), policy_rows[i].status) != 0 : cond != NULL)
+            fail_msg("%s: Resources %s, want %s", policy_rows[i].what, cond ? tg_json_string(cond, "status") : "none",
+                     policy_rows[i].status ? policy_rows[i].status : "none");
+        if (policy_rows[i].found && !strstr(tg_json_string(cond, "message"), policy_rows[i].found))
+            fail_msg("%s: message \"%s\", want \"%s\"", policy_rows[i].what, tg_json_string(cond, "message"),
+                     policy_rows[i].found);
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -868,6 +940,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_offered_classes, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_offered_storage_real_and_failing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_default_class_switches, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_tenant_policy, world_setup, world_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

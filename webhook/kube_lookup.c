@@ -163,6 +163,8 @@ void tg_kube_lookup_free(tg_kube_lookup *kl)
         tg_informer_free(kl->replicated_slices);
     if (kl->claims)
         tg_informer_free(kl->claims);
+    if (kl->slice_policy)
+        tg_informer_free(kl->slice_policy);
     if (kl->client)
         tg_kube_client_free(kl->client);
     uv_run(kl->loop, UV_RUN_DEFAULT);

@@ -30,6 +30,12 @@ const tg_live_nonce *tg_kube_lookup_live(tg_kube_lookup *kl);
  * why (none, several, a bad id, or the list failed). */
 int tg_kube_lookup_cluster_id(tg_kube_lookup *kl, const char *ns, char *id, size_t id_len, char *why,
                               size_t why_len);
+/* Cache the slice policy ConfigMap ns/name (its data only, one object by
+ * field selector: kube_slice_policy.c) for the consumers' own entries. Call
+ * before the server starts; until its first list every admission waits, as
+ * for the other caches (fail closed). 0, or -1 with err. */
+int tg_kube_lookup_watch_slice_policy(tg_kube_lookup *kl, const char *ns, const char *name, char *err,
+                                      size_t err_len);
 /* After the workers stopped; runs loop until the informers are closed. */
 void tg_kube_lookup_free(tg_kube_lookup *kl);
 

@@ -22,11 +22,16 @@ struct tg_kube_lookup {
     tg_informer *local_slices;     /* ResourceSlices labelled liqo.io/replication=true, metadata only */
     tg_informer *replicated_slices;    /* labelled liqo.io/replicated=true: metadata, consumerClusterID */
     tg_informer *claims;           /* NameClaims (cluster-scoped): spec only */
+    tg_informer *slice_policy;     /* the slice policy ConfigMap, by name: data only; NULL: off */
+    char slice_policy_ns[64], slice_policy_name[254];
     tg_lookup lookup;
     tg_kube_live *live;
 };
 
 /* The readers; lookup.data is the tg_kube_lookup. */
 extern const tg_lookup_ops tg_kube_lookup_ops;
+
+/* lookup.h's slice_tenant_policy over kl->slice_policy (kube_slice_policy.c). */
+int tg_kube_slice_tenant_policy(const tg_lookup *lk, const char *cluster_id, char **entry);
 
 #endif

@@ -20,7 +20,8 @@ static int kl_synced(const tg_lookup *lk)
     tg_kube_lookup *kl = lk->data;
     return tg_informer_synced(kl->namespaces) && tg_informer_synced(kl->tenants) &&
            tg_informer_synced(kl->nonces) && tg_informer_synced(kl->local_slices) &&
-           tg_informer_synced(kl->replicated_slices) && tg_informer_synced(kl->claims);
+           tg_informer_synced(kl->replicated_slices) && tg_informer_synced(kl->claims) &&
+           (!kl->slice_policy || tg_informer_synced(kl->slice_policy));
 }
 
 static int kl_namespace_label(const tg_lookup *lk, const char *ns, const char *key, char value[TG_LABEL_VALUE_MAX],
@@ -240,10 +241,11 @@ static size_t kl_cache_stats(const tg_lookup *lk, tg_lookup_cache_stats *out, si
         {"local_slices", kl->local_slices},
         {"replicated_slices", kl->replicated_slices},
         {"name_claims", kl->claims},
+        {"slice_policy", kl->slice_policy},
     };
     size_t n;
 
-    for (n = 0; n < cap && n < sizeof(caches) / sizeof(caches[0]); n++)
+    for (n = 0; n < cap && n < sizeof(caches) / sizeof(caches[0]) && caches[n].inf; n++)
         out[n] = (tg_lookup_cache_stats){.cache = caches[n].cache,
                                          .objects = tg_informer_count(caches[n].inf),
                                          .failures = tg_informer_stats_get(caches[n].inf)->failures};
@@ -261,6 +263,7 @@ const tg_lookup_ops tg_kube_lookup_ops = {
     .tenant_cluster_id_exists = kl_tenant_cluster_id_exists,
     .slice_user_exists = kl_slice_user_exists,
     .name_claim = kl_name_claim,
+    .slice_tenant_policy = tg_kube_slice_tenant_policy,
     .cache_stats = kl_cache_stats,
 };
 

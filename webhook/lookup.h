@@ -61,7 +61,7 @@ static inline void tg_lookup_tenant_clear(tg_lookup_tenant *t)
 /* One informer cache, for the metrics. */
 typedef struct tg_lookup_cache_stats {
     const char *cache;             /* "namespaces", "tenants", "nonce_secrets", "local_slices", "name_claims",
-                                    * "replicated_slices" */
+                                    * "replicated_slices", "slice_policy" */
     size_t objects;
     unsigned long failures;        /* lists or watches that failed (kube/informer.h) */
 } tg_lookup_cache_stats;
@@ -112,6 +112,14 @@ typedef struct tg_lookup_ops {
      * (pki/name_owner.h): TG_LOOKUP_FOUND with its spec.path and spec.holder
      * copied (truncated), or TG_LOOKUP_NOT_FOUND. */
     int (*name_claim)(const tg_lookup *lk, const char *name, char path[16], char holder[TG_LOOKUP_WHERE_MAX]);
+
+    /* Optional (may be NULL: no consumer has a policy). Consumer
+     * cluster_id's own slice policy: key tenant.<cluster_id> of the slice
+     * policy ConfigMap (pki/slice_tenant_policy.h). TG_LOOKUP_FOUND with
+     * *entry a malloc'd copy of its text (the caller frees it);
+     * TG_LOOKUP_NOT_FOUND when there is no such ConfigMap or key;
+     * TG_LOOKUP_ERROR when it cannot tell (out of memory). */
+    int (*slice_tenant_policy)(const tg_lookup *lk, const char *cluster_id, char **entry);
 
     /* Optional (may be NULL), for metrics only: each cache's objects and
      * failed lists or watches so far. Fills up to cap entries; returns how

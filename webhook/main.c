@@ -41,6 +41,10 @@ static void usage(FILE *out)
             "  --default-resource-slice-class-enabled[=true|false]  false: refuse replicated slices of\n"
             "                            the default class (DefaultResourceSliceClassDisabled), as Liqo's\n"
             "                            flag of that name (default true)\n"
+            "  --slice-policy-configmap NS/NAME  the ResourceSlice policy ConfigMap whose tenant.<id>\n"
+            "                            keys limit each consumer (ClassNotAllowed, TenantPolicyExceeded;\n"
+            "                            default <namespace>/tenantgate-resourceslice-policy, as the\n"
+            "                            signer's; \"off\": no consumer policy)\n"
             "  --shutdown-grace SECONDS  on SIGTERM, wait this long for in-flight requests (default 10)\n"
             "  --request-timeout SECONDS  bound on a new connection's TLS handshake and first request,\n"
             "                            a request's arrival from its first byte, a stalled HTTP/2\n"
@@ -103,12 +107,45 @@ static int local_slice_opts(tg_kube_lookup *kl, const char *flag_id, const char 
     return 0;
 }
 
+/* The signer's default: the ConfigMap of the per-class policy, in the install namespace. */
+#define DEFAULT_SLICE_POLICY "tenantgate-resourceslice-policy"
+
+/* NS/NAME, both non-empty, one "/". */
+static int slice_policy_flag_ok(const char *arg)
+{
+    const char *slash = strchr(arg, '/');
+    return slash && slash != arg && slash[1] && !strchr(slash + 1, '/') && (size_t)(slash - arg) < 64 &&
+           strlen(slash + 1) < 254;
+}
+
+/* The consumers' own slice policy (--slice-policy-configmap; NULL: the default). */
+static int watch_slice_policy(tg_kube_lookup *kl, const char *flag, const char *namespace_)
+{
+    char ns[64], err[256];
+    const char *name = DEFAULT_SLICE_POLICY;
+
+    if (flag && strcmp(flag, "off") == 0) {
+        tg_log_msg(TG_LOG_INFO, "no consumer slice policy (--slice-policy-configmap off)");
+        return 0;
+    }
+    snprintf(ns, sizeof(ns), "%s", namespace_);
+    if (flag) {
+        snprintf(ns, sizeof(ns), "%.*s", (int)(strchr(flag, '/') - flag), flag);
+        name = strchr(flag, '/') + 1;
+    }
+    if (tg_kube_lookup_watch_slice_policy(kl, ns, name, err, sizeof(err)) != 0) {
+        tg_log(TG_LOG_ERROR, "cannot watch the slice policy ConfigMap", TG_LOG_STR("error", err));
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     enum {
         OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_GRACE,
         OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_IDLE_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_PEER_CONNS,
-        OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_LOCAL_WRITERS, OPT_DEFAULT_CLASS,
+        OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_LOCAL_WRITERS, OPT_DEFAULT_CLASS, OPT_SLICE_POLICY,
     };
     static const struct option opts[] = {
         {"cert", required_argument, NULL, OPT_CERT},
@@ -131,6 +168,7 @@ int main(int argc, char **argv)
         {"namespace", required_argument, NULL, OPT_NAMESPACE},
         {"local-slice-writers", required_argument, NULL, OPT_LOCAL_WRITERS},
         {"default-resource-slice-class-enabled", optional_argument, NULL, OPT_DEFAULT_CLASS},
+        {"slice-policy-configmap", required_argument, NULL, OPT_SLICE_POLICY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -151,6 +189,7 @@ int main(int argc, char **argv)
         .enable_h2 = 0,
     };
     const char *cluster_id = NULL, *namespace_ = TG_CLUSTERID_DEFAULT_NAMESPACE, *writers_flag = NULL;
+    const char *slice_policy = NULL;
     char cluster_id_buf[TG_CLUSTERID_MAX + 1];
     tg_local_writers writers;
     tg_kube_lookup *kl = NULL;
@@ -227,6 +266,11 @@ int main(int argc, char **argv)
             else
                 goto bad;
             break;
+        case OPT_SLICE_POLICY:
+            if (strcmp(optarg, "off") != 0 && !slice_policy_flag_ok(optarg))
+                goto bad;
+            slice_policy = optarg;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -260,6 +304,8 @@ int main(int argc, char **argv)
     cfg.live = tg_kube_lookup_live(kl);
     if (local_slice_opts(kl, cluster_id, namespace_, writers_flag, &writers, cluster_id_buf, &cfg.slice) != 0)
         return 2;
+    if (watch_slice_policy(kl, slice_policy, namespace_) != 0)
+        return 1;
     s = tg_server_new(loop, &cfg, err, sizeof(err));
     if (!s) {
         tg_log(TG_LOG_ERROR, "cannot start", TG_LOG_STR("error", err));

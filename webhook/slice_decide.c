@@ -10,6 +10,7 @@
 #include "kube/tenant_json.h"
 #include "pki/name_owner.h"
 #include "pki/slice.h"
+#include "pki/slice_tenant_policy.h"
 #include "pki/tenant.h"
 #include "webhook/placement.h"
 #include "webhook/slice_quantity.h"
@@ -229,6 +230,56 @@ static int is_first_copy(const tg_review_request *req)
     return spec_unfilled(req->object) && (req->op != TG_OP_UPDATE || spec_unfilled(req->old_object));
 }
 
+/* spec.<field> of a and b, the same JSON (both absent counts as the same). */
+static int same_spec_field(json_object *a, json_object *b, const char *field)
+{
+    json_object *x = tg_json_path(a, "spec", field, NULL), *y = tg_json_path(b, "spec", field, NULL);
+    return (!x && !y) || (x && y && json_object_equal(x, y));
+}
+
+static const struct {
+    tg_tenant_policy_verdict v;
+    tg_reason r;
+} policy_reasons[] = {
+    {TG_TPOL_CLASS_NOT_ALLOWED, TG_CLASS_NOT_ALLOWED},
+    {TG_TPOL_EXCEEDED, TG_TENANT_POLICY_EXCEEDED},
+    {TG_TPOL_INVALID, TG_TENANT_POLICY_INVALID},
+};
+
+/* The consumer's own entry of the slice policy (pki/slice_tenant_policy.h)
+ * against what the slice asks (spec.class, spec.resources), on CREATE and on
+ * an UPDATE that changes either: a slice admitted before the policy
+ * tightened stays updatable (the signer denies its Resources). maxPerTenant
+ * is the signer's alone: the siblings' grants are written after admission,
+ * and only the signer decides a consumer's slices one at a time. */
+static int check_tenant_policy(const tg_review_request *req, const tg_lookup *lk, const char *consumer,
+                               tg_verdict *v)
+{
+    char *entry = NULL, why[300] = "";
+    tg_tenant_policy_verdict pv;
+    int found;
+
+    if (!lk->ops->slice_tenant_policy ||
+        (req->op == TG_OP_UPDATE && same_spec_field(req->object, req->old_object, "class") &&
+         same_spec_field(req->object, req->old_object, "resources")))
+        return 0;
+    if ((found = lk->ops->slice_tenant_policy(lk, consumer, &entry)) == TG_LOOKUP_ERROR)
+        return tg_verdict_deny(v, TG_TENANT_POLICY_INVALID,
+                               "data.%s%.*s of the slice policy ConfigMap: expected a readable entry, found none "
+                               "(out of memory)", TG_TENANT_POLICY_KEY_PREFIX, TG_SHOWN, consumer);
+    pv = found == TG_LOOKUP_FOUND
+             ? tg_tenant_policy_check(entry, tg_json_path_string(req->object, "spec", "class", NULL),
+                                      tg_json_path(req->object, "spec", "resources", NULL), NULL, why, sizeof(why))
+             : TG_TPOL_ALLOWED;
+    free(entry);
+    for (size_t i = 0; i < sizeof(policy_reasons) / sizeof(policy_reasons[0]); i++)
+        if (policy_reasons[i].v == pv)
+            return tg_verdict_deny(v, policy_reasons[i].r, "consumer %.*s (data.%s%.*s of the slice policy "
+                                   "ConfigMap): %s", TG_SHOWN, consumer, TG_TENANT_POLICY_KEY_PREFIX, TG_SHOWN,
+                                   consumer, why);
+    return 0;
+}
+
 /* A first copy is admitted from the consumer itself: its ControlPlane user
  * (name = its cluster id, group liqo.io) is what says whose copy it is, in
  * place of spec.consumerClusterID, and every other rule holds for that id. The
@@ -252,7 +303,9 @@ static int check_first_copy(const tg_review_request *req, const tg_lookup *lk, c
         find_live_tenant(lk, ns, user, &t, v) != 0)
         return -1;
     tg_lookup_tenant_clear(&t);
-    return check_user_name(lk, name, user, v);
+    if (check_user_name(lk, name, user, v) != 0)
+        return -1;
+    return check_tenant_policy(req, lk, user, v);
 }
 
 /* The beyond-Liqo check of a replicated slice. */
@@ -281,7 +334,7 @@ static int check_replicated(const tg_review_request *req, const tg_lookup *lk, c
         tg_placement_owner(lk, ns, consumer, "spec.consumerClusterID", v) != 0)
         goto out;
     if (check_against_tenant(lk, ns, name, consumer, &csr, v) != 0 || check_user_name(lk, name, consumer, v) != 0 ||
-        check_user_claim(lk, name, consumer, v) != 0)
+        check_user_claim(lk, name, consumer, v) != 0 || check_tenant_policy(req, lk, consumer, v) != 0)
         goto out;
     rc = 0;
 out:

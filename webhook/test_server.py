@@ -1169,7 +1169,7 @@ current-context: c
         _, text = w.metrics_get("/metrics")
         counted = dict(re.findall(r'^tenantgate_webhook_informer_failures_total\{cache="(\w+)"\} (\d+)$', text, re.M))
         assert set(counted) == {"namespaces", "tenants", "nonce_secrets", "local_slices",
-                                "replicated_slices", "name_claims"}, text
+                                "replicated_slices", "name_claims", "slice_policy"}, text
         assert all(int(v) >= 1 for v in counted.values()), counted
         # each of those caches also reports its objects (none yet)
         objects = dict(re.findall(r'^tenantgate_webhook_cache_objects\{cache="(\w+)"\} (\d+)$', text, re.M))

@@ -40,6 +40,9 @@ typedef struct fake_cluster {
     const char *cluster_ids[2];      /* of Tenants elsewhere */
     const char *claim_path;          /* SLICE_USER's NameClaim: its path, NULL = none */
     const char *claim_holder;
+    const char *policy;              /* the entry tenant.<policy_of> of the slice policy; NULL: none */
+    const char *policy_of;           /* NULL: CONSUMER */
+    int policy_oom;                  /* the entry cannot be copied */
 } fake_cluster;
 
 static char *tenant_key_pem;         /* the consumer's key, as its Tenant carries it */
@@ -114,6 +117,19 @@ static int fake_name_claim(const tg_lookup *lk, const char *name, char path[16],
     return TG_LOOKUP_FOUND;
 }
 
+static int fake_slice_tenant_policy(const tg_lookup *lk, const char *cluster_id, char **entry)
+{
+    const fake_cluster *c = lk->data;
+
+    *entry = NULL;
+    if (c->policy_oom)
+        return TG_LOOKUP_ERROR;
+    if (!c->policy || strcmp(cluster_id, c->policy_of ? c->policy_of : CONSUMER) != 0)
+        return TG_LOOKUP_NOT_FOUND;
+    *entry = strdup(c->policy);
+    return TG_LOOKUP_FOUND;
+}
+
 static const tg_lookup_ops fake_ops = {
     .name_claim = fake_name_claim,
     .synced = fake_synced,
@@ -121,6 +137,7 @@ static const tg_lookup_ops fake_ops = {
     .tenant_for_cluster = fake_tenant_for_cluster,
     .local_slice_name_exists = fake_local_slice_name_exists,
     .tenant_cluster_id_exists = fake_tenant_cluster_id_exists,
+    .slice_tenant_policy = fake_slice_tenant_policy,
 };
 
 /* ---- reviews ---- */
@@ -256,12 +273,15 @@ typedef struct slice_case {
     int self_unknown;                    /* the webhook knows no cluster id */
     int class_off;                       /* --default-resource-slice-class-enabled=false */
     const char *old_class;               /* spec.class of oldObject (UPDATE) */
+    const char *old_cpu;                 /* spec.resources.cpu of oldObject (UPDATE) */
     const char *reason;
     int code;
     const char *found;
 } slice_case;
 
 #define OK_CLUSTER {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}}
+#define POLICY_CLUSTER(entry) {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}, .policy = (entry)}
+#define DEFAULT_CPU2 "{\"classes\":[\"default\"],\"maxPerSlice\":{\"cpu\":\"2\"}}"
 
 static const slice_case cases[] = {
     {"replicated, good", OK_CLUSTER, .reason = "Accepted"},
@@ -486,6 +506,28 @@ static const slice_case cases[] = {
     {"class off, update into default", OK_CLUSTER, .class_off = 1, .op = "UPDATE", .old_class = "gpu",
      .spec_field = "class", .spec_value = "default", .reason = "DefaultResourceSliceClassDisabled", .code = 403},
     {"class off, a local slice", OK_CLUSTER, .class_off = 1, .local = 1, .reason = "Accepted"},
+    /* the consumer's own slice policy (data.tenant.<id>, pki/slice_tenant_policy.h) */
+    {"policy: within", POLICY_CLUSTER(DEFAULT_CPU2), .cpu = "2", .reason = "Accepted"},
+    {"policy: class not allowed", POLICY_CLUSTER(DEFAULT_CPU2), .spec_field = "class", .spec_value = "gpu",
+     .cpu = "1", .reason = "ClassNotAllowed", .code = 403,
+     .found = "consumer " CONSUMER " (data.tenant." CONSUMER " of the slice policy ConfigMap): spec.class: "
+              "expected a class this consumer may use [\"default\"], found \"gpu\""},
+    {"policy: over per slice", POLICY_CLUSTER(DEFAULT_CPU2), .cpu = "4", .reason = "TenantPolicyExceeded",
+     .code = 403, .found = "cpu: 4 asked, at most 2 per slice for this consumer (2 over)"},
+    {"policy: first copy's class", POLICY_CLUSTER(DEFAULT_CPU2), .first_copy = 1, .group = "liqo.io",
+     .user = CONSUMER, .spec_field = "class", .spec_value = "gpu", .reason = "ClassNotAllowed", .code = 403},
+    {"policy: another consumer's", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}, .policy = DEFAULT_CPU2,
+     .policy_of = "other"}, .cpu = "4", .spec_field = "class", .spec_value = "gpu", .reason = "Accepted"},
+    {"policy: broken entry", POLICY_CLUSTER("{\"maxPerslice\":{}}"), .reason = "TenantPolicyInvalid", .code = 403,
+     .found = "found member \"maxPerslice\""},
+    {"policy: unreadable entry", {.tenants = {{.ns = NS, .cluster_id = CONSUMER}}, .policy_oom = 1},
+     .reason = "TenantPolicyInvalid", .code = 403, .found = "out of memory"},
+    {"policy: update keeps an old grant", POLICY_CLUSTER(DEFAULT_CPU2), .op = "UPDATE", .old_cpu = "4",
+     .cpu = "4", .reason = "Accepted"},
+    {"policy: update asks more", POLICY_CLUSTER(DEFAULT_CPU2), .op = "UPDATE", .old_cpu = "2", .cpu = "3",
+     .reason = "TenantPolicyExceeded", .code = 403, .found = "cpu: 3 asked"},
+    {"policy: update into a class", POLICY_CLUSTER(DEFAULT_CPU2), .op = "UPDATE", .old_class = "default",
+     .spec_field = "class", .spec_value = "gpu", .reason = "ClassNotAllowed", .code = 403},
 };
 
 static void unfill(json_object *obj, int how)
@@ -575,6 +617,8 @@ static void run_case(const slice_case *c)
             unfill(old, c->first_copy);
         if (c->old_class)
             set_path(old, "spec", NULL, "class", c->old_class);
+        if (c->old_cpu)
+            set_path(old, "spec", "resources", "cpu", c->old_cpu);
     }
     root = review(op, obj, old, c->group, c->user);
     text = strdup(json_object_to_json_string(root));
