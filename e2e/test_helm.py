@@ -201,3 +201,45 @@ def test_cert_tool_keeps_its_ca_in_a_secret_and_renews_when_due(provider, namesp
     finally:
         for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
             provider.kubectl("delete", kind, config, "--ignore-not-found", check=False)
+
+
+def test_cert_job_account_writes_only_its_secrets_and_configurations(provider, namespace, helm):
+    """certs.source=job's hook ServiceAccount, acting with its own token and exactly the
+    chart's hook RBAC: it stores its Secrets, but reads no other Secret of the namespace, writes
+    none elsewhere, and patches no webhook configuration but those named tenantgate."""
+    ns, other_ns = namespace(provider, "helm"), namespace(provider, "helm")
+    docs = [d for d in _docs(helm("template", "--namespace", ns, "--set",
+                                  "certs.source=job").stdout)
+            if d["metadata"]["name"] == "tenantgate-certs" and d["kind"] != "Job"]
+    assert {d["kind"] for d in docs} == {"ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+                                          "ClusterRoleBinding"}, docs
+    config = f"tenantgate-{ns}"
+    try:
+        for d in docs:
+            provider.apply(d)
+        _hook_configs(provider, config)
+        provider.kubectl("-n", ns, "create", "secret", "generic", "unrelated",
+                         "--from-literal=k=v")
+        kc = provider.serviceaccount_kubeconfig(ns, "tenantgate-certs")
+
+        def as_job(*args):
+            return provider.kubectl(*args, kubeconfig=kc, check=False)
+        p = as_job("-n", ns, "create", "secret", "generic", "tenantgate-webhook-ca",
+                   "--from-literal=k=v")
+        assert p.returncode == 0, p.stderr
+        assert as_job("-n", ns, "get", "secret", "tenantgate-webhook-ca").returncode == 0
+        for attempt in (("-n", ns, "get", "secret", "unrelated"),
+                        ("-n", ns, "patch", "secret", "unrelated", "-p", '{"data":{"k":"eA=="}}'),
+                        ("-n", ns, "get", "secrets"),
+                        ("-n", other_ns, "create", "secret", "generic", "x", "--from-literal=k=v"),
+                        ("patch", "validatingwebhookconfiguration", config, "--type=json", "-p",
+                         '[{"op":"remove","path":"/webhooks/0/clientConfig/caBundle"}]'),
+                        ("patch", "mutatingwebhookconfiguration", config, "--type=merge", "-p",
+                         '{"metadata":{"labels":{"x":"y"}}}')):
+            p = as_job(*attempt)
+            assert p.returncode != 0 and "forbidden" in p.stderr.lower(), (attempt, p.stderr)
+    finally:
+        for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration",
+                     "clusterrolebinding", "clusterrole"):
+            name = config if "webhook" in kind else "tenantgate-certs"
+            provider.kubectl("delete", kind, name, "--ignore-not-found", check=False)
