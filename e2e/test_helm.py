@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bed import E2E_DIR, openssl
+from bed import E2E_DIR, cluster_tool, openssl
 
 # case -> helm values; what each installs is golden-tested (manifests/chart/testdata)
 MODES = {
@@ -243,3 +243,71 @@ def test_cert_job_account_writes_only_its_secrets_and_configurations(provider, n
                      "clusterrolebinding", "clusterrole"):
             name = config if "webhook" in kind else "tenantgate-certs"
             provider.kubectl("delete", kind, name, "--ignore-not-found", check=False)
+
+
+@pytest.fixture(scope="module")
+def own_cluster(k8s_bin):
+    """A control plane of this module's own: a real install owns names (ClusterRoles, the
+    configurations named tenantgate) that the shared bed's fixtures hold."""
+    from conftest import _start_cluster, _started
+    cluster = _start_cluster("helm")
+    yield cluster
+    _started.pop(cluster.name, None)
+    cluster_tool("down", cluster.name, check=False)
+
+
+CLUSTER_KINDS = ("clusterroles,clusterrolebindings,validatingwebhookconfigurations,"
+                 "mutatingwebhookconfigurations,validatingadmissionpolicies,"
+                 "validatingadmissionpolicybindings,namespaces")
+NAMESPACED_KINDS = ("deployments,services,serviceaccounts,roles,rolebindings,configmaps,"
+                    "secrets,poddisruptionbudgets,jobs")
+
+
+def _ours(cluster):
+    sel = "app.kubernetes.io/part-of=tenantgate"
+    items = cluster.get_json(CLUSTER_KINDS, "-l", sel)["items"] + \
+        cluster.get_json(NAMESPACED_KINDS, "-A", "-l", sel)["items"]
+    return {(i["kind"], i["metadata"]["name"]) for i in items}
+
+
+def test_install_upgrade_rollback_uninstall(own_cluster, source_dir):
+    """helm install (standalone), the caBundle that certs/tenantgate-certs --apply wrote kept
+    across `helm upgrade --set mode=guard` (the signer and its RBAC go, Liqo's labeler binding
+    comes), `helm rollback` to the standalone revision, and `helm uninstall` leaving nothing
+    labelled part-of=tenantgate but the CRDs (kept, as Helm does)."""
+    c = own_cluster
+    home = c.work_dir / "helm"
+    env = dict(os.environ, KUBECONFIG=str(c.kubeconfig), HELM_CACHE_HOME=str(home / "cache"),
+               HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"))
+    chart = str(source_dir / "manifests" / "chart" / "tenantgate")
+
+    def helm(*args):
+        p = subprocess.run([_tool(), *args, "-n", "liqo"], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0, f"helm {' '.join(args)}: {p.stdout}{p.stderr}"
+        return p.stdout
+
+    helm("install", "tenantgate", chart, "--create-namespace")
+    installed = _ours(c)
+    assert {("Deployment", "tenantgate-signer"), ("Deployment", "tenantgate-webhook"),
+            ("ValidatingWebhookConfiguration", "tenantgate")} <= installed, installed
+    bundle = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n").decode()
+    c.kubectl("patch", "validatingwebhookconfiguration", "tenantgate", "--type=json", "-p",
+              f'[{{"op":"add","path":"/webhooks/0/clientConfig/caBundle","value":"{bundle}"}}]')
+
+    helm("upgrade", "tenantgate", chart, "--reuse-values", "--set", "mode=guard")
+    guard = _ours(c)
+    assert ("Deployment", "tenantgate-signer") not in guard and \
+        ("ClusterRole", "tenantgate-signer") not in guard, guard
+    assert ("ClusterRoleBinding", "tenantgate-tenant-namespace-labeler-liqo") in guard, guard
+    hooks = c.get_json("validatingwebhookconfiguration", "tenantgate")["webhooks"]
+    assert hooks[0]["clientConfig"].get("caBundle") == bundle, hooks[0]["clientConfig"]
+
+    helm("rollback", "tenantgate", "1")
+    assert _ours(c) == installed
+
+    helm("uninstall", "tenantgate", "--wait")
+    left = {k for k in _ours(c) if k != ("Namespace", "liqo")}
+    assert not left, left
+    assert not c.get_json("secrets", "-n", "liqo", "-l", "owner=helm")["items"]
+    assert c.exists("crd", "tenants.authentication.liqo.io")     # Helm keeps CRDs
