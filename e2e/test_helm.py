@@ -79,7 +79,7 @@ def test_each_mode_passes_a_server_side_dry_run(provider, crds, namespace, helm,
     webhook = ("ValidatingWebhookConfiguration", "tenantgate") in names
     signer = ("Deployment", "tenantgate-signer") in names
     assert (webhook, signer) == {"standalone": (True, True), "guard": (True, False),
-                                 "replace": (True, True), "consumer": (False, True),
+                                 "replace": (True, True), "consumer": (True, True),
                                  "consumer-replace": (False, False)}[case], names
     assert any(k == "ValidatingAdmissionPolicy" for k, _ in names), names  # in every install
     out = _dry_run(provider, docs)

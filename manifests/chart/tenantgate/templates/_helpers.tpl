@@ -1,6 +1,8 @@
-{{/* What each mode and role installs (docs/LIQO.md, docs/helm.md). */}}
+{{/* What each mode and role installs (docs/LIQO.md, docs/helm.md). The webhook runs on
+     providers, and on standalone consumers for Liqo's rules on their local ResourceSlices;
+     beside Liqo a consumer keeps Liqo's own webhook. */}}
 {{- define "tg.webhook.enabled" -}}
-{{- if eq .Values.role "provider" }}true{{ end -}}
+{{- if or (eq .Values.role "provider") (eq .Values.mode "standalone") }}true{{ end -}}
 {{- end -}}
 
 {{/* The webhook runs as pods (not a host process at webhook.url). */}}
