@@ -26,7 +26,7 @@ NODE_PACKAGES := $(IMAGE_PACKAGES) runc containernetworking-plugins iproute2 uti
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps image-deps node-deps node-preflight images node-bin test-node test-liqo-node build build-asan build-fuzz build-release build-types test unit unit-asan fuzz k8s-bin liqo-bin e2e test-liqo demo demo-down bench clean test-storm
+.PHONY: all deps image-deps node-deps node-preflight images node-bin test-node test-liqo-node build build-asan build-fuzz build-release build-types test unit unit-asan fuzz k8s-bin helm-bin liqo-bin e2e test-liqo demo demo-down bench clean test-storm
 
 all: build
 
@@ -88,10 +88,10 @@ build-types: deps
 	if [ -n "$$failed" ]; then echo "build-types: FAILED:$$failed"; exit 1; fi; \
 	echo "build-types: all $(words $(BUILD_TYPES)) build types compile with gcc and with clang (8 builds)"
 
-unit: build
+unit: build helm-bin
 	cd $(BUILD) && ctest --output-on-failure -L 'unit|cli'
 
-unit-asan: build-asan
+unit-asan: build-asan helm-bin
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -L 'unit|cli'
 
@@ -103,6 +103,11 @@ fuzz: build-fuzz
 k8s-bin: deps
 	@e2e/k8s-bin >/dev/null
 
+# The Helm CLI (helm.sh/helm/v4, pinned in e2e/helm/go.mod), built once the same way; the
+# chart's golden test (ctest test_chart) and e2e/test_helm.py use it; warm: a no-op.
+helm-bin:
+	@e2e/helm-bin >/dev/null && e2e/helm-bin --crds >/dev/null
+
 # liqoctl and liqocheck from the pinned Liqo releases (e2e/liqo/go*.mod), and Liqo's own
 # controller-manager, crd-replicator, webhook and virtual-kubelet from the newest, built once
 # the same way into ${TG_CACHE_DIR:-~/.cache/tenantgate}; warm: a no-op.
@@ -111,7 +116,7 @@ liqo-bin:
 
 # Real control planes on 127.0.0.1 (e2e/cluster), tests in e2e/test_*.py (pytest); the Liqo
 # compatibility suite (label liqo) is part of it.
-e2e: build k8s-bin liqo-bin
+e2e: build k8s-bin helm-bin liqo-bin
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e$$'
 
 # The Liqo compatibility suite alone (ctest e2e-liqo; test_liqo_node.py is test-liqo-node).

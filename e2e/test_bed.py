@@ -89,6 +89,8 @@ def _manifest_files(root):
     for path in sorted(root.rglob("*")):
         if path.suffix not in (".yaml", ".yml", ".json") or path.name == "kustomization.yaml":
             continue
+        if "chart" in path.relative_to(root).parts:
+            continue    # the Helm chart: templates, values, goldens (e2e/test_helm.py)
         kustomization = path.parent / "kustomization.yaml"
         if kustomization.exists():
             used = {str((path.parent / s).resolve()) for s in

@@ -1,8 +1,9 @@
 """The manifests as shipped, from the images `make images` builds, on a real node (issue 14).
 
 A cluster with a node (`node_provider`: kubelet, containerd, runc, bridge CNI, in the bed's own
-network namespace) imports the oci-archives from build/images, gets `kubectl apply -k` of an
-overlay that only names the images, and the cert step (certs/tenantgate-certs --apply).  Then:
+network namespace) imports the oci-archives from build/images, gets `helm install` of the chart
+(manifests/chart/tenantgate) with only the images' tags set, and the cert step
+(certs/tenantgate-certs --apply).  Then:
   - both Deployments become Available through their own readiness probes;
   - every container runs as uid 65532, with no capabilities, no new privileges, a read-only
     root and the memory limit of the manifest (read from the kernel, not from the API);
@@ -60,19 +61,26 @@ def image_archives(source_dir, build_dir):
     return paths
 
 
-def write_overlay(cluster, source_dir, v):
-    """The shipped manifests with only the image references set (kustomize `images:`)."""
-    d = cluster.work_dir / "install"
-    d.mkdir(parents=True, exist_ok=True)
-    base = os.path.relpath(source_dir / "manifests", d)
-    (d / "kustomization.yaml").write_text(
-        "# written by e2e/test_deploy.py: the shipped install, images named, nothing else\n"
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-        f"resources:\n  - {base}\n"
-        "images:\n"
-        f"  - name: tenantgate/webhook\n    newName: tenantgate/webhook\n    newTag: \"{v}\"\n"
-        f"  - name: tenantgate/signer\n    newName: tenantgate/signer\n    newTag: \"{v}\"\n")
-    return d
+def helm(cluster, source_dir, verb, *args):
+    """The pinned helm (e2e/helm-bin) on cluster: verb release [chart] args, in NS."""
+    binary = subprocess.run([str(Path(__file__).parent / "helm-bin")], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    home = cluster.work_dir / "helm"
+    env = dict(os.environ, KUBECONFIG=str(cluster.kubeconfig),
+               HELM_CACHE_HOME=str(home / "cache"), HELM_CONFIG_HOME=str(home / "config"),
+               HELM_DATA_HOME=str(home / "data"))
+    chart = [str(source_dir / "manifests" / "chart" / "tenantgate")] if verb in (
+        "install", "upgrade") else []
+    proc = subprocess.run([binary, verb, "tenantgate", *chart, "-n", NS, *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"helm {verb}: {proc.stdout}{proc.stderr}"
+    return proc.stdout
+
+
+def helm_install(cluster, source_dir, v):
+    """The chart as docs/operations.md installs it, with only the images' tags set."""
+    helm(cluster, source_dir, "install", "--create-namespace",
+         "--set", f"images.webhook.tag={v}", "--set", f"images.signer.tag={v}")
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +89,7 @@ def deployed(node_provider, image_archives, source_dir, build_dir):
     c = node_provider
     t0 = time.monotonic()
     c.import_images(*image_archives)
-    c.kubectl("apply", "-k", write_overlay(c, source_dir, version(source_dir)))
+    helm_install(c, source_dir, version(source_dir))
     # The signer finds the cluster id where Liqo keeps it; without Liqo, `install` writes it.
     proc = subprocess.run([str(build_dir / "cli" / "kubectl-tenantgate"), "install", "--kubeconfig",
                            c.kubeconfig, "--cluster-id", PROVIDER_ID],
@@ -288,10 +296,10 @@ def test_authentication_from_a_second_cluster(node_provider, deployed, consumer,
         signer.stop()
 
 
-def test_rolling_update_loses_no_admission(node_provider, deployed):
-    """A steady stream of admissions (each one answered by the webhook with its denial)
-    while the webhook Deployment rolls: every answer must be the webhook's own."""
-    c = node_provider
+def roll_under_admissions(c, roll):
+    """roll() while a steady stream of admissions (each answered by the webhook with its
+    denial) runs, until every old webhook pod is gone; every answer must be the webhook's
+    own. Returns (seconds roll() took, admissions answered)."""
     stop = threading.Event()
     results = {"denied": 0, "other": []}
 
@@ -312,7 +320,7 @@ def test_rolling_update_loses_no_admission(node_provider, deployed):
     try:
         time.sleep(3)
         t0 = time.monotonic()
-        c.kubectl("rollout", "restart", f"deployment/{WEBHOOK}", "-n", NS)
+        roll()
         c.kubectl("rollout", "status", f"deployment/{WEBHOOK}", "-n", NS, "--timeout=240s",
                   timeout=260)
         rolled = time.monotonic() - t0
@@ -329,7 +337,39 @@ def test_rolling_update_loses_no_admission(node_provider, deployed):
     assert not (before & after) and len(after) == 2
     assert results["other"] == [], results["other"][:5]
     assert results["denied"] >= 20, results
-    print(f"rolling update: {rolled:.1f} s, {results['denied']} admissions, none failed")
+    return rolled, results["denied"]
+
+
+def test_rolling_update_loses_no_admission(node_provider, deployed):
+    """The webhook Deployment restarted (kubectl rollout restart) under admissions."""
+    c = node_provider
+    rolled, n = roll_under_admissions(c, lambda: c.kubectl(
+        "rollout", "restart", f"deployment/{WEBHOOK}", "-n", NS))
+    print(f"rolling update: {rolled:.1f} s, {n} admissions, none failed")
+
+
+def webhook_image(c):
+    d = c.get_json("deployment", WEBHOOK, "-n", NS)
+    return d["spec"]["template"]["spec"]["containers"][0]["image"]
+
+
+def test_helm_upgrade_and_rollback_lose_no_admission(node_provider, deployed, source_dir,
+                                                     build_dir):
+    """`helm upgrade` to another image of the webhook (images/build --version <v>-next), then
+    `helm rollback` to the installed revision, each under admissions: none fails."""
+    c = node_provider
+    v = version(source_dir)
+    subprocess.run([str(source_dir / "images" / "build"), "--build", str(build_dir),
+                    "--version", f"{v}-next", "webhook"], check=True, capture_output=True,
+                   timeout=300)
+    c.import_images(build_dir / "images" / f"tenantgate-webhook-{v}-next.oci.tar")
+    rolled, n = roll_under_admissions(c, lambda: helm(
+        c, source_dir, "upgrade", "--reuse-values", "--set", f"images.webhook.tag={v}-next"))
+    assert webhook_image(c).endswith(f"tenantgate/webhook:{v}-next")
+    print(f"helm upgrade: {rolled:.1f} s, {n} admissions, none failed")
+    rolled, n = roll_under_admissions(c, lambda: helm(c, source_dir, "rollback", "1"))
+    assert webhook_image(c).endswith(f"tenantgate/webhook:{v}")
+    print(f"helm rollback: {rolled:.1f} s, {n} admissions, none failed")
 
 
 def lease_holder(c):

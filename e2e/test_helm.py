@@ -1,0 +1,313 @@
+"""The Helm chart manifests/chart/tenantgate against a real kube-apiserver (issue 46).
+
+The pinned helm (e2e/helm-bin) renders each mode and role; the provider's API server takes
+every object in a server-side dry run (schemas, the tenant-namespace policy, the webhook
+configurations with their CEL match conditions), and `helm install --dry-run=server` accepts
+each mode. Values the schema refuses (a wrong mode, role or certs.source) fail `helm install`
+naming the allowed values. The chart's optional third-party objects (cert-manager's Issuers
+and Certificates with the cainjector annotation, the ServiceMonitor) are dry-run against those
+projects' own CRDs, fetched from their pinned Go modules by `e2e/helm-bin --crds`, installed
+for the test and removed after.
+
+Nothing of tenantgate is installed for real: the bed's webhook configurations and RBAC named
+tenantgate belong to other modules' fixtures. Release namespaces are the test's own.
+"""
+
+import base64
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bed import E2E_DIR, cluster_tool, openssl
+
+# case -> helm values; what each installs is golden-tested (manifests/chart/testdata)
+MODES = {
+    "standalone": [],
+    "guard": ["--set", "mode=guard"],
+    "replace": ["--set", "mode=replace", "--set", "apiServer.address=https://provider.example:6443"],
+    "consumer": ["--set", "role=consumer"],
+    "consumer-replace": ["--set", "role=consumer", "--set", "mode=replace"],
+}
+
+
+def _tool(*args):
+    p = subprocess.run([str(E2E_DIR / "helm-bin"), *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.fail(f"e2e/helm-bin {' '.join(args)} failed (make helm-bin):\n{p.stderr[-2000:]}")
+    return p.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def helm(provider, source_dir):
+    """run(*args, check=True) -> CompletedProcess of the pinned helm on the provider, with
+    helm's cache and config in the cluster's scratch dir."""
+    binary = _tool()
+    home = provider.work_dir / "helm"
+    env = dict(os.environ, KUBECONFIG=str(provider.kubeconfig),
+               HELM_CACHE_HOME=str(home / "cache"), HELM_CONFIG_HOME=str(home / "config"),
+               HELM_DATA_HOME=str(home / "data"))
+    chart = str(source_dir / "manifests" / "chart" / "tenantgate")
+
+    def run(verb, *args, check=True):
+        p = subprocess.run([binary, verb, "tenantgate", chart, *args], env=env,
+                           capture_output=True, text=True, timeout=120)
+        if check and p.returncode != 0:
+            raise AssertionError(f"helm {verb} {' '.join(args)}: {p.stdout}{p.stderr}")
+        return p
+    return run
+
+
+def _docs(text):
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def _dry_run(cluster, docs):
+    p = cluster.kubectl("apply", "--dry-run=server", "-f", "-",
+                        input=yaml.safe_dump_all(docs), check=False)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+@pytest.mark.parametrize("case", sorted(MODES))
+def test_each_mode_passes_a_server_side_dry_run(provider, crds, namespace, helm, case):
+    ns = namespace(provider, "helm")
+    docs = _docs(helm("template", "--namespace", ns, *MODES[case]).stdout)
+    names = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    webhook = ("ValidatingWebhookConfiguration", "tenantgate") in names
+    signer = ("Deployment", "tenantgate-signer") in names
+    assert (webhook, signer) == {"standalone": (True, True), "guard": (True, False),
+                                 "replace": (True, True), "consumer": (True, True),
+                                 "consumer-replace": (False, False)}[case], names
+    assert any(k == "ValidatingAdmissionPolicy" for k, _ in names), names  # in every install
+    out = _dry_run(provider, docs)
+    assert out.count("(server dry run)") == len(docs), out
+    # The bed's fixtures applied the tenant-namespace policy with kubectl, as an install made
+    # with `kubectl apply -k` has it: moving such a cluster to the chart takes ownership.
+    p = helm("install", "--namespace", ns, "--dry-run=server", "--take-ownership", *MODES[case],
+             check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("value, allowed", [
+    ("mode=replac", "'standalone', 'guard', 'replace'"),
+    ("role=both", "'provider', 'consumer'"),
+    ("certs.source=vault", "'job', 'cert-manager', 'secret'"),
+])
+def test_schema_refuses_a_wrong_value_at_install(provider, namespace, helm, value, allowed):
+    ns = namespace(provider, "helm")
+    p = helm("install", "--namespace", ns, "--set", value, check=False)
+    assert p.returncode != 0 and allowed in p.stderr, p.stderr
+    assert "/" + value.split("=")[0].replace(".", "/") in p.stderr, p.stderr
+    assert not provider.get_json("secrets", "-n", ns, "-l", "owner=helm")["items"]
+
+
+@pytest.fixture(scope="module")
+def third_party_crds(provider):
+    """cert-manager's Issuer and Certificate CRDs and the ServiceMonitor's, from their pinned
+    modules; removed after the module."""
+    files = sorted(Path(_tool("--crds")).glob("*.yaml"))
+    names = []
+    for f in files:
+        names.append(yaml.safe_load(f.read_text())["metadata"]["name"])
+        provider.kubectl("apply", "--server-side", "-f", f)
+    provider.wait_established(*names)
+    yield names
+    for n in names:
+        provider.kubectl("delete", "crd", n, "--ignore-not-found", "--wait=false", check=False)
+
+
+def test_cert_manager_and_monitoring_objects_pass_a_server_side_dry_run(
+        provider, crds, namespace, helm, third_party_crds):
+    ns = namespace(provider, "helm")
+    docs = _docs(helm("template", "--namespace", ns, "--set", "certs.source=cert-manager",
+                      "--set", "monitoring.serviceMonitor.enabled=true",
+                      "--set", "networkPolicy.enabled=true",
+                      "--set", "networkPolicy.apiServerCIDRs={10.0.0.10/32}").stdout)
+    kinds = {d["kind"] for d in docs}
+    assert {"Issuer", "Certificate", "ServiceMonitor", "NetworkPolicy"} <= kinds, kinds
+    for d in docs:
+        if d["kind"].endswith("WebhookConfiguration"):
+            assert d["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == \
+                f"{ns}/tenantgate-webhook", d["metadata"]
+            assert all("caBundle" not in w["clientConfig"] for w in d["webhooks"]), d
+    _dry_run(provider, docs)
+
+
+def _hook_configs(cluster, name):
+    """Webhook configurations of the tool's shape under a name of the test's own: one webhook
+    each, on a resource nothing serves, so they change no admission on the shared bed."""
+    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        cluster.apply({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                       "metadata": {"name": name},
+                       "webhooks": [{"name": "none.helm-test.tenantgate.io",
+                                     "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                                     "failurePolicy": "Ignore",
+                                     "clientConfig": {"url": "https://127.0.0.1:9/none"},
+                                     "rules": [{"apiGroups": ["tenantgate.io"],
+                                                "apiVersions": ["v1alpha1"],
+                                                "operations": ["CREATE"],
+                                                "resources": ["nothings"]}]}]})
+
+
+def _secret_pem(cluster, ns, name, key="tls.crt"):
+    return base64.b64decode(cluster.get_json("secret", name, "-n", ns)["data"][key])
+
+
+def _serial(pem):
+    return openssl("x509", "-noout", "-serial", input=pem).decode().strip()
+
+
+def test_cert_tool_keeps_its_ca_in_a_secret_and_renews_when_due(provider, namespace,
+                                                                 source_dir, tmp_path):
+    """certs.source=job's step, as its Job runs it: no lasting --out (a new directory each
+    run), the CA in Secret tenantgate-webhook-ca, the serving certificate renewed only within
+    --renew-before-days of expiry, the caBundle written each time."""
+    ns = namespace(provider, "helm")
+    config = f"tenantgate-{ns}"
+    _hook_configs(provider, config)
+    env = dict(os.environ, KUBECTL=provider.kubectl_path)
+
+    def run(run_dir, renew_before):
+        p = subprocess.run([str(source_dir / "certs" / "tenantgate-certs"), "--out",
+                            str(tmp_path / run_dir), "--namespace", ns, "--apply",
+                            "--ca-secret", "tenantgate-webhook-ca", "--renew-before-days",
+                            str(renew_before), "--webhook-config", config,
+                            "--kubeconfig", str(provider.kubeconfig)],
+                           env=env, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return p.stdout
+
+    try:
+        out = run("first", 30)
+        assert "CA stored as Secret" in out, out
+        ca = _secret_pem(provider, ns, "tenantgate-webhook-ca")
+        first = _serial(_secret_pem(provider, ns, "tenantgate-webhook-tls"))
+        out = run("second", 30)                      # 365 days left: kept
+        assert "CA read from Secret" in out and "serving certificate kept" in out, out
+        assert _serial(_secret_pem(provider, ns, "tenantgate-webhook-tls")) == first
+        out = run("third", 400)                      # within 400 days of expiry: renewed
+        assert "CA read from Secret" in out and "kept" not in out, out
+        renewed = _secret_pem(provider, ns, "tenantgate-webhook-tls")
+        assert _serial(renewed) != first
+        assert _secret_pem(provider, ns, "tenantgate-webhook-ca") == ca
+        (tmp_path / "ca.crt").write_bytes(ca)
+        openssl("verify", "-CAfile", str(tmp_path / "ca.crt"), input=renewed)
+        for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
+            hooks = provider.get_json(kind, config)["webhooks"]
+            assert [base64.b64decode(h["clientConfig"]["caBundle"]) for h in hooks] == [ca], kind
+    finally:
+        for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
+            provider.kubectl("delete", kind, config, "--ignore-not-found", check=False)
+
+
+def test_cert_job_account_writes_only_its_secrets_and_configurations(provider, namespace, helm):
+    """certs.source=job's hook ServiceAccount, acting with its own token and exactly the
+    chart's hook RBAC: it stores its Secrets, but reads no other Secret of the namespace, writes
+    none elsewhere, and patches no webhook configuration but those named tenantgate."""
+    ns, other_ns = namespace(provider, "helm"), namespace(provider, "helm")
+    docs = [d for d in _docs(helm("template", "--namespace", ns, "--set",
+                                  "certs.source=job").stdout)
+            if d["metadata"]["name"] == "tenantgate-certs" and d["kind"] != "Job"]
+    assert {d["kind"] for d in docs} == {"ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+                                          "ClusterRoleBinding"}, docs
+    config = f"tenantgate-{ns}"
+    try:
+        for d in docs:
+            provider.apply(d)
+        _hook_configs(provider, config)
+        provider.kubectl("-n", ns, "create", "secret", "generic", "unrelated",
+                         "--from-literal=k=v")
+        kc = provider.serviceaccount_kubeconfig(ns, "tenantgate-certs")
+
+        def as_job(*args):
+            return provider.kubectl(*args, kubeconfig=kc, check=False)
+        p = as_job("-n", ns, "create", "secret", "generic", "tenantgate-webhook-ca",
+                   "--from-literal=k=v")
+        assert p.returncode == 0, p.stderr
+        assert as_job("-n", ns, "get", "secret", "tenantgate-webhook-ca").returncode == 0
+        for attempt in (("-n", ns, "get", "secret", "unrelated"),
+                        ("-n", ns, "patch", "secret", "unrelated", "-p", '{"data":{"k":"eA=="}}'),
+                        ("-n", ns, "get", "secrets"),
+                        ("-n", other_ns, "create", "secret", "generic", "x", "--from-literal=k=v"),
+                        ("patch", "validatingwebhookconfiguration", config, "--type=json", "-p",
+                         '[{"op":"remove","path":"/webhooks/0/clientConfig/caBundle"}]'),
+                        ("patch", "mutatingwebhookconfiguration", config, "--type=merge", "-p",
+                         '{"metadata":{"labels":{"x":"y"}}}')):
+            p = as_job(*attempt)
+            assert p.returncode != 0 and "forbidden" in p.stderr.lower(), (attempt, p.stderr)
+    finally:
+        for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration",
+                     "clusterrolebinding", "clusterrole"):
+            name = config if "webhook" in kind else "tenantgate-certs"
+            provider.kubectl("delete", kind, name, "--ignore-not-found", check=False)
+
+
+@pytest.fixture(scope="module")
+def own_cluster(k8s_bin):
+    """A control plane of this module's own: a real install owns names (ClusterRoles, the
+    configurations named tenantgate) that the shared bed's fixtures hold."""
+    from conftest import _start_cluster, _started
+    cluster = _start_cluster("helm")
+    yield cluster
+    _started.pop(cluster.name, None)
+    cluster_tool("down", cluster.name, check=False)
+
+
+CLUSTER_KINDS = ("clusterroles,clusterrolebindings,validatingwebhookconfigurations,"
+                 "mutatingwebhookconfigurations,validatingadmissionpolicies,"
+                 "validatingadmissionpolicybindings,namespaces")
+NAMESPACED_KINDS = ("deployments,services,serviceaccounts,roles,rolebindings,configmaps,"
+                    "secrets,poddisruptionbudgets,jobs")
+
+
+def _ours(cluster):
+    sel = "app.kubernetes.io/part-of=tenantgate"
+    items = cluster.get_json(CLUSTER_KINDS, "-l", sel)["items"] + \
+        cluster.get_json(NAMESPACED_KINDS, "-A", "-l", sel)["items"]
+    return {(i["kind"], i["metadata"]["name"]) for i in items}
+
+
+def test_install_upgrade_rollback_uninstall(own_cluster, source_dir):
+    """helm install (standalone), the caBundle that certs/tenantgate-certs --apply wrote kept
+    across `helm upgrade --set mode=guard` (the signer and its RBAC go, Liqo's labeler binding
+    comes), `helm rollback` to the standalone revision, and `helm uninstall` leaving nothing
+    labelled part-of=tenantgate but the CRDs (kept, as Helm does)."""
+    c = own_cluster
+    home = c.work_dir / "helm"
+    env = dict(os.environ, KUBECONFIG=str(c.kubeconfig), HELM_CACHE_HOME=str(home / "cache"),
+               HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"))
+    chart = str(source_dir / "manifests" / "chart" / "tenantgate")
+
+    def helm(*args):
+        p = subprocess.run([_tool(), *args, "-n", "liqo"], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0, f"helm {' '.join(args)}: {p.stdout}{p.stderr}"
+        return p.stdout
+
+    helm("install", "tenantgate", chart, "--create-namespace")
+    installed = _ours(c)
+    assert {("Deployment", "tenantgate-signer"), ("Deployment", "tenantgate-webhook"),
+            ("ValidatingWebhookConfiguration", "tenantgate")} <= installed, installed
+    bundle = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n").decode()
+    c.kubectl("patch", "validatingwebhookconfiguration", "tenantgate", "--type=json", "-p",
+              f'[{{"op":"add","path":"/webhooks/0/clientConfig/caBundle","value":"{bundle}"}}]')
+
+    helm("upgrade", "tenantgate", chart, "--reuse-values", "--set", "mode=guard")
+    guard = _ours(c)
+    assert ("Deployment", "tenantgate-signer") not in guard and \
+        ("ClusterRole", "tenantgate-signer") not in guard, guard
+    assert ("ClusterRoleBinding", "tenantgate-tenant-namespace-labeler-liqo") in guard, guard
+    hooks = c.get_json("validatingwebhookconfiguration", "tenantgate")["webhooks"]
+    assert hooks[0]["clientConfig"].get("caBundle") == bundle, hooks[0]["clientConfig"]
+
+    helm("rollback", "tenantgate", "1")
+    assert _ours(c) == installed
+
+    helm("uninstall", "tenantgate", "--wait")
+    left = {k for k in _ours(c) if k != ("Namespace", "liqo")}
+    assert not left, left
+    assert not c.get_json("secrets", "-n", "liqo", "-l", "owner=helm")["items"]
+    assert c.exists("crd", "tenants.authentication.liqo.io")     # Helm keeps CRDs
