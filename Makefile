@@ -105,7 +105,7 @@ k8s-bin: deps
 
 # The Helm CLI (helm.sh/helm/v4, pinned in e2e/helm/go.mod), built once the same way; the
 # chart's golden test (ctest test_chart) and e2e/test_helm.py use it; warm: a no-op.
-helm-bin:
+helm-bin: deps
 	@e2e/helm-bin >/dev/null && e2e/helm-bin --crds >/dev/null
 
 # liqoctl and liqocheck from the pinned Liqo releases (e2e/liqo/go*.mod), and Liqo's own
