@@ -131,3 +131,18 @@ require (
 )
 
 tool helm.sh/helm/v4/cmd/helm
+
+// The Kubernetes libraries at the bed's own release (e2e/k8s/go.mod) instead of Helm's
+// v0.37.2: CI builds Helm and the bed from scratch, and with one version of each package the Go
+// build cache compiles them once for both. `manifests/chart/generate --check` and
+// e2e/test_helm.py pass with it.
+replace (
+	k8s.io/api => k8s.io/api v0.36.3
+	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.36.3
+	k8s.io/apimachinery => k8s.io/apimachinery v0.36.3
+	k8s.io/apiserver => k8s.io/apiserver v0.36.3
+	k8s.io/cli-runtime => k8s.io/cli-runtime v0.36.3
+	k8s.io/client-go => k8s.io/client-go v0.36.3
+	k8s.io/component-base => k8s.io/component-base v0.36.3
+	k8s.io/kubectl => k8s.io/kubectl v0.36.3
+)
