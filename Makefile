@@ -95,8 +95,10 @@ unit-asan: build-asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -L 'unit|cli'
 
+# Each target is one single-threaded libFuzzer process for FUZZ_SECONDS: run JOBS at once, each
+# on a core of its own, so every target still fuzzes as long as alone.
 fuzz: build-fuzz
-	cd $(FUZZ_BUILD) && TG_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -L fuzz
+	cd $(FUZZ_BUILD) && TG_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -j $(JOBS) -L fuzz
 
 # The pinned kube-apiserver, kube-controller-manager, kubectl and etcd (e2e/k8s/go.mod), built
 # once through the Go module proxy into ${TG_CACHE_DIR:-~/.cache/tenantgate}; warm: a no-op.
