@@ -88,12 +88,13 @@ build-types: deps
 	if [ -n "$$failed" ]; then echo "build-types: FAILED:$$failed"; exit 1; fi; \
 	echo "build-types: all $(words $(BUILD_TYPES)) build types compile with gcc and with clang (8 builds)"
 
+# -j: the unit tests two at a time; the two timing-sensitive server tests are RUN_SERIAL.
 unit: build
-	cd $(BUILD) && ctest --output-on-failure -L 'unit|cli'
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L 'unit|cli'
 
 unit-asan: build-asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -L 'unit|cli'
+	  ctest --output-on-failure -j $(JOBS) -L 'unit|cli'
 
 # Each target is one single-threaded libFuzzer process for FUZZ_SECONDS: run JOBS at once, each
 # on a core of its own, so every target still fuzzes as long as alone.
