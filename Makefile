@@ -88,15 +88,18 @@ build-types: deps
 	if [ -n "$$failed" ]; then echo "build-types: FAILED:$$failed"; exit 1; fi; \
 	echo "build-types: all $(words $(BUILD_TYPES)) build types compile with gcc and with clang (8 builds)"
 
+# -j: the unit tests two at a time; the two timing-sensitive server tests are RUN_SERIAL.
 unit: build helm-bin
-	cd $(BUILD) && ctest --output-on-failure -L 'unit|cli'
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L 'unit|cli'
 
 unit-asan: build-asan helm-bin
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --output-on-failure -L 'unit|cli'
+	  ctest --output-on-failure -j $(JOBS) -L 'unit|cli'
 
+# Each target is one single-threaded libFuzzer process for FUZZ_SECONDS: run JOBS at once, each
+# on a core of its own, so every target still fuzzes as long as alone.
 fuzz: build-fuzz
-	cd $(FUZZ_BUILD) && TG_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -L fuzz
+	cd $(FUZZ_BUILD) && TG_FUZZ_SECONDS=$(FUZZ_SECONDS) ctest --output-on-failure -j $(JOBS) -L fuzz
 
 # The pinned kube-apiserver, kube-controller-manager, kubectl and etcd (e2e/k8s/go.mod), built
 # once through the Go module proxy into ${TG_CACHE_DIR:-~/.cache/tenantgate}; warm: a no-op.

@@ -52,8 +52,10 @@ def auth(cli, provider, consumer, webhook, consumer_webhook, provider_signer, co
         assert rc == 0, out + err
     yield authenticate, unauthenticate
     cli("unauthenticate", *both, "--wait", "--timeout", "60s")
-    provider.kubectl("delete", "namespace", PNS, "--wait=true", "--timeout=120s", check=False, timeout=150)
+    # The consumer's namespace first, not waited for: the namespace controllers' 5 s grace
+    # periods on both clusters then run at once.
     consumer.kubectl("delete", "namespace", CNS, "--wait=false", check=False)
+    provider.kubectl("delete", "namespace", PNS, "--wait=true", "--timeout=120s", check=False, timeout=150)
     # The Tenant is gone, so the replicator's DELETE of the Renew's copy is refused (403) and
     # its finalizers stay (PROTOCOL.md 7): take them off as an admin would, or the namespace
     # never goes and the next authentication finds it terminating.
