@@ -100,11 +100,24 @@ class AuthServer:
     def __init__(self, provider, binary, ns, work_dir, *extra):
         self.provider = provider
         self.ns = ns
-        self.port, self.metrics_port = free_port(), free_port()
         self.serving = mint_serving_cert(Path(work_dir) / "serving")
         self.cluster_id = "provider-" + uuid.uuid4().hex[:8]
-        kubeconfig = provider.serviceaccount_kubeconfig(ns, SA)
         self.tokens_ns = token_ns_of(ns)
+        # Ports are free when picked, not held: another process on this shared machine may
+        # take one before the server binds it. Start again on new ports, twice at most.
+        for attempt in (1, 2, 3):
+            try:
+                self._start(binary, work_dir, extra)
+                break
+            except RuntimeError as e:
+                if attempt == 3 or "Address already in use" not in str(e):
+                    raise
+        self.client = LiqoV010Client(f"https://127.0.0.1:{self.port}", self.serving["ca"], work_dir)
+
+    def _start(self, binary, work_dir, extra):
+        self.port, self.metrics_port = free_port(), free_port()
+        provider, ns = self.provider, self.ns
+        kubeconfig = provider.serviceaccount_kubeconfig(ns, SA)
         self.process = HostProcess(
             [binary, "--token-namespace", self.tokens_ns, "--cert", self.serving["cert"], "--key", self.serving["key"],
              "--listen", f"127.0.0.1:{self.port}", "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
@@ -115,7 +128,6 @@ class AuthServer:
             Path(work_dir) / f"tenantgate-auth-{self.port}.log")
         self.process.name = "tenantgate-auth"
         wait_for(self._ready, timeout=30, interval=0.05, what="tenantgate-auth /readyz 200")
-        self.client = LiqoV010Client(f"https://127.0.0.1:{self.port}", self.serving["ca"], work_dir)
 
     def _ready(self):
         if not self.process.alive():
