@@ -104,10 +104,11 @@ const tg_controller_desc *tg_controller_by_kind(const char *kind);
 /* --controllers LIST to bits; -1 on an unknown name or an empty list. */
 int tg_controllers_parse(const char *list, unsigned *bits);
 
-/* The descriptors of every controller (controllers.c rows point at these). */
-extern const tg_controller_desc tg_ctl_keys, tg_ctl_nonce, tg_ctl_tenant, tg_ctl_approver, tg_ctl_own_signer,
-    tg_ctl_identity, tg_ctl_noncesigner, tg_ctl_resourceslice, tg_ctl_renew, tg_ctl_remote_renew,
-    tg_ctl_remote_slice, tg_ctl_replicator, tg_ctl_authtoken, tg_ctl_bootstrapgc;
+/* The descriptors of every controller (controllers.def), each defined at the
+ * end of its own file. */
+#define TG_CONTROLLER(descriptor, BIT, file) extern const tg_controller_desc tg_ctl_##descriptor;
+#include "signer/controllers.def"
+#undef TG_CONTROLLER
 
 /* provider_approver.c: a CSR with our labels that we did not make (TG_INF_CSRS' noticed). */
 void tg_note_foreign_csr(tg_signer *s, json_object *csr);

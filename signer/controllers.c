@@ -1,17 +1,15 @@
-/* controllers.c - the table of every controller (controller.h): --controllers
- * names, queue key prefixes and dispatch all come from these rows. */
+/* controllers.c - the table of every controller (controller.h), expanded from
+ * controllers.def: --controllers names, queue key prefixes and dispatch all
+ * come from its rows. */
 #include "signer/controller.h"
 
 #include <stdio.h>
 #include <string.h>
 
 const tg_controller_desc *const tg_controller_descriptors[] = {
-    /* provider */
-    &tg_ctl_nonce, &tg_ctl_tenant, &tg_ctl_approver, &tg_ctl_own_signer, &tg_ctl_remote_renew, &tg_ctl_remote_slice,
-    &tg_ctl_bootstrapgc,
-    /* consumer */
-    &tg_ctl_keys, &tg_ctl_noncesigner, &tg_ctl_identity, &tg_ctl_resourceslice, &tg_ctl_renew, &tg_ctl_replicator,
-    &tg_ctl_authtoken,
+#define TG_CONTROLLER(descriptor, BIT, file) &tg_ctl_##descriptor,
+#include "signer/controllers.def"
+#undef TG_CONTROLLER
     NULL,
 };
 

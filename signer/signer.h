@@ -19,22 +19,19 @@
 #include "signer/slice_resources.h"
 #include "signer/workqueue.h"
 
-/* --controllers bits: each controller's descriptor (controller.h) names its own */
-#define TG_CTL_KEYS 0x01u
-#define TG_CTL_NONCE 0x02u
-#define TG_CTL_TENANT 0x04u
-#define TG_CTL_APPROVER 0x08u
-#define TG_CTL_SIGNER 0x10u
-#define TG_CTL_IDENTITY 0x20u
-#define TG_CTL_NONCESIGNER 0x40u
-#define TG_CTL_RESOURCESLICE 0x80u      /* consumer: local slices' request and Identity */
-#define TG_CTL_RENEW 0x100u             /* consumer: Renews of ControlPlane Identities */
-#define TG_CTL_REMOTE_RENEW 0x200u      /* provider: answers replicated Renews from the Tenant */
-#define TG_CTL_REMOTE_SLICE 0x400u      /* provider: replicated ResourceSlices (remoteresourceslice) */
-#define TG_CTL_REPLICATOR 0x800u       /* consumer: Liqo's CRD replicator for slices, Renews, NamespaceMaps */
-#define TG_CTL_AUTHTOKEN 0x1000u       /* consumer: Liqo's first token flow (labelled auth-token Secrets) */
-#define TG_CTL_BOOTSTRAPGC 0x2000u     /* provider: removes what /v1/nonce made once nothing keeps it */
-#define TG_CTL_ALL 0x3fffu
+/* --controllers bits, one per row of signer/controllers.def: TG_CTL_<BIT>. */
+enum tg_controller_index {
+#define TG_CONTROLLER(descriptor, BIT, file) TG_CTL_INDEX_##BIT,
+#include "signer/controllers.def"
+#undef TG_CONTROLLER
+    TG_CTL_COUNT
+};
+enum tg_controller_bit {
+#define TG_CONTROLLER(descriptor, BIT, file) TG_CTL_##BIT = 1u << TG_CTL_INDEX_##BIT,
+#include "signer/controllers.def"
+#undef TG_CONTROLLER
+};
+#define TG_CTL_ALL ((1u << TG_CTL_COUNT) - 1u)
 
 #define TG_LABEL_TENANT_NS "tenantgate.io/tenant-namespace"
 /* Liqo's mark of a tenant namespace (value "true"), with liqo.io/remote-cluster-id. */
