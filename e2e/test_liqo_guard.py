@@ -32,6 +32,7 @@ import time
 import uuid
 
 import pytest
+import yaml
 
 from liqo_modules import liqo_bin, pinned_versions
 from liqo_commands import peering_user_flow
@@ -531,3 +532,43 @@ def test_peering_user_commands(guard, webhook, tmp_path):
     print(f"peering-user flow in {seconds:.1f}s")
     assert failed == [], "\n".join(failed)
     assert delta(denied_counts(webhook), before) == {}
+
+
+# --- the chart beside Liqo's (issue 46) ------------------------------------------------------
+
+CHART_MODES = {"guard": ["--set", "mode=guard"],
+               "replace": ["--set", "mode=replace", "--set", "apiServer.address=https://provider.example:6443"]}
+
+
+def _key(doc):
+    return doc["kind"], doc["metadata"].get("namespace", ""), doc["metadata"]["name"]
+
+
+@pytest.mark.parametrize("mode", sorted(CHART_MODES))
+def test_the_chart_installs_beside_liqos(guard, source_dir, mode):
+    """tenantgate's chart in release namespace liqo, beside the objects Liqo's own chart made
+    there: none of ours is one of Liqo's (kind, namespace and name), and the provider's API
+    server, with Liqo's CRDs and webhooks live, takes `helm install --dry-run=server` of the mode.
+    A dry run: this bed's tenantgate runs as host processes, whose objects helm adopts
+    (--take-ownership, as docs/helm.md says for an install that kustomize made)."""
+    _, prov, _ = guard
+    helm = subprocess.run([str(source_dir / "e2e" / "helm-bin")], capture_output=True, text=True)
+    assert helm.returncode == 0, helm.stderr[-2000:]
+    home = prov.work_dir / "helm"
+    env = dict(KUBECONFIG=str(prov.cluster.kubeconfig), HELM_CACHE_HOME=str(home / "cache"),
+               HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"),
+               PATH="/usr/bin:/bin")
+    chart = str(source_dir / "manifests" / "chart" / "tenantgate")
+
+    def run(verb, *args):
+        p = subprocess.run([helm.stdout.strip(), verb, "tenantgate", chart, "--namespace", "liqo",
+                            *CHART_MODES[mode], *args], env=env, capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0, f"helm {verb}: {p.stdout}{p.stderr}"
+        return p.stdout
+
+    ours = {_key(d) for d in yaml.safe_load_all(run("template")) if d}
+    liqos = {_key(d) for d in prov.docs if d and d.get("kind") != "CustomResourceDefinition"}
+    assert ours and liqos
+    assert not ours & liqos, f"objects both charts make: {sorted(ours & liqos)}"
+    run("install", "--dry-run=server", "--take-ownership")

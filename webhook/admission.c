@@ -15,8 +15,7 @@ typedef struct admission {
     tg_server *server;
     worker *w;
     h2o_req_t *req;                /* NULL once the client went away */
-    const char *path;              /* PATH_VALIDATE, PATH_MUTATE or PATH_VALIDATE_SLICES (static) */
-    int validate;
+    const char *path;              /* the route's (static) */
     uint64_t started_us;
     tg_review_request review;
     int review_ok;
@@ -152,10 +151,54 @@ static void on_live_nonce(void *cbdata, const char *nonce, size_t len, int statu
     free(lw);
 }
 
-int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const char *path, uint64_t started_us)
+/* A Tenant to validate: from the cache, or after a live read of its nonce
+ * (answered from on_live_nonce then: returns 1). */
+static int validate_tenant(admission *a, h2o_req_t *req, tg_decision *d)
+{
+    tg_server *s = a->server;
+    tg_decide_opts opts = {.allow_no_handshake = s->cfg.allow_no_handshake};
+    live_wait *lw;
+    int fetched = TG_LIVE_FETCH_FAILED;
+    admission_guard *g;
+
+    tg_decide_validate(&a->review, s->cfg.lookup, &opts, d);
+    if (!d->need_live_nonce || !s->cfg.live)
+        return 0;
+    g = h2o_mem_alloc_shared(&req->pool, sizeof(*g), on_request_disposed);
+    g->a = NULL;
+    g->conn = NULL;
+    if ((lw = malloc(sizeof(*lw))) != NULL) {
+        g->a = a;
+        g->conn = tg_conns_request_pending(req);
+        lw->a = a;
+        lw->guard = g;
+        fetched = s->cfg.live->fetch(s->cfg.live->self, &a->w->loop, a->w->index, d->nonce_namespace,
+                                     d->cluster_id, on_live_nonce, lw);
+        if (fetched == 0) {
+            tg_decision_clear(d);
+            return 1;
+        }
+        g->a = NULL;
+        free(lw);
+    }
+    tg_decision_clear(d);
+    if (fetched == TG_LIVE_FETCH_BUSY) {
+        /* Not a verdict: the nonce may exist. */
+        tg_decide_error(d, 429, "LiveReadBusy",
+                        "too many namespaces' nonce Secrets are being read from the API server, retry later");
+        d->intercepted = 1;
+    } else {
+        /* No live read possible: decide with what the cache said. */
+        opts.live_nonce_done = 1;
+        tg_decide_validate(&a->review, s->cfg.lookup, &opts, d);
+    }
+    return 0;
+}
+
+int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const tg_admission_route *route,
+                        uint64_t started_us)
 {
     admission *a = calloc(1, sizeof(*a));
-    tg_decide_opts opts = {.allow_no_handshake = s->cfg.allow_no_handshake};
     tg_decision d;
 
     if (!a) {
@@ -167,8 +210,7 @@ int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const char *pat
     a->server = s;
     a->w = w;
     a->req = req;
-    a->path = path;
-    a->validate = strcmp(path, PATH_VALIDATE) == 0;
+    a->path = route->path;
     a->started_us = started_us;
     a->review_ok = tg_review_parse(req->entity.base ? req->entity.base : "", req->entity.len, &a->review,
                                    a->error, sizeof(a->error)) == 0;
@@ -176,47 +218,15 @@ int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const char *pat
         /* Still HTTP 200 with an AdmissionReview: the API server shows the
          * message, and the uid is echoed when it could be read. */
         tg_decide_error(&d, 400,
-                        tg_reason_name(strcmp(path, PATH_VALIDATE_SLICES) == 0 ? TG_MALFORMED_RESOURCE_SLICE
-                                                                               : TG_MALFORMED_TENANT),
+                        tg_reason_name(route->kind == TG_ADMIT_VALIDATE_SLICE ? TG_MALFORMED_RESOURCE_SLICE
+                                                                              : TG_MALFORMED_TENANT),
                         a->error);
-    } else if (strcmp(path, PATH_VALIDATE_SLICES) == 0) {
+    } else if (route->kind == TG_ADMIT_VALIDATE_SLICE) {
         tg_decide_validate_slice(&a->review, s->cfg.lookup, &s->cfg.slice, &d);
-    } else if (!a->validate) {
+    } else if (route->kind == TG_ADMIT_MUTATE_TENANT) {
         tg_decide_mutate(&a->review, &d);
-    } else {
-        tg_decide_validate(&a->review, s->cfg.lookup, &opts, &d);
-        if (d.need_live_nonce && s->cfg.live) {
-            live_wait *lw = malloc(sizeof(*lw));
-            int fetched = TG_LIVE_FETCH_FAILED;
-            admission_guard *g = h2o_mem_alloc_shared(&req->pool, sizeof(*g), on_request_disposed);
-            g->conn = NULL;
-            if (lw) {
-                g->a = a;
-                g->conn = tg_conns_request_pending(req);
-                lw->a = a;
-                lw->guard = g;
-                fetched = s->cfg.live->fetch(s->cfg.live->self, &w->loop, w->index, d.nonce_namespace,
-                                             d.cluster_id, on_live_nonce, lw);
-                if (fetched == 0) {
-                    tg_decision_clear(&d);
-                    return 0;      /* answered from on_live_nonce */
-                }
-                g->a = NULL;
-                free(lw);
-            }
-            tg_decision_clear(&d);
-            if (fetched == TG_LIVE_FETCH_BUSY) {
-                /* Not a verdict: the nonce may exist. */
-                tg_decide_error(&d, 429, "LiveReadBusy",
-                                "too many namespaces' nonce Secrets are being read from the API server, "
-                                "retry later");
-                d.intercepted = 1;
-            } else {
-                /* No live read possible: decide with what the cache said. */
-                opts.live_nonce_done = 1;
-                tg_decide_validate(&a->review, s->cfg.lookup, &opts, &d);
-            }
-        }
+    } else if (validate_tenant(a, req, &d)) {
+        return 0;                  /* answered from on_live_nonce */
     }
     admission_finish(a, &d);
     tg_decision_clear(&d);

@@ -11,8 +11,21 @@
 
 #include "webhook/server_priv.h"
 
-/* req is a POST of JSON to path (PATH_*), within the body limit. Answers
- * now or from the live read's callback; returns 0 (h2o's on_req). */
-int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const char *path, uint64_t started_us);
+/* What a path reviews; routes.c registers one route per path with its kind. */
+typedef enum tg_admission_kind {
+    TG_ADMIT_VALIDATE_TENANT,      /* PATH_VALIDATE */
+    TG_ADMIT_MUTATE_TENANT,        /* PATH_MUTATE */
+    TG_ADMIT_VALIDATE_SLICE,       /* PATH_VALIDATE_SLICES */
+} tg_admission_kind;
+
+typedef struct tg_admission_route {
+    const char *path;              /* PATH_*: the metric label and the log's path */
+    tg_admission_kind kind;
+} tg_admission_route;
+
+/* req is a POST of JSON to route's path, within the body limit. Answers now
+ * or from the live read's callback; returns 0 (h2o's on_req). */
+int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const tg_admission_route *route,
+                        uint64_t started_us);
 
 #endif

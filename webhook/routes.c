@@ -11,8 +11,15 @@
 typedef struct route {
     h2o_handler_t super;
     tg_server *server;
-    const char *path;              /* PATH_*, or NULL for the catch-all */
+    const tg_admission_route *admit;   /* NULL for the catch-all */
 } route;
+
+/* Each admission path and what it reviews. */
+static const tg_admission_route admission_routes[] = {
+    {PATH_VALIDATE, TG_ADMIT_VALIDATE_TENANT},
+    {PATH_MUTATE, TG_ADMIT_MUTATE_TENANT},
+    {PATH_VALIDATE_SLICES, TG_ADMIT_VALIDATE_SLICE},
+};
 
 static int iov_is(h2o_iovec_t v, const char *s)
 {
@@ -75,8 +82,8 @@ static int on_route(h2o_handler_t *self, h2o_req_t *req)
         return 0;
     }
     /* h2o matched a prefix ("/validate/tenants/x" too) or the catch-all */
-    if (r->path && iov_is(req->path_normalized, r->path)) {
-        path = r->path;
+    if (r->admit && iov_is(req->path_normalized, r->admit->path)) {
+        path = r->admit->path;
     } else {
         /* "other": arbitrary paths must not become metric label values */
         tg_count_request(s, "other", "rejected", "NotFound", 0);
@@ -103,23 +110,24 @@ static int on_route(h2o_handler_t *self, h2o_req_t *req)
                   H2O_STRLIT("body over 3 MiB\n"));
         return 0;
     }
-    return tg_admission_handle(s, w, req, path, started);
+    return tg_admission_handle(s, w, req, r->admit, started);
 }
 
-static void add_route(h2o_hostconf_t *host, const char *prefix, const char *path, tg_server *s)
+/* prefix: what h2o matches ("/validate/tenants/x" too: on_route wants the
+ * exact path); admit NULL: the catch-all. */
+static void add_route(h2o_hostconf_t *host, const char *prefix, const tg_admission_route *admit, tg_server *s)
 {
     h2o_pathconf_t *pc = h2o_config_register_path(host, prefix, 0);
     route *r = (route *)h2o_create_handler(pc, sizeof(*r));
 
     r->super.on_req = on_route;
     r->server = s;
-    r->path = path;
+    r->admit = admit;
 }
 
 void tg_routes_register(h2o_hostconf_t *host, tg_server *s)
 {
-    add_route(host, PATH_VALIDATE, PATH_VALIDATE, s);
-    add_route(host, PATH_MUTATE, PATH_MUTATE, s);
-    add_route(host, PATH_VALIDATE_SLICES, PATH_VALIDATE_SLICES, s);
+    for (size_t i = 0; i < sizeof(admission_routes) / sizeof(admission_routes[0]); i++)
+        add_route(host, admission_routes[i].path, &admission_routes[i], s);
     add_route(host, "/", NULL, s);
 }
