@@ -285,6 +285,12 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
         deny_nonce(&t, ns, nonce_state == TG_NONCE_FOUND ? TG_NONCE_EMPTY : nonce_state, &d->verdict);
         if (!(opts && opts->live_nonce_done) && d->cluster_id[0])
             d->need_live_nonce = 1;
+    } else if (d->verdict.reason == TG_SIGNATURE_VERIFICATION_FAILED && nonce_text == nonce && d->cluster_id[0]) {
+        /* The cached nonce may be one a rotation has just replaced (the
+         * signer rotates it when a Tenant is deleted, and a consumer that
+         * authenticates at once signs the new one): ask the API server
+         * before calling the signature wrong. */
+        d->need_live_nonce = 1;
     }
 
 out:

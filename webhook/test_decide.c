@@ -36,6 +36,7 @@ typedef struct fake_cluster {
     const char *tenant_names[3];
     int no_nonce;                    /* no nonce Secret at all */
     const char *nonce_cluster;       /* id the nonce was issued for; NULL = "cl01" */
+    const char *cached_nonce;        /* the cache's nonce text; NULL = the seed's */
     const char *nonce_ns;            /* namespace of the liqo-nonce Secret; NULL = the Tenant's */
     const char *slice_user;          /* the user name of a replicated ResourceSlice */
     const char *claim_path;          /* cl01's NameClaim: its path, NULL = none */
@@ -100,8 +101,8 @@ static int fake_nonce_secret(const tg_lookup *lk, const char *ns, const char *cl
         return TG_NONCE_ABSENT;
     if (strcmp(issued_for, cluster_id) != 0)
         return TG_NONCE_OTHER_CLUSTER;
-    snprintf(nonce, TG_LOOKUP_NONCE_MAX, "%s", seed_nonce);
-    *len = strlen(seed_nonce);
+    snprintf(nonce, TG_LOOKUP_NONCE_MAX, "%s", c->cached_nonce ? c->cached_nonce : seed_nonce);
+    *len = strlen(nonce);
     return TG_NONCE_FOUND;
 }
 
@@ -328,8 +329,18 @@ static const decide_case cases[] = {
      1, "Accepted", 0, 0, 0, 0, NULL},
     {"seed as printed", "review-v1-create-seed-doc-as-printed.json", NULL,
      {.ns = {CONSUMER_NS}, .nonce_cluster = "cl-consumer"}, 0, 0, 0, "CSRSubjectMismatch", 400, 0, 0, 0, NULL},
+    /* a signature that fails over the cached nonce is checked again over the API
+     * server's (a rotation may have replaced the cached one) */
     {"flipped signature", "review-v1-create-seed-cl01-flipped-signature.json", NULL, {.ns = {GOOD_NS}}, 0, 0, 0,
-     "SignatureVerificationFailed", 400, 0, 0, 0, NULL},
+     "SignatureVerificationFailed", 400, 0, 1, 0, NULL},
+    {"flipped signature, live nonce too", "review-v1-create-seed-cl01-flipped-signature.json", NULL,
+     {.ns = {GOOD_NS}}, 0, LIVE_FOUND, 0, "SignatureVerificationFailed", 400, 0, 0, 0, NULL},
+    {"cached nonce rotated since: the live one verifies", PEM, NULL,
+     {.ns = {GOOD_NS}, .cached_nonce = "b2xkLW5vbmNlLWJlZm9yZS1yb3RhdGlvbg=="}, 0, LIVE_FOUND, 1, "Accepted", 0, 0, 0,
+     0, NULL},
+    {"cached nonce rotated since, no live read", PEM, NULL,
+     {.ns = {GOOD_NS}, .cached_nonce = "b2xkLW5vbmNlLWJlZm9yZS1yb3RhdGlvbg=="}, 0, 0, 0, "SignatureVerificationFailed",
+     400, 0, 1, 0, NULL},
 
     /* 1 */
     {"bad base64", PEM, tweak_bad_base64, {.ns = {GOOD_NS}}, 0, 0, 0, "MalformedTenant", 400, 0, 0, 0, NULL},
@@ -426,7 +437,7 @@ static const decide_case cases[] = {
      "Accepted", 0, 0, 0, 1, NULL},
     {"update with a new signature is checked", "review-v1-update-new-signature.json", NULL,
      {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}, .tenant_names = {"cl01"}}, 0, 0, 0,
-     "SignatureVerificationFailed", 400, 0, 0, 0, NULL},
+     "SignatureVerificationFailed", 400, 0, 1, 0, NULL},
     {"update keeping the proof of a misnamed Tenant", "review-v1-update-unchanged-proof.json", tweak_renamed,
      {.ns = {{"liqo-tenant-cl01", "true", "cl01", 1}}, .no_nonce = 1}, 0, 0, 1, "Accepted", 0, 0, 0, 1, NULL},
     {"update with a new proof of a misnamed Tenant", "review-v1-update-new-signature.json", tweak_renamed,
