@@ -430,8 +430,14 @@ def test_tls_compatibility_mode_consumer(replace, tmp_path):
     cm = "liqo-controller-manager"
     liqo.ctl("unauthenticate", *both)      # the tests before may end peered
     saved = c.get_json("secret", "authentication-keys", "-n", LIQO_NS)
-    drop_keys = lambda: c.kubectl("delete", "secret", "authentication-keys", "-n", LIQO_NS,
-                                  "--ignore-not-found")
+    def drop_keys():
+        """The cluster key goes, and with it the signed nonce: Liqo's consumer keeps that
+        Secret across peerings and reuses its signature, which the old key made (the provider
+        keeps its nonce with Liqo's consumers, --nonce-rotation keep). A Liqo user who
+        switches keys deletes it too (docs/LIQO.md)."""
+        c.kubectl("delete", "secret", "authentication-keys", "-n", LIQO_NS, "--ignore-not-found")
+        c.kubectl("delete", "secret", "liqo-signed-nonce", "-n", f"liqo-tenant-{pid}",
+                  "--ignore-not-found")
     args = [str(a) for a in cons.processes[cm].args]
     old = cons.restart(cm, with_flag(args, "tls-compatibility-mode", "true"), before_start=drop_keys)
     assert "--tls-compatibility-mode=false" in old, old       # the chart's default, replaced
