@@ -43,6 +43,53 @@ static const char usage[] =
     "  -h, --help               show this help\n"
     EXIT_HELP;
 
+/* The nonce read, signed by the consumer and put in a Tenant, and the Tenant
+ * applied on the provider. A nonce can be replaced while the consumer signs it
+ * (the signer rotates it when the last peering's Tenant goes): read again just
+ * before the apply, and sign the new one, a few times at most. */
+static int signed_tenant_applied(cli_flow *f, const online_opts *o, cli_cluster *local, cli_cluster *remote,
+                                 const char *lns, const char *rns, char nonce[TG_NONCE_TEXT_LEN + 1])
+{
+    char now[TG_NONCE_TEXT_LEN + 1];
+    json_object *tenant = NULL;
+    int rc, attempt;
+
+    if ((rc = cli_read_nonce(f, remote, rns, 1, nonce)) != 0)
+        return rc;
+    cli_flow_step(f, "remote", "Nonce generated successfully");
+    cli_flow_step(f, "remote", "Nonce retrieved");
+    for (attempt = 0;; attempt++) {
+        EVP_PKEY *key = NULL;
+        unsigned char *sig = NULL;
+        size_t sig_len = 0;
+
+        if ((rc = cli_cluster_key(f, local, o->install_ns, &key)) != 0)
+            return rc;
+        rc = cli_consumer_signature(f, local, lns, o->remote_id, nonce, key, &sig, &sig_len);
+        if (rc == 0 &&
+            (tenant = cli_tenant_from_key(key, o->cluster_id, sig, sig_len, o->pubkey_format)) == NULL)
+            rc = cli_flow_fail(f, local, TG_EXIT_USAGE, "cannot build the Tenant");
+        free(sig);
+        EVP_PKEY_free(key);
+        if (rc == 0)
+            rc = cli_read_nonce(f, remote, rns, 1, now);
+        if (rc != 0 || strcmp(now, nonce) == 0 || attempt == 2)
+            break;
+        json_object_put(tenant);
+        tenant = NULL;
+        memcpy(nonce, now, sizeof(now));
+    }
+    OPENSSL_cleanse(now, sizeof(now));
+    if (rc == 0) {
+        cli_flow_step(f, "local", "Tenant correctly generated");
+        /* The provider's tenant namespace may not be the conventional name. */
+        json_object_object_add(tg_json_path(tenant, "metadata", NULL), "namespace", json_object_new_string(rns));
+        rc = cli_apply(f, remote, "tenants", tenant, NULL);
+    }
+    json_object_put(tenant);
+    return rc;
+}
+
 int cmd_authenticate(int argc, char **argv)
 {
     const char *cmd = "authenticate";
@@ -95,33 +142,7 @@ int cmd_authenticate(int argc, char **argv)
     if ((rc = cli_ensure_nonce_secret(&f, &remote, rns, o.cluster_id)) != 0)
         goto out;
     cli_flow_step(&f, "remote", "Nonce secret ensured");
-    if ((rc = cli_read_nonce(&f, &remote, rns, 1, nonce)) != 0)
-        goto out;
-    cli_flow_step(&f, "remote", "Nonce generated successfully");
-    cli_flow_step(&f, "remote", "Nonce retrieved");
-    /* Not cli_consumer_tenant: the seed's order puts the consumer's namespace
-     * line first (above), so only the signature and the build are left. */
-    {
-        EVP_PKEY *key = NULL;
-        unsigned char *sig = NULL;
-        size_t sig_len = 0;
-
-        if ((rc = cli_cluster_key(&f, &local, o.install_ns, &key)) != 0)
-            goto out;
-        rc = cli_consumer_signature(&f, &local, lns, o.remote_id, nonce, key, &sig, &sig_len);
-        if (rc == 0 &&
-            (tenant = cli_tenant_from_key(key, o.cluster_id, sig, sig_len, o.pubkey_format)) == NULL)
-            rc = cli_flow_fail(&f, &local, TG_EXIT_USAGE, "cannot build the Tenant");
-        free(sig);
-        EVP_PKEY_free(key);
-        if (rc != 0)
-            goto out;
-    }
-    cli_flow_step(&f, "local", "Tenant correctly generated");
-    /* The provider's tenant namespace may not be the conventional name. */
-    json_object_object_add(tg_json_path(tenant, "metadata", NULL), "namespace",
-                           json_object_new_string(rns));
-    if ((rc = cli_apply(&f, &remote, "tenants", tenant, NULL)) != 0)
+    if ((rc = signed_tenant_applied(&f, &o, &local, &remote, lns, rns, nonce)) != 0)
         goto out;
     cli_flow_step(&f, "remote", "Tenant correctly applied on provider cluster");
     if ((rc = cli_provider_identity(&f, &remote, rns, o.remote_id, o.cluster_id, lns, &identity)) != 0)
