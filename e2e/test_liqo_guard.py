@@ -26,6 +26,7 @@ mode, where tenantgate's signer does.
 import base64
 import hashlib
 import json
+import os
 import re
 import subprocess
 import time
@@ -555,9 +556,9 @@ def test_the_chart_installs_beside_liqos(guard, source_dir, mode):
     helm = subprocess.run([str(source_dir / "e2e" / "helm-bin")], capture_output=True, text=True)
     assert helm.returncode == 0, helm.stderr[-2000:]
     home = prov.work_dir / "helm"
-    env = dict(KUBECONFIG=str(prov.cluster.kubeconfig), HELM_CACHE_HOME=str(home / "cache"),
-               HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"),
-               PATH="/usr/bin:/bin")
+    env = dict(os.environ, KUBECONFIG=str(prov.cluster.kubeconfig), HOME=str(home),
+               HELM_CACHE_HOME=str(home / "cache"), HELM_CONFIG_HOME=str(home / "config"),
+               HELM_DATA_HOME=str(home / "data"))
     chart = str(source_dir / "manifests" / "chart" / "tenantgate")
 
     def run(verb, *args):
