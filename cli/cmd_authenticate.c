@@ -52,25 +52,24 @@ static int signed_tenant_applied(cli_flow *f, const online_opts *o, cli_cluster 
 {
     char now[TG_NONCE_TEXT_LEN + 1];
     json_object *tenant = NULL;
+    EVP_PKEY *key = NULL;
     int rc, attempt;
 
     if ((rc = cli_read_nonce(f, remote, rns, 1, nonce)) != 0)
         return rc;
     cli_flow_step(f, "remote", "Nonce generated successfully");
     cli_flow_step(f, "remote", "Nonce retrieved");
+    if ((rc = cli_cluster_key(f, local, o->install_ns, &key)) != 0)
+        return rc;
     for (attempt = 0;; attempt++) {
-        EVP_PKEY *key = NULL;
         unsigned char *sig = NULL;
         size_t sig_len = 0;
 
-        if ((rc = cli_cluster_key(f, local, o->install_ns, &key)) != 0)
-            return rc;
         rc = cli_consumer_signature(f, local, lns, o->remote_id, nonce, key, &sig, &sig_len);
         if (rc == 0 &&
             (tenant = cli_tenant_from_key(key, o->cluster_id, sig, sig_len, o->pubkey_format)) == NULL)
             rc = cli_flow_fail(f, local, TG_EXIT_USAGE, "cannot build the Tenant");
         free(sig);
-        EVP_PKEY_free(key);
         if (rc == 0)
             rc = cli_read_nonce(f, remote, rns, 1, now);
         if (rc != 0 || strcmp(now, nonce) == 0 || attempt == 2)
@@ -79,6 +78,7 @@ static int signed_tenant_applied(cli_flow *f, const online_opts *o, cli_cluster 
         tenant = NULL;
         memcpy(nonce, now, sizeof(now));
     }
+    EVP_PKEY_free(key);
     OPENSSL_cleanse(now, sizeof(now));
     if (rc == 0) {
         cli_flow_step(f, "local", "Tenant correctly generated");
