@@ -57,7 +57,7 @@ static int csr_decision_settled(tg_signer *s, const char *name, const csr_look *
     snprintf(key, sizeof(key), "csr/%s", name);
     if (tg_api_settled(s->settled, key, l->rv, "decided") == 0)
         return 0;
-    tg_settled_forget(s->settled, key);   /* its one event is here: no need to keep it */
+    tg_api_forget(s->settled, key);   /* its one event is here: no need to keep it */
     return 1;
 }
 
