@@ -135,20 +135,6 @@ long rc_post_binding(tg_api *api, const char *ns, const char *name, const char *
 /* Count a reconcile skipped because the informers show it settled. */
 void rc_count_skip(tg_signer *s, const char *controller);
 
-/* The ResourceSlice controller's kept copies under its own keys (api.h,
- * "our own writes"): a new object, or NULL (then GET it). */
-static inline void rc_stash_put(tg_signer *s, const char *key, json_object *obj, long ttl_ms)
-{
-    tg_api_keep(s->settled, key, obj, ttl_ms);
-}
-static inline json_object *rc_stash_get(tg_signer *s, const char *key, const char *rv)
-{
-    return tg_api_kept(s->settled, key, rv);
-}
-static inline void rc_stash_forget(tg_signer *s, const char *key)
-{
-    tg_api_forget(s->settled, key);
-}
 /* How long the answer of rc_create_csr's POST stays kept for the approver
  * (its PUT carries the resourceVersion: a 409 means read it live). */
 #define CSR_STASH_MS 60000
