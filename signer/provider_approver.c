@@ -18,14 +18,14 @@
 #include "signer/name_claim.h"
 #include "signer/tenant_scope.h"
 
-typedef struct rv_look {
-    char rv[64];
+typedef struct csr_look {
+    char rv[RC_RV_LEN];
     int issued;
-} rv_look;
+} csr_look;
 
-static void on_rv_visit(json_object *o, void *data)
+static void on_csr_visit(json_object *o, void *data)
 {
-    rv_look *l = data;
+    csr_look *l = data;
     const char *rv = tg_json_path_string(o, "metadata", "resourceVersion", NULL);
     const char *crt = tg_json_path_string(o, "status", "certificate", NULL);
 
@@ -34,53 +34,39 @@ static void on_rv_visit(json_object *o, void *data)
     l->issued = crt && *crt;
 }
 
+/* The CSR as the informer shows it: its version (into l->rv, "" when not
+ * cached) and whether it is issued. */
+static void informer_csr(tg_signer *s, const char *name, csr_look *l)
+{
+    memset(l, 0, sizeof(*l));
+    if (s->csr_cache && tg_cache_synced(s->csr_cache))
+        tg_cache_get(s->csr_cache, NULL, name, on_csr_visit, l);
+}
+
 /* Nothing for the approver (or our own signer) to do, as the CSR informer
  * shows it: issued already (a certificate is only ever issued after an
  * approval), or our own decision coming back as its watch event. */
-static int csr_decision_settled(tg_signer *s, const char *name)
+static int csr_decision_settled(tg_signer *s, const char *name, const csr_look *l)
 {
-    rv_look l = {.rv = "", .issued = 0};
     char key[300];
 
-    if (!s->settled || !s->csr_cache || !tg_cache_synced(s->csr_cache) ||
-        !tg_cache_get(s->csr_cache, NULL, name, on_rv_visit, &l) || !l.rv[0])
+    if (!s->settled || !l->rv[0])
         return 0;
-    if (l.issued)
+    if (l->issued)
         return 1;
     snprintf(key, sizeof(key), "csr/%s", name);
-    if (tg_settled_check(s->settled, key, l.rv, "decided", tg_wq_now_ms()) == 0)
+    if (tg_api_settled(s->settled, key, l->rv, "decided") == 0)
         return 0;
-    tg_settled_forget(s->settled, key);   /* its one event is here: no need to keep it */
+    tg_api_forget(s->settled, key);   /* its one event is here: no need to keep it */
     return 1;
 }
 
-/* The CSR's resourceVersion in the informer's cache (into rv, 64 bytes), or NULL. */
-static const char *cached_csr_rv(tg_signer *s, const char *name, char *rv)
+/* Approved for our own signer, which runs here: this process signs it next. */
+static int signs_here(tg_signer *s, json_object *csr)
 {
-    rv_look l = {.rv = "", .issued = 0};
+    const char *sn = tg_json_path_string(csr, "spec", "signerName", NULL);
 
-    if (!s->csr_cache || !tg_cache_synced(s->csr_cache) || !tg_cache_get(s->csr_cache, NULL, name, on_rv_visit, &l) ||
-        !l.rv[0])
-        return NULL;
-    strcpy(rv, l.rv);
-    return rv;
-}
-
-/* Approved or denied by us: the CSR's next event (at the version our PUT
- * returned) needs no GET, unless this process must still sign it. */
-static void csr_decision_settle(tg_signer *s, json_object *after, const char *name, int approved)
-{
-    const char *rv = tg_json_path_string(after, "metadata", "resourceVersion", NULL);
-    const char *sn = tg_json_path_string(after, "spec", "signerName", NULL);
-    char key[300];
-    uint64_t now = tg_wq_now_ms();
-
-    if (!s->settled || !rv)
-        return;
-    if (approved && (s->controllers & TG_CTL_SIGNER) && s->own_ca.cert && sn && strcmp(sn, TG_SIGNER_NAME_OWN) == 0)
-        return;
-    snprintf(key, sizeof(key), "csr/%s", name);
-    tg_settled_put(s->settled, key, rv, "decided", NULL, now, now + 10 * 60 * 1000);
+    return (s->controllers & TG_CTL_SIGNER) && s->own_ca.cert && sn && strcmp(sn, TG_SIGNER_NAME_OWN) == 0;
 }
 
 /* The Tenant a tenant CSR names by its labels (read live, *tenant NULL when
@@ -232,62 +218,32 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json
     return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, s->cluster_id, d, err, err_len);
 }
 
-long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
+/* The decision on an undecided CSR, from what it names, read live: *tenant,
+ * *slice and *nonce receive what was read (caller frees). 0, or -1 with err. */
+static int decide(tg_signer *s, tg_api *api, json_object *csr, json_object **tenant, json_object **slice,
+                  char **nonce, tg_approve_decision *d, char *err, size_t err_len)
 {
-    char path[1024], err[512], now[32], stash_key[300], cached_rv[64];
-    json_object *csr = NULL, *tenant = NULL, *slice = NULL, *st, *conds, *c, *after = NULL;
-    int from_stash = 0;
-    const char *cid;
-    char *nonce = NULL;
     tg_approve_policy pol = {.signer_name = s->signer_name, .allow_no_handshake = s->allow_no_handshake};
-    tg_approve_decision d;
-    long r, ret = TG_RECONCILE_RETRY;
-    int decided;
 
-    if (csr_decision_settled(s, name)) {
-        rc_count_skip(s, "csr");
-        return TG_RECONCILE_OK;
-    }
-    /* The CSR as our POST returned it, while the informer shows that very
-     * version; else live. */
-    rc_csr_stash_key(stash_key, sizeof(stash_key), name);
-    if ((csr = rc_stash_get(s, stash_key, cached_csr_rv(s, name, cached_rv)))) {
-        from_stash = 1;
-    } else {
-        snprintf(path, sizeof(path), CSR_API "/%s", name);
-        if ((r = tg_api_get(api, path, &csr, err, sizeof(err))) == 404)
-            return TG_RECONCILE_OK;
-        if (r != 200)
-            goto fail;
-    }
-    decided = rc_csr_decided(csr);
-    if (decided > 0) {
-        const char *sn = tg_json_path_string(csr, "spec", "signerName", NULL);
-        if ((s->controllers & TG_CTL_SIGNER) && s->own_ca.cert && sn && strcmp(sn, TG_SIGNER_NAME_OWN) == 0 &&
-            !tg_json_path_string(csr, "status", "certificate", NULL))
-            ret = tg_sign_csr(s, api, csr, name);
-        else
-            ret = TG_RECONCILE_OK;
-        goto out;
-    }
-    if (decided < 0 || !(s->controllers & TG_CTL_APPROVER)) {
-        ret = TG_RECONCILE_OK;
-        goto out;
-    }
     if (tg_json_path_string(csr, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL)) {
-        if (slice_decide(api, csr, &pol, &slice, &tenant, &d, err, sizeof(err)) != 0)
-            goto fail;
+        if (slice_decide(api, csr, &pol, slice, tenant, d, err, err_len) != 0)
+            return -1;
     } else {
-        if (tenant_inputs(api, csr, &tenant, &nonce, err, sizeof(err)) != 0)
-            goto fail;
-        tg_approve_decide(csr, tenant, nonce, &pol, &d);
+        if (tenant_inputs(api, csr, tenant, nonce, err, err_len) != 0)
+            return -1;
+        tg_approve_decide(csr, *tenant, *nonce, &pol, d);
     }
-    if (check_user_free(api, csr, slice, &d, err, sizeof(err)) != 0)
-        goto fail;
-    if (check_name_owner(s, api, tenant, slice, &d, err, sizeof(err)) != 0)
-        goto fail;
-    cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
-    rc_rfc3339(time(NULL), now, sizeof(now));
+    if (check_user_free(api, csr, *slice, d, err, err_len) != 0)
+        return -1;
+    return check_name_owner(s, api, *tenant, *slice, d, err, err_len);
+}
+
+/* Append the decision as an Approved or Denied condition to csr's status. */
+static void add_condition(json_object *csr, const tg_approve_decision *d)
+{
+    json_object *st, *conds, *c = json_object_new_object();
+    char now[32];
+
     if (!(st = tg_json_path(csr, "status", NULL))) {
         st = json_object_new_object();
         json_object_object_add(csr, "status", st);
@@ -296,34 +252,78 @@ long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
         conds = json_object_new_array();
         json_object_object_add(st, "conditions", conds);
     }
-    c = json_object_new_object();
-    json_object_object_add(c, "type", rc_jstr(d.approve ? "Approved" : "Denied"));
+    rc_rfc3339(time(NULL), now, sizeof(now));
+    json_object_object_add(c, "type", rc_jstr(d->approve ? "Approved" : "Denied"));
     json_object_object_add(c, "status", rc_jstr("True"));
-    json_object_object_add(c, "reason", rc_jstr(d.reason));
-    json_object_object_add(c, "message", rc_jstr(d.message));
+    json_object_object_add(c, "reason", rc_jstr(d->reason));
+    json_object_object_add(c, "message", rc_jstr(d->message));
     json_object_object_add(c, "lastUpdateTime", rc_jstr(now));
     json_object_array_add(conds, c);
+}
+
+/* The decision written: its metric, log line and Events. A denial is news on
+ * the Tenant or slice; an approval reaches it as IdentityIssued. */
+static void report_decision(tg_signer *s, tg_api *api, json_object *csr, json_object *owner, const char *name,
+                            const tg_approve_decision *d)
+{
+    const char *cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+
+    if (s->m_decisions)
+        tg_counter_add(tg_metric_series_get(s->m_decisions, (const char *[]){d->approve ? "approved" : "denied", d->reason}), 1);
+    tg_log(d->approve ? TG_LOG_INFO : TG_LOG_WARN, d->approve ? "csr approved" : "csr denied", TG_LOG_STR("csr", name),
+           TG_LOG_STR("cluster_id", cid), TG_LOG_STR("reason", d->reason), TG_LOG_STR("message", d->message));
+    tg_api_event(api, csr, d->approve ? "Normal" : "Warning", d->reason, d->message);
+    if (!d->approve && owner)
+        tg_api_event(api, owner, "Warning", "CSRDenied", d->message);
+}
+
+/* How long our decision's watch event is recognised as settled. */
+#define CSR_DECIDED_MS (10 * 60 * 1000)
+
+long tg_reconcile_csr(tg_signer *s, tg_api *api, const char *name)
+{
+    char path[1024], err[512], key[300];
+    json_object *csr = NULL, *tenant = NULL, *slice = NULL, *after = NULL;
+    char *nonce = NULL;
+    tg_approve_decision d;
+    csr_look seen;
+    long r, ret = TG_RECONCILE_RETRY;
+    int decided;
+
+    informer_csr(s, name, &seen);
+    if (csr_decision_settled(s, name, &seen)) {
+        rc_count_skip(s, "csr");
+        return TG_RECONCILE_OK;
+    }
+    /* the CSR as our POST returned it, at the informer's version; else live */
+    snprintf(path, sizeof(path), CSR_API "/%s", name);
+    if ((r = tg_api_get_at(api, s->settled, path, seen.rv, TG_API_LIVE, &csr, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (r != 200)
+        goto fail;
+    if ((decided = rc_csr_decided(csr)) != 0 || !(s->controllers & TG_CTL_APPROVER)) {
+        ret = decided > 0 && signs_here(s, csr) && !tg_json_path_string(csr, "status", "certificate", NULL)
+                  ? tg_sign_csr(s, api, csr, name)
+                  : TG_RECONCILE_OK;
+        goto out;
+    }
+    if (decide(s, api, csr, &tenant, &slice, &nonce, &d, err, sizeof(err)) != 0)
+        goto fail;
+    add_condition(csr, &d);
     snprintf(path, sizeof(path), CSR_API "/%s/approval", name);
-    r = tg_api_call(api, "PUT", path, TG_KUBE_CT_JSON, csr, &after, err, sizeof(err));
-    rc_stash_forget(s, stash_key);
-    if (r == 409 && from_stash) {
+    r = tg_api_write(api, s->settled, "PUT", path, TG_KUBE_CT_JSON, csr, 0, &after, err, sizeof(err));
+    if (r == TG_API_STALE) {
         ret = 1;   /* changed since our POST: decide again on the live object */
         goto out;
     }
     if (r != 200)
         goto fail;
-    if (after)
-        csr_decision_settle(s, after, name, d.approve);
-    if (s->m_decisions)
-        tg_counter_add(tg_metric_series_get(s->m_decisions, (const char *[]){d.approve ? "approved" : "denied", d.reason}), 1);
-    tg_log(d.approve ? TG_LOG_INFO : TG_LOG_WARN, d.approve ? "csr approved" : "csr denied", TG_LOG_STR("csr", name),
-           TG_LOG_STR("cluster_id", cid), TG_LOG_STR("reason", d.reason), TG_LOG_STR("message", d.message));
-    tg_api_event(api, csr, d.approve ? "Normal" : "Warning", d.reason, d.message);
-    /* A denial is news on the Tenant; an approval reaches it as IdentityIssued. */
-    if (!d.approve && (slice || tenant))
-        tg_api_event(api, slice ? slice : tenant, "Warning", "CSRDenied", d.message);
-    /* approved for our own signer: look again to sign it; otherwise the
-     * controller-manager signs and our PUT's event is settled above */
+    snprintf(key, sizeof(key), "csr/%s", name);
+    if (after && !(d.approve && signs_here(s, after)))   /* the PUT's own event needs no GET */
+        tg_api_settle(s->settled, key, tg_json_path_string(after, "metadata", "resourceVersion", NULL), "decided",
+                      NULL, CSR_DECIDED_MS);
+    report_decision(s, api, csr, slice ? slice : tenant, name, &d);
+    /* approved for our own signer: look again to sign it */
     ret = d.approve && s->own_ca.cert && (s->controllers & TG_CTL_SIGNER) ? 1 : TG_RECONCILE_OK;
     goto out;
 fail:

@@ -50,7 +50,7 @@ static long requeue_min(long a, long b)
     return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
 }
 
-/* The slice as a pass waiting for its CSR wrote it (rc_stash.c): the pass
+/* The slice as a pass waiting for its CSR wrote it (api.h, "our own writes"): the pass
  * the CSR's issue wakes reads it back at that version instead of a GET. */
 #define SLICE_STASH_MS 30000
 
@@ -149,7 +149,7 @@ static long reconcile_slice(slice_ctx *c)
     if (!res_denied)   /* a denial waits on the policy and the siblings, which no record follows */
         settle_pass(c, after ? after : c->slice, cr.made, ret);
     if (after && !accepted && !cr.denied && d.approve)   /* waiting for the CSR: its issue's pass reads this */
-        rc_stash_put(c->s, slice_stash_key(c->ns, c->name, stash, sizeof(stash)), after, SLICE_STASH_MS);
+        tg_api_keep(c->s->settled, slice_stash_key(c->ns, c->name, stash, sizeof(stash)), after, SLICE_STASH_MS);
 out:
     json_object_put(auth_cond);
     json_object_put(res_cond);
@@ -176,7 +176,7 @@ static void on_uid_visit(json_object *o, void *data)
 }
 
 /* The slice's Tenant: as a pass of this consumer's slices last read it, while
- * the Tenant informer shows that very version (rc_stash.c; a burst of a
+ * the Tenant informer shows that very version (api.h, "our own writes"; a burst of a
  * consumer's slices reads it once), else live. The HTTP status. */
 #define TENANT_READ_MS 30000
 
@@ -186,11 +186,11 @@ static long read_tenant(slice_ctx *c)
     long st;
 
     snprintf(key, sizeof(key), "slice-tenant/%s/%s", c->ns, c->consumer);
-    if ((c->tenant = rc_stash_get(c->s, key, rc_cached_rv(c->s->tenant_cache, c->ns, c->consumer, rv))))
+    if ((c->tenant = tg_api_kept(c->s->settled, key, rc_cached_rv(c->s->tenant_cache, c->ns, c->consumer, rv))))
         return 200;
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", c->ns, c->consumer);
     if ((st = tg_api_get(c->api, path, &c->tenant, c->err, sizeof(c->err))) == 200)
-        rc_stash_put(c->s, key, c->tenant, TENANT_READ_MS);
+        tg_api_keep(c->s->settled, key, c->tenant, TENANT_READ_MS);
     return st;
 }
 
@@ -233,8 +233,8 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
     }
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
     slice_stash_key(ns, name, stash, sizeof(stash));
-    c.slice = rc_stash_get(s, stash, rc_cached_rv(s->slice_cache, ns, name, cached_rv));
-    rc_stash_forget(s, stash);   /* read once: the pass writes the next version */
+    c.slice = tg_api_kept(s->settled, stash, rc_cached_rv(s->slice_cache, ns, name, cached_rv));
+    tg_api_forget(s->settled, stash);   /* read once: the pass writes the next version */
     if (!c.slice) {
         if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
             return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */

@@ -1,7 +1,8 @@
 /* provider_tenant.c - the provider's Tenant controller (PROTOCOL.md 6): re-checks
  * the Tenant, keeps its finalizer and bindings (tenant_rbac.h), makes the CSR for its key
  * and copies the issued certificate into status.authParams. Deletion rotates
- * the nonce. Settled records (settled.h) spare the GET for its own writes. */
+ * the nonce (tenant_finalizer.h). What its own writes settled and kept
+ * spares the GET of their watch events (api.h, "our own writes"). */
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
@@ -9,121 +10,20 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/crypto.h>
-
 #include "common/log.h"
 #include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "pki/keys.h"
-#include "pki/nonce.h"
 #include "pki/signature.h"
 #include "signer/approve_decide.h"
 #include "signer/renewal.h"
+#include "signer/tenant_csrs.h"
+#include "signer/tenant_finalizer.h"
 #include "signer/tenant_plan.h"
 #include "signer/tenant_rbac.h"
-#include "signer/unpeer_plan.h"
 
-/* ---------- the CSR and Tenant informer caches ---------- */
-
-typedef struct csr_look {
-    const char *self_user; /* only CSRs made by it count (tg_csr_made_by) */
-    const char *ns;        /* the Tenant's namespace label to match */
-    const char *hash;      /* the current request's hash, or NULL */
-    const char *tenant_uid;   /* the Tenant's metadata.uid, or NULL */
-    time_t tenant_created;    /* its creationTimestamp, 0 if unknown */
-    rc_csr_pick any;          /* the newest of (ns, cid): the settled fingerprint */
-    rc_csr_pick cur;          /* the newest made from the current request */
-    int cur_denied;        /* how many of those are denied */
-    char *certificate;     /* cur's status.certificate (base64), malloc'd, or NULL */
-    int oom;
-} csr_look;
-
-/* A CSR counts for the Tenant only if made for this peering: labelled with
- * its uid, or (made before that label) created since the Tenant was. A Tenant
- * deleted and made again (a re-peering, the same key and so the same request)
- * thus never takes the old peering's CSR and certificate. */
-static int of_this_peering(json_object *c, const csr_look *l, const char *ts, long long ms)
-{
-    const char *uid = tg_json_path_string(c, "metadata", "labels", TG_LABEL_CSR_TENANT_UID, NULL);
-
-    if (uid)
-        return l->tenant_uid && strcmp(uid, l->tenant_uid) == 0;
-    if (!l->tenant_created)
-        return 1;
-    if (ms > 0)
-        return ms >= (long long)l->tenant_created * 1000;
-    return rc_parse_rfc3339(ts) >= l->tenant_created;
-}
-
-static void on_csr_visit(json_object *c, void *data)
-{
-    csr_look *l = data;
-    const char *tns = tg_json_path_string(c, "metadata", "labels", TG_LABEL_TENANT_NS, NULL);
-    const char *hash = tg_json_path_string(c, "metadata", "labels", TG_LABEL_CSR_REQUEST, NULL);
-    const char *ts = tg_json_path_string(c, "metadata", "creationTimestamp", NULL);
-    const char *name = tg_json_path_string(c, "metadata", "name", NULL);
-    const char *crt = tg_json_path_string(c, "status", "certificate", NULL);
-    const char *ms_text = tg_json_path_string(c, "metadata", "labels", TG_LABEL_CSR_CREATED_MS, NULL);
-    long long ms = ms_text ? strtoll(ms_text, NULL, 10) : 0;
-    int issued = crt && *crt, denied;
-
-    if (!tns || strcmp(tns, l->ns) != 0 || !ts || !name || strlen(ts) >= sizeof(l->any.ts) ||
-        strlen(name) >= sizeof(l->any.name) || !tg_csr_made_by(c, l->self_user) || !of_this_peering(c, l, ts, ms))
-        return;
-    denied = rc_csr_decided(c) < 0;   /* the CSR cache keeps the conditions */
-    rc_csr_pick_newer(&l->any, name, ts, ms, issued, denied);
-    if (!l->hash || !hash || strcmp(hash, l->hash) != 0)
-        return;
-    l->cur_denied += denied;
-    if (!rc_csr_pick_newer(&l->cur, name, ts, ms, issued, denied))
-        return;
-    free(l->certificate);
-    l->certificate = NULL;
-    if (issued && !(l->certificate = strdup(crt)))
-        l->oom = 1;
-}
-
-/* What a Tenant reconcile reads of the CSR cache. */
-typedef struct csr_view {
-    char fp[300];          /* "<name>:<issued>:<denied>" of the newest CSR of (ns, cid), or "-" */
-    char newest[256];      /* its name, or "" */
-    tg_csr_state state;    /* of the newest one made from the current request */
-    char *certificate;     /* its status.certificate (base64), malloc'd, or NULL */
-    int denied;            /* how many made from the current request are denied */
-    time_t created;        /* its creationTimestamp (0 if none) */
-} csr_view;
-
-/* The tenant CSRs of (ns, cid) in the CSR informer's cache; hash (or NULL)
- * the Tenant's current request hash; tenant_uid and tenant_created say which
- * peering (of_this_peering). 0, or -1 out of memory. The fingerprint
- * is all a settled record depends on: any CSR of the Tenant's made, issued
- * or denied changes it. */
-static int cached_csrs(tg_signer *s, const char *ns, const char *cid, const char *hash, const char *tenant_uid,
-                       time_t tenant_created, csr_view *v)
-{
-    csr_look l = {.self_user = s->self_user, .ns = ns, .hash = hash, .tenant_uid = tenant_uid,
-                  .tenant_created = tenant_created};
-
-    memset(v, 0, sizeof(*v));
-    strcpy(v->fp, "-");
-    if (!s->csr_cache || !tg_cache_synced(s->csr_cache))
-        return 0;
-    tg_cache_get_by_index(s->csr_cache, cid, on_csr_visit, &l);
-    if (l.oom) {
-        free(l.certificate);
-        return -1;
-    }
-    if (l.any.found) {
-        snprintf(v->fp, sizeof(v->fp), "%s:%d:%d", l.any.name, l.any.issued, l.any.denied);
-        strcpy(v->newest, l.any.name);
-    }
-    v->state = !l.cur.found ? TG_CSR_NONE : l.cur.denied ? TG_CSR_DENIED : l.cur.issued ? TG_CSR_ISSUED : TG_CSR_PENDING;
-    v->certificate = l.certificate;
-    v->denied = l.cur_denied;
-    v->created = l.cur.found ? rc_parse_rfc3339(l.cur.ts) : 0;
-    return 0;
-}
+/* ---------- the Tenant informer's view ---------- */
 
 typedef struct tenant_look {
     char rv[64];
@@ -159,25 +59,16 @@ static void on_tenant_visit(json_object *t, void *data)
  * the cache shows the first. */
 #define CSR_PENDING_MS 60000
 
-/* The queue key: a wake-up from another informer forgets it (events.c). */
+/* The settled record's key is the queue key: a wake-up from another
+ * informer forgets it (events.c). */
 static void settled_key(char *key, size_t len, const char *ns, const char *name)
 {
     snprintf(key, len, "tenant/%s/%s", ns, name);
 }
 
-/* The Tenant as our last pass left it, for the pass its certificate's issue
- * wakes (rc_stash.c): read back only at the version the informer shows. */
-static void stash_key(char *key, size_t len, const char *ns, const char *name)
+static void tenant_path(char *path, size_t len, const char *ns, const char *name)
 {
-    snprintf(key, len, "tenant-obj/%s/%s", ns, name);
-}
-
-static void tenant_stash(tg_signer *s, json_object *tenant, const char *ns, const char *name)
-{
-    char key[600];
-
-    stash_key(key, sizeof(key), ns, name);
-    rc_stash_put(s, key, tenant, TENANT_WAIT_MS);
+    snprintf(path, len, TENANTS_API "/namespaces/%s/tenants/%s", ns, name);
 }
 
 /* Milliseconds until the Tenant needs a look, when the informers show it
@@ -187,37 +78,33 @@ static long tenant_settled_left(tg_signer *s, const char *ns, const char *name, 
 {
     tenant_look tl = {.found = 0};
     char key[600];
-    csr_view cv;
+    tg_tenant_csr_view cv;
 
     rv[0] = '\0';
     if (!s->tenant_cache || !tg_cache_synced(s->tenant_cache) ||
         !tg_cache_get(s->tenant_cache, ns, name, on_tenant_visit, &tl) || !tl.found)
         return 0;
     strcpy(rv, tl.rv);
-    if (!s->settled || !tl.cid[0] || cached_csrs(s, ns, tl.cid, NULL, tl.uid[0] ? tl.uid : NULL, tl.created, &cv) < 0)
+    if (!s->settled || !tl.cid[0] || tg_tenant_csrs(s, ns, tl.cid, NULL, tl.uid[0] ? tl.uid : NULL, tl.created, &cv) < 0)
         return 0;
     settled_key(key, sizeof(key), ns, name);
-    return (long)tg_settled_check(s->settled, key, tl.rv, cv.fp, tg_wq_now_ms());
+    return tg_api_settled(s->settled, key, tl.rv, cv.fp);
 }
 
-/* Record that the Tenant, at its resourceVersion in `tenant`, needs nothing
- * until delay_ms while its CSR reads dep_a or dep_b. Best effort. */
+/* The Tenant at its version in `tenant` (ours to have left so) needs nothing
+ * for ms while its CSRs read dep_a or dep_b. */
 static void tenant_settle(tg_signer *s, json_object *tenant, const char *ns, const char *name, const char *dep_a,
-                          const char *dep_b, long delay_ms)
+                          const char *dep_b, long ms)
 {
-    const char *rv = tg_json_path_string(tenant, "metadata", "resourceVersion", NULL);
     char key[600];
-    uint64_t now = tg_wq_now_ms();
 
-    if (!s->settled || !rv || delay_ms <= 0)
-        return;
     settled_key(key, sizeof(key), ns, name);
-    tg_settled_put(s->settled, key, rv, dep_a, dep_b, now, now + (uint64_t)delay_ms);
+    tg_api_settle(s->settled, key, tg_json_path_string(tenant, "metadata", "resourceVersion", NULL), dep_a, dep_b, ms);
 }
 
 /* Merge-patch Tenant status through /status. authparams may be NULL. */
 /* *out (if not NULL) receives the updated Tenant on success (caller puts). */
-static long patch_tenant_status(tg_api *api, json_object *tenant, const char *ns, const char *name,
+static long patch_tenant_status(tg_api *api, tg_settled *kept, json_object *tenant, const char *ns, const char *name,
                                 json_object *authparams, json_object **out, char *err, size_t err_len)
 {
     json_object *patch = json_object_new_object(), *st = json_object_new_object();
@@ -229,55 +116,9 @@ static long patch_tenant_status(tg_api *api, json_object *tenant, const char *ns
         json_object_object_add(st, "authParams", authparams);
     json_object_object_add(patch, "status", st);
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s/status", ns, name);
-    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, out, err, err_len);
+    r = tg_api_write(api, kept, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, 0, out, err, err_len);
     json_object_put(patch);
     return r;
-}
-
-/* *out (if not NULL) receives the updated Tenant on success (caller puts). */
-static long set_finalizers(tg_api *api, json_object *tenant, const char *ns, const char *name, int add,
-                           json_object **out, char *err, size_t err_len)
-{
-    json_object *old = tg_json_path(tenant, "metadata", "finalizers", NULL);
-    json_object *list = json_object_new_array(), *patch = json_object_new_object(), *meta = json_object_new_object();
-    char path[1024];
-    size_t i;
-    long r;
-
-    for (i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
-        json_object *f = json_object_array_get_idx(old, i);
-        if (json_object_is_type(f, json_type_string) && strcmp(json_object_get_string(f), TG_TENANT_FINALIZER) != 0 &&
-            strcmp(json_object_get_string(f), TG_TENANT_FINALIZER_LEGACY) != 0)
-            json_object_array_add(list, json_object_get(f));
-    }
-    if (add)
-        json_object_array_add(list, rc_jstr(TG_TENANT_FINALIZER));
-    json_object_object_add(meta, "finalizers", list);
-    json_object_object_add(meta, "resourceVersion", rc_jstr(tg_json_path_string(tenant, "metadata", "resourceVersion", NULL)));
-    json_object_object_add(patch, "metadata", meta);
-    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, name);
-    r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, patch, out, err, err_len);
-    json_object_put(patch);
-    return r;
-}
-
-static int has_finalizer(json_object *tenant, const char *name)
-{
-    json_object *f = tg_json_path(tenant, "metadata", "finalizers", NULL);
-    size_t i;
-
-    for (i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
-        json_object *e = json_object_array_get_idx(f, i);
-        if (json_object_is_type(e, json_type_string) && strcmp(json_object_get_string(e), name) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* Ours to release: Liqo's name, or the one earlier tenantgate versions used. */
-static int holds_tenant(json_object *tenant)
-{
-    return has_finalizer(tenant, TG_TENANT_FINALIZER) || has_finalizer(tenant, TG_TENANT_FINALIZER_LEGACY);
 }
 
 static time_t tenant_created(json_object *tenant)
@@ -299,87 +140,6 @@ static long create_csr(tg_signer *s, tg_api *api, json_object *tenant, const cha
         json_object_object_add(labels, TG_LABEL_CSR_TENANT_UID, rc_jstr(uid));
     return rc_create_csr(s, api, tg_json_path_string(tenant, "spec", "csr", NULL), cid, hash, labels, NULL, created,
                          created_len, err, err_len);
-}
-
-/* ---------- deletion ---------- */
-
-typedef struct replica_look {
-    const char *cid;
-    time_t deleted_at;      /* the Tenant's deletion */
-    size_t n;
-} replica_look;
-
-static void on_replica(json_object *o, void *data)
-{
-    replica_look *l = data;
-    const char *origin = tg_json_path_string(o, "metadata", "labels", "liqo.io/originID", NULL);
-    time_t made = rc_parse_rfc3339(tg_json_path_string(o, "metadata", "creationTimestamp", NULL));
-
-    /* One made after the Tenant's deletion is the next peering's (the
-     * consumer authenticated again at once, its new Identity's Renew came
-     * here): it does not hold the old Tenant, whose end the next peering's
-     * Tenant waits for. */
-    if (origin && strcmp(origin, l->cid) == 0 && !(made > 0 && l->deleted_at > 0 && made > l->deleted_at))
-        l->n++;
-}
-
-/* The consumer's Renews replicated into ns before deleted_at, from the
- * remoterenew informer (without it, none known: nothing to wait for).
- * Slices need no wait: `liqoctl unauthenticate` refuses while the consumer
- * has any, and Liqo's consumer drops its slice only after its replicator
- * deleted the copy here. */
-static size_t consumer_replicas(tg_signer *s, const char *ns, const char *cid, time_t deleted_at)
-{
-    replica_look l = {.cid = cid, .deleted_at = deleted_at};
-
-    if (s->renew_cache)
-        tg_cache_get_by_namespace(s->renew_cache, ns, on_replica, &l);
-    return l.n;
-}
-
-/* Deletion: once the consumer's replicas are gone (unpeer_plan.h), bindings
- * away, nonce rotated with --nonce-rotation on-unpeer (an old Tenant no
- * longer verifies), finalizer off. 202: waiting, *wait_ms set. */
-static long finalize_tenant(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *name,
-                            const char *cid, int64_t *wait_ms, char *err, size_t err_len)
-{
-    json_object *sec = NULL;
-    char *old = NULL, nonce[TG_NONCE_TEXT_LEN + 1];
-    time_t deleted_at;
-    long r;
-
-    if (!holds_tenant(tenant))
-        return 200;
-    deleted_at = rc_parse_rfc3339(tg_json_path_string(tenant, "metadata", "deletionTimestamp", NULL));
-    *wait_ms = tg_unpeer_wait_ms(deleted_at, time(NULL), consumer_replicas(s, ns, cid, deleted_at));
-    if (*wait_ms > 0)
-        return 202;
-    if ((r = tg_tenant_bind(s, api, ns, cid, tenant, 0, err, err_len)) >= 300 || r < 0)
-        return r;
-    /* Liqo's consumer keeps its signed nonce across peerings and refuses
-     * another nonce later (liqoctl: "nonce secret already exists with a
-     * different nonce"): rotate only when asked to. */
-    if (s->rotate_nonce_on_unpeer)
-        old = rc_read_nonce(api, ns, &sec);
-    if (sec) {
-        if (tg_nonce_generate(nonce) != 0) {
-            rc_free_secret(old, old ? strlen(old) : 0);
-            json_object_put(sec);
-            return -1;
-        }
-        r = rc_patch_secret_data(api, ns, TG_NONCE_SECRET, "nonce", nonce, TG_NONCE_TEXT_LEN,
-                                 tg_json_path_string(sec, "metadata", "resourceVersion", NULL), err, err_len);
-        OPENSSL_cleanse(nonce, sizeof(nonce));
-        rc_free_secret(old, old ? strlen(old) : 0);
-        json_object_put(sec);
-        if (r != 200)
-            return r;
-        tg_log(TG_LOG_INFO, "nonce rotated", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
-    }
-    r = set_finalizers(api, tenant, ns, name, 0, NULL, err, err_len);
-    if (r == 200)
-        tg_log(TG_LOG_INFO, "tenant finalized", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
-    return r == 404 ? 200 : r;
 }
 
 /* One Tenant check of the tenant controller: accepted (reason NULL) or refused. */
@@ -439,15 +199,14 @@ static void pending_key(char *key, size_t len, const char *ns, const char *cid)
 /* TG_PLAN_CREATE: a CSR for the Tenant's current request, unless the one we
  * made last is not in the cache yet. */
 static long tenant_new_csr(tg_signer *s, tg_api *api, json_object *tenant, const char *ns, const char *name,
-                           const char *hash, const csr_view *cv, const tg_tenant_certs *in, char *err, size_t err_len)
+                           const char *hash, const tg_tenant_csr_view *cv, const tg_tenant_certs *in, char *err,
+                           size_t err_len)
 {
     const char *cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
-    char pending[600], ours[256], made[256];
+    char pending[600], made[256], fp_new[sizeof(made) + 8], path[1024];
     const char *why;
 
-    pending_key(pending, sizeof(pending), ns, cid);
-    if (s->settled && tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
-        strcmp(ours, cv->newest) != 0)
+    if (cv->ours_unseen)
         return 1000;   /* the one we made is on its way into the cache */
     if (create_csr(s, api, tenant, ns, cid, hash, made, sizeof(made), err, err_len) != 201)
         return TG_RECONCILE_RETRY;
@@ -456,32 +215,25 @@ static long tenant_new_csr(tg_signer *s, tg_api *api, json_object *tenant, const
           : in->cur_present                     ? "csr created for renewal"
                                                 : "csr created";
     tg_log(TG_LOG_INFO, why, TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name), TG_LOG_STR("csr", made));
-    if (s->settled) {
-        char fp_new[sizeof(made) + 8];
-        uint64_t t_now = tg_wq_now_ms();
-        tg_settled_mark(s->settled, pending, made, t_now, t_now + CSR_PENDING_MS);
-        /* the cache shows the old state until it sees ours: both are settled */
-        snprintf(fp_new, sizeof(fp_new), "%s:0:0", made);
-        tenant_settle(s, tenant, ns, name, cv->fp, fp_new, TENANT_WAIT_MS);
-    }
-    tenant_stash(s, tenant, ns, name);
+    tg_api_note_made(s->settled, pending, made, CSR_PENDING_MS);
+    /* the cache shows the old state until it sees ours: both are settled */
+    snprintf(fp_new, sizeof(fp_new), "%s:0:0", made);
+    tenant_settle(s, tenant, ns, name, cv->fp, fp_new, TENANT_WAIT_MS);
+    tenant_path(path, sizeof(path), ns, name);
+    tg_api_keep(s->settled, path, tenant, TENANT_WAIT_MS);   /* for the pass the certificate's issue wakes */
     return TENANT_WAIT_MS;   /* the CSR informer wakes us when the certificate is there */
 }
 
 /* TG_PLAN_PUBLISH: the issued certificate (valid nb..na) into status. */
 static long tenant_publish(tg_signer *s, tg_api *api, json_object *tenant, const tg_tenant *t, const char *ns,
-                           const char *name, const csr_view *cv, time_t nb, time_t na, char *err, size_t err_len)
+                           const char *name, const tg_tenant_csr_view *cv, time_t nb, time_t na, char *err, size_t err_len)
 {
     const char *cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     const char *cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
     json_object *ap = rc_auth_params(s, cv->certificate, t->proxy_url), *updated = NULL;
     long ret;
 
-    char key[600];
-
-    stash_key(key, sizeof(key), ns, name);
-    rc_stash_forget(s, key);   /* its version is past once status is written */
-    if (patch_tenant_status(api, tenant, ns, name, ap, &updated, err, err_len) != 200)
+    if (patch_tenant_status(api, s->settled, tenant, ns, name, ap, &updated, err, err_len) != 200)
         return TG_RECONCILE_RETRY;
     count_verdict(s, NULL);
     if (s->m_cert_expiry)
@@ -498,8 +250,7 @@ static long tenant_publish(tg_signer *s, tg_api *api, json_object *tenant, const
     ret = (long)(tg_renewal_at(nb, na) - time(NULL) + 1) * 1000;
     if (ret <= 0)
         ret = 1000;
-    if (updated)   /* the status write's own event will find this */
-        tenant_settle(s, updated, ns, name, cv->fp, NULL, ret);
+    tenant_settle(s, updated, ns, name, cv->fp, NULL, ret);   /* the status write's own event finds this */
     json_object_put(updated);
     return ret;
 }
@@ -513,9 +264,9 @@ static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, c
 {
     const char *cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     const char *cur_b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
-    char hash[TG_REQUEST_HASH_LEN + 1], pending[600], ours[256];
+    char hash[TG_REQUEST_HASH_LEN + 1], path[1024], pending[600];
     tg_tenant_certs in = {.csr = TG_CSR_NONE};
-    csr_view cv;
+    tg_tenant_csr_view cv;
     EVP_PKEY *key;
     tg_verdict v;
     int was_raw = 0;
@@ -528,15 +279,13 @@ static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, c
         return TG_RECONCILE_RETRY;
     }
     rc_request_hash(tg_json_path_string(tenant, "spec", "csr", NULL), hash);
-    if (cached_csrs(s, ns, cid, hash, tg_json_path_string(tenant, "metadata", "uid", NULL), tenant_created(tenant),
+    if (tg_tenant_csrs(s, ns, cid, hash, tg_json_path_string(tenant, "metadata", "uid", NULL), tenant_created(tenant),
                     &cv) < 0) {
         snprintf(err, err_len, "out of memory");
         return TG_RECONCILE_RETRY;
     }
     pending_key(pending, sizeof(pending), ns, cid);
-    if (cv.newest[0] && s->settled && tg_settled_marked(s->settled, pending, ours, sizeof(ours), tg_wq_now_ms()) &&
-        strcmp(ours, cv.newest) == 0)
-        tg_settled_forget(s->settled, pending);   /* the cache has caught up with our CSR */
+    cv.ours_unseen = tg_api_made_unseen(s->settled, pending, cv.newest);
     tg_verdict_init(&v);
     /* parses: tg_tenant_check passed */
     key = tg_public_key_parse(t->public_key.data, t->public_key.len, &was_raw, &v);
@@ -552,26 +301,25 @@ static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, c
     switch (tg_tenant_plan(&in, &delay)) {
     case TG_PLAN_KEEP:
         ret = (long)(tg_renewal_at(cnb, cna) - time(NULL) + 1) * 1000;
-        tenant_settle(s, tenant, ns, name, cv.fp, NULL, ret);
         break;
     case TG_PLAN_WAIT:
         ret = TENANT_WAIT_MS;   /* not issued yet: woken by the CSR informer; this is a safety net */
-        tenant_settle(s, tenant, ns, name, cv.fp, NULL, ret);
-        tenant_stash(s, tenant, ns, name);
+        tenant_path(path, sizeof(path), ns, name);
+        tg_api_keep(s->settled, path, tenant, TENANT_WAIT_MS);
         break;
     case TG_PLAN_BACKOFF:
         ret = (long)delay * 1000;
         tg_log(TG_LOG_WARN, "csr denied again, next one later", TG_LOG_STR("namespace", ns),
                TG_LOG_STR("tenant", name), TG_LOG_INT("denied", cv.denied), TG_LOG_INT("delay_s", delay));
-        tenant_settle(s, tenant, ns, name, cv.fp, NULL, ret);
         break;
     case TG_PLAN_CREATE:
         ret = tenant_new_csr(s, api, tenant, ns, name, hash, &cv, &in, err, err_len);
-        break;
+        goto out;
     case TG_PLAN_PUBLISH:
         ret = tenant_publish(s, api, tenant, t, ns, name, &cv, nb, na, err, err_len);
-        break;
+        goto out;
     }
+    tenant_settle(s, tenant, ns, name, cv.fp, NULL, ret);   /* nothing written: its next event is no news */
 out:
     EVP_PKEY_free(key);
     free(cv.certificate);
@@ -580,7 +328,7 @@ out:
 
 long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
-    char path[1024], err[512], cached_rv[64], stash[600];
+    char path[1024], err[512], cached_rv[64];
     json_object *tenant = NULL, *updated = NULL;
     const char *cid;
     char *nonce = NULL;
@@ -597,19 +345,15 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
     }
     ret = TG_RECONCILE_RETRY;
     memset(&t, 0, sizeof(t));
-    /* "Not older than what our informer saw": the API server answers from its
-     * watch cache instead of a quorum read of etcd. Every write below carries
-     * the resourceVersion or is recomputed on the next event, as with any
+    /* The version the informer shows, as our last pass left it or from the
+     * API server's watch cache. Every write below carries the
+     * resourceVersion or is recomputed on the next event, as with any
      * informer-fed controller. The approver, the gate, still reads live. */
-    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s%s%s", ns, name,
-             cached_rv[0] ? "?resourceVersion=" : "", cached_rv);
-    stash_key(stash, sizeof(stash), ns, name);
-    if (!(tenant = rc_stash_get(s, stash, cached_rv))) {   /* that version as our last pass left it, or live */
-        if ((st = tg_api_get(api, path, &tenant, err, sizeof(err))) == 404)
-            return TG_RECONCILE_OK;
-        if (st != 200)
-            goto fail;
-    }
+    tenant_path(path, sizeof(path), ns, name);
+    if ((st = tg_api_get_at(api, s->settled, path, cached_rv, 0, &tenant, err, sizeof(err))) == 404)
+        return TG_RECONCILE_OK;
+    if (st != 200)
+        goto fail;
     cid = tg_json_path_string(tenant, "spec", "clusterID", NULL);
     if (!cid || !tg_cluster_id_valid(cid)) {
         tg_log(TG_LOG_WARN, "tenant without a valid clusterID", TG_LOG_STR("namespace", ns), TG_LOG_STR("tenant", name));
@@ -618,7 +362,7 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
     }
     if (tg_json_path(tenant, "metadata", "deletionTimestamp", NULL)) {
         int64_t wait_ms = 0;
-        st = finalize_tenant(s, api, tenant, ns, name, cid, &wait_ms, err, sizeof(err));
+        st = tg_tenant_finalize(s, api, tenant, ns, name, cid, &wait_ms, err, sizeof(err));
         if (st != 200 && st != 202)
             goto fail;
         ret = st == 202 ? (long)wait_ms : TG_RECONCILE_OK;
@@ -655,8 +399,8 @@ long tg_reconcile_tenant(tg_signer *s, tg_api *api, const char *ns, const char *
         ret = TG_RECONCILE_OK;
         goto out;
     }
-    if (!has_finalizer(tenant, TG_TENANT_FINALIZER) || has_finalizer(tenant, TG_TENANT_FINALIZER_LEGACY)) {
-        if ((st = set_finalizers(api, tenant, ns, name, 1, &updated, err, sizeof(err))) != 200)
+    if (tg_tenant_needs_finalizer(tenant)) {
+        if ((st = tg_tenant_set_finalizer(api, tenant, ns, name, 1, &updated, err, sizeof(err))) != 200)
             goto fail;
         if (!updated || !tg_json_path_string(updated, "spec", "clusterID", NULL) ||
             strcmp(tg_json_path_string(updated, "spec", "clusterID", NULL), cid) != 0) {

@@ -38,21 +38,6 @@ void rc_request_hash(const char *csr_b64, char out[TG_REQUEST_HASH_LEN + 1])
         snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-void rc_csr_stash_key(char *key, size_t len, const char *name)
-{
-    snprintf(key, len, "csr-made/%s", name ? name : "");
-}
-
-void rc_csr_stash(tg_signer *s, json_object *csr)
-{
-    char key[300];
-
-    if (!csr || !tg_json_path_string(csr, "metadata", "name", NULL))
-        return;
-    rc_csr_stash_key(key, sizeof(key), tg_json_path_string(csr, "metadata", "name", NULL));
-    rc_stash_put(s, key, csr, CSR_STASH_MS);
-}
-
 long rc_create_csr(tg_signer *s, tg_api *api, const char *request_b64, const char *cid, const char *hash,
                    json_object *labels, json_object *annotations, char *created, size_t created_len, char *err,
                    size_t err_len)
@@ -90,9 +75,8 @@ long rc_create_csr(tg_signer *s, tg_api *api, const char *request_b64, const cha
     if (s->csr_expiration_s > 0)
         json_object_object_add(spec, "expirationSeconds", json_object_new_int64(s->csr_expiration_s));
     json_object_object_add(csr, "spec", spec);
-    r = tg_api_call(api, "POST", CSR_API, TG_KUBE_CT_JSON, csr, &resp, err, err_len);
-    if (r == 201)   /* the approver's read of it, while nothing else changed it */
-        rc_csr_stash(s, resp);
+    /* the answer is kept for the approver's read of it (api.h) */
+    r = tg_api_write(api, s->settled, "POST", CSR_API, TG_KUBE_CT_JSON, csr, CSR_STASH_MS, &resp, err, err_len);
     if (created && created_len) {
         const char *n = tg_json_path_string(resp, "metadata", "name", NULL);
         snprintf(created, created_len, "%s", r == 201 && n ? n : "");

@@ -135,17 +135,8 @@ long rc_post_binding(tg_api *api, const char *ns, const char *name, const char *
 /* Count a reconcile skipped because the informers show it settled. */
 void rc_count_skip(tg_signer *s, const char *controller);
 
-/* rc_stash.c: the answer of our own write, kept ttl_ms under key (without
- * managedFields; nothing without s->settled or when too large), and read
- * back only while the informer shows that very resourceVersion: a new
- * object, or NULL (then GET it). */
-void rc_stash_put(tg_signer *s, const char *key, json_object *obj, long ttl_ms);
-json_object *rc_stash_get(tg_signer *s, const char *key, const char *rv);
-void rc_stash_forget(tg_signer *s, const char *key);
-/* A CSR rc_create_csr made, stashed under rc_csr_stash_key for the approver
+/* How long the answer of rc_create_csr's POST stays kept for the approver
  * (its PUT carries the resourceVersion: a 409 means read it live). */
 #define CSR_STASH_MS 60000
-void rc_csr_stash_key(char *key, size_t len, const char *name);
-void rc_csr_stash(tg_signer *s, json_object *csr);
 
 #endif

@@ -74,17 +74,16 @@ long rs_settled_left(tg_signer *s, const char *ns, const char *name, const char 
         rs_settled_deps(s, ns, name, consumer, NULL, deps, sizeof(deps)) != 0)
         return 0;
     settled_key(key, sizeof(key), ns, name);
-    return (long)tg_settled_check(s->settled, key, rv, deps, tg_wq_now_ms());
+    return tg_api_settled(s->settled, key, rv, deps);
 }
 
 void rs_settle(tg_signer *s, const char *ns, const char *name, const char *rv, const char *deps_a,
                const char *deps_b, long delay_ms)
 {
     char key[600];
-    uint64_t now = tg_wq_now_ms();
 
-    if (!s->settled || !rv || !deps_a || delay_ms <= 0)
+    if (!deps_a)
         return;
     settled_key(key, sizeof(key), ns, name);
-    tg_settled_put(s->settled, key, rv, deps_a, deps_b, now, now + (uint64_t)delay_ms);
+    tg_api_settle(s->settled, key, rv, deps_a, deps_b, delay_ms);
 }

@@ -291,7 +291,7 @@ static void test_stashed_csr_costs_no_get(void **state)
     rt_signer_init(&s);
     s.settled = tg_settled_new();
     store_objects(api, &r);
-    rc_csr_stash(&s, fake_api_object(api, CSR));
+    tg_api_keep(s.settled, CSR, fake_api_object(api, CSR), CSR_STASH_MS);
     s.csr_cache = cache_of_csr(api);
     fake_api_fail(api, "GET", CSR, 500, 1);
     assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
@@ -315,7 +315,7 @@ static void test_stale_stash_conflicts_then_converges(void **state)
     rt_signer_init(&s);
     s.settled = tg_settled_new();
     store_objects(api, &r);
-    rc_csr_stash(&s, fake_api_object(api, CSR));
+    tg_api_keep(s.settled, CSR, fake_api_object(api, CSR), CSR_STASH_MS);
     s.csr_cache = cache_of_csr(api);
     store_csr(api, tg_json_path_string(t, "spec", "csr", NULL), S_PENDING, M_NONE);   /* a newer version */
     assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), 1);
