@@ -12,7 +12,8 @@
  *
  * The slice, its Tenant and its cache Secret are read live when a pass runs;
  * the echo of the pass's own status write runs none (slice_settled.h), and
- * the policy ConfigMap is read once for a burst (slice_policy.c). The
+ * one read of the policy ConfigMap serves the slices seen before it started
+ * (slice_policy_memo.h). The
  * CSRs of the slice and its sibling slices (the maxPerTenant sum) come from
  * the informers' caches (slice_plan.h decides over them), which list before
  * any worker starts, so a restart between any two steps resumes from what the
@@ -38,6 +39,7 @@
 #include "signer/events.h"
 #include "signer/slice_certificate.h"
 #include "signer/slice_liqo_quota.h"
+#include "signer/slice_policy_memo.h"
 #include "signer/slice_quota.h"
 #include "signer/slice_rbac.h"
 #include "signer/slice_settled.h"
@@ -298,6 +300,15 @@ static void map_slice(const tg_event *ev, tg_key_sink *sink)
                 tg_json_path_string(ev->obj, "metadata", "name", NULL));
 }
 
+/* A slice's own event: its first one is when this process first saw it,
+ * which a kept policy read is judged against (slice_policy_memo.h). */
+static void map_slice_event(const tg_event *ev, tg_key_sink *sink)
+{
+    if (!ev->deleted)
+        rs_policy_note_seen(ev->s, ev->obj);
+    map_slice(ev, sink);
+}
+
 typedef struct wake_ctx {
     tg_key_sink *sink;
     const char *self_id;
@@ -352,7 +363,7 @@ const tg_controller_desc tg_ctl_remote_slice = {
               .writes = "the slice's status, CSRs for it, Secret liqo-remote-certificate-<slice>, Liqo's Quota "
                         "<slice user> in its namespace (where served), and deletes an old RoleBinding "
                         "tenantgate-rslice-<slice>"},
-    .subs = {{TG_INF_TENANT_SLICES, 1, map_slice}, {TG_INF_TENANTS, 0, map_tenant_to_slices},
+    .subs = {{TG_INF_TENANT_SLICES, 1, map_slice_event}, {TG_INF_TENANTS, 0, map_tenant_to_slices},
              {TG_INF_CSRS, 0, map_csr_to_slice}}, .nsubs = 3,
     .reconcile = reconcile_key,
 };
