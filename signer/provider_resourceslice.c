@@ -349,6 +349,27 @@ static void map_csr_to_slice(const tg_event *ev, tg_key_sink *sink)
     tg_key_emit(sink, "remoteslice", ns, slash + 1);
 }
 
+static void on_denied_slice(json_object *o, void *data)
+{
+    wake_ctx *w = data;
+    json_object *res = rs_condition_of(o, "Resources");
+
+    if (res && rs_same_text(tg_json_string(res, "status"), "Denied") && !tg_slice_is_own_local(o, w->self_id))
+        map_slice(&(tg_event){.obj = o}, w->sink);
+}
+
+/* The policy ConfigMap changed: a read from before no longer serves
+ * (slice_policy_memo.h), and every slice it may have denied is decided
+ * again now rather than at its slow recheck (RES_DENIED_RECHECK_MS). */
+static void map_policy_to_denied(const tg_event *ev, tg_key_sink *sink)
+{
+    wake_ctx w = {.sink = sink, .self_id = ev->s->cluster_id};
+
+    rs_policy_changed(ev->s);
+    if (ev->s->slice_cache)
+        tg_cache_foreach(ev->s->slice_cache, on_denied_slice, &w);
+}
+
 static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
 {
     (void)kind;
@@ -364,6 +385,6 @@ const tg_controller_desc tg_ctl_remote_slice = {
                         "<slice user> in its namespace (where served), and deletes an old RoleBinding "
                         "tenantgate-rslice-<slice>"},
     .subs = {{TG_INF_TENANT_SLICES, 1, map_slice_event}, {TG_INF_TENANTS, 0, map_tenant_to_slices},
-             {TG_INF_CSRS, 0, map_csr_to_slice}}, .nsubs = 3,
+             {TG_INF_CSRS, 0, map_csr_to_slice}, {TG_INF_SLICE_POLICY, 0, map_policy_to_denied}}, .nsubs = 4,
     .reconcile = reconcile_key,
 };
