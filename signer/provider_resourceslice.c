@@ -179,8 +179,9 @@ static void on_uid_visit(json_object *o, void *data)
 
 /* The slice's Tenant: as a pass of this consumer's slices last read it, while
  * the Tenant informer shows that very version (rc_stash.c; a burst of a
- * consumer's slices reads it once), else live. The HTTP status. */
-#define TENANT_READ_MS 30000
+ * consumer's slices reads it once), else live. The HTTP status. Kept past a
+ * burst's queue (one Tenant per consumer: a few KB each). */
+#define TENANT_READ_MS 120000
 
 static long read_tenant(slice_ctx *c)
 {
@@ -305,7 +306,7 @@ static void map_slice(const tg_event *ev, tg_key_sink *sink)
 static void map_slice_event(const tg_event *ev, tg_key_sink *sink)
 {
     if (!ev->deleted)
-        rs_policy_note_seen(ev->s, ev->obj);
+        rs_memo_note_seen(ev->s, ev->obj);
     map_slice(ev, sink);
 }
 
@@ -323,12 +324,18 @@ static void on_slice_of_tenant(json_object *o, void *data)
 }
 
 /* Any Tenant event wakes every slice of its namespace (Liqo's RRS): a drain
- * or a delete revokes them all, labelled or not. */
+ * or a delete revokes them all, labelled or not. And the approver decides
+ * the next slice CSR from a read after it. */
 static void map_tenant_to_slices(const tg_event *ev, tg_key_sink *sink)
 {
     const char *ns = tg_json_path_string(ev->obj, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(ev->obj, "metadata", "name", NULL);
     wake_ctx w = {.sink = sink, .self_id = ev->s->cluster_id};
+    char what[600];
 
+    /* the approver's kept read of it no longer serves (provider_approver.c) */
+    snprintf(what, sizeof(what), "tenant/namespaces/%s/tenants/%s", ns ? ns : "", name ? name : "");
+    rs_memo_changed(ev->s, what);
     if (ns && ev->s->slice_cache)
         tg_cache_get_by_namespace(ev->s->slice_cache, ns, on_slice_of_tenant, &w);
 }

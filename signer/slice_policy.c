@@ -17,19 +17,19 @@ static int policy_data(slice_ctx *c, json_object **data)
 {
     char path[1024];
     json_object *cm = NULL;
-    uint64_t seen = rs_policy_seen_us(c->s, c->slice), start;
+    uint64_t seen = rs_memo_seen_us(c->s, c->slice), start;
     long r;
 
-    if (rs_policy_memo_get(c->s, seen, data))
+    if (rs_memo_get(c->s, MEMO_POLICY, seen, data))
         return 0;
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", c->s->slice_policy_ns, c->s->slice_policy_name);
-    start = rs_policy_now_us();
+    start = rs_memo_now_us();
     if ((r = tg_api_get(c->api, path, &cm, c->err, sizeof(c->err))) != 200 && r != 404)
         return -1;
     if ((*data = tg_json_path(cm, "data", NULL)))
         json_object_get(*data);
     json_object_put(cm);
-    rs_policy_memo_put(c->s, start, *data);
+    rs_memo_put(c->s, MEMO_POLICY, start, *data);
     return 0;
 }
 
