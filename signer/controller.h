@@ -32,6 +32,7 @@ typedef enum tg_informer_id {
     TG_INF_AUTH_TOKENS,       /* Secrets labelled discovery.liqo.io/auth-token (a provider's token) */
     TG_INF_ROLEBINDINGS,      /* every RoleBinding: subjects and roleRef.kind (the approver's NameBound) */
     TG_INF_CLUSTERROLEBINDINGS, /* every ClusterRoleBinding: the same */
+    TG_INF_SLICE_POLICY,      /* the slice policy ConfigMap, metadata only (its path: main.c) */
     TG_INF_COUNT
 } tg_informer_id;
 

@@ -81,4 +81,7 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     [TG_INF_CLUSTERROLEBINDINGS] = {.name = "clusterrolebinding",
                                     .path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
                                     .keep_fields = keep_binding, .cache_offset = IN_SIGNER(crb_cache)},
+    /* Only its events: a change wakes the Denied slices (provider_resourceslice.c).
+     * Namespace and name are flags (--slice-policy-configmap): main.c sets both. */
+    [TG_INF_SLICE_POLICY] = {.name = "slicepolicy", .path = "/api/v1/configmaps", .keep_fields = keep_nothing},
 };

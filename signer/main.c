@@ -364,9 +364,18 @@ static int start_informers(signer_main *m, char *err, size_t err_len)
                                * reconcile: compact text instead of json-c trees */
                               .compact = 1, .handlers = tg_events_handlers(m->events, (tg_informer_id)id)};
         tg_cache *cache;
+        char path[300], field[300];
 
         if (!tg_events_wanted(&m->signer, (tg_informer_id)id))
             continue;
+        if (id == TG_INF_SLICE_POLICY) {   /* the one ConfigMap the flag names, if any */
+            if (!m->signer.slice_policy_ns || !m->signer.slice_policy_name)
+                continue;
+            snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps", m->signer.slice_policy_ns);
+            snprintf(field, sizeof(field), "metadata.name=%s", m->signer.slice_policy_name);
+            o.path = path;
+            o.field_selector = field;
+        }
         if (!(m->informers[id] = tg_informer_new(m->client, &o, err, err_len)))
             return -1;
         cache = tg_informer_cache(m->informers[id]);

@@ -16,6 +16,7 @@
 #include "signer/approve_decide.h"
 #include "signer/binding_index.h"
 #include "signer/name_claim.h"
+#include "signer/slice_policy_memo.h"
 #include "signer/tenant_scope.h"
 
 typedef struct csr_look {
@@ -95,10 +96,30 @@ static int tenant_inputs(tg_api *api, json_object *csr, json_object **tenant, ch
     return 0;
 }
 
-/* A CSR made for a replicated slice (annotation "<ns>/<name>"): the slice
- * and its consumer's Tenant, read live, and the decision. 0, or -1 with err. */
-static int slice_decide(tg_api *api, json_object *csr, const tg_approve_policy *pol, json_object **slice,
-                        json_object **tenant, tg_approve_decision *d, char *err, size_t err_len)
+/* The consumer's Tenant for a slice CSR: as a read that started after the
+ * CSR was first seen left it, or live (slice_policy_memo.h: a Tenant change
+ * made before the CSR was created is in any such read). The HTTP status. */
+static long slice_tenant(tg_signer *s, tg_api *api, json_object *csr, const char *path, json_object **tenant,
+                         char *err, size_t err_len)
+{
+    char what[1100];
+    uint64_t seen = rs_memo_seen_us(s, csr), start;
+    long r;
+
+    snprintf(what, sizeof(what), "tenant%s", path + strlen(TENANTS_API));
+    if (rs_memo_get(s, what, seen, tenant))
+        return *tenant ? 200 : 404;
+    start = rs_memo_now_us();
+    if ((r = tg_api_get(api, path, tenant, err, err_len)) == 200 || r == 404)
+        rs_memo_put(s, what, start, r == 200 ? *tenant : NULL);
+    return r;
+}
+
+/* A CSR made for a replicated slice (annotation "<ns>/<name>"): the slice,
+ * read live, its consumer's Tenant (slice_tenant), and the decision. 0, or
+ * -1 with err. */
+static int slice_decide(tg_signer *s, tg_api *api, json_object *csr, const tg_approve_policy *pol,
+                        json_object **slice, json_object **tenant, tg_approve_decision *d, char *err, size_t err_len)
 {
     const char *ref = tg_json_path_string(csr, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
     const char *slash = strchr(ref, '/'), *consumer;
@@ -115,7 +136,7 @@ static int slice_decide(tg_api *api, json_object *csr, const tg_approve_policy *
     consumer = *slice ? tg_json_path_string(*slice, "spec", "consumerClusterID", NULL) : NULL;
     if (consumer && tg_cluster_id_valid(consumer)) {
         snprintf(path, sizeof(path), TENANTS_API "/namespaces/%.*s/tenants/%s", (int)(slash - ref), ref, consumer);
-        if ((r = tg_api_get(api, path, tenant, err, err_len)) != 200 && r != 404)
+        if ((r = slice_tenant(s, api, csr, path, tenant, err, err_len)) != 200 && r != 404)
             return -1;
     }
     tg_approve_decide_slice(csr, *slice, *tenant, pol, d);
@@ -226,7 +247,7 @@ static int decide(tg_signer *s, tg_api *api, json_object *csr, json_object **ten
     tg_approve_policy pol = {.signer_name = s->signer_name, .allow_no_handshake = s->allow_no_handshake};
 
     if (tg_json_path_string(csr, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL)) {
-        if (slice_decide(api, csr, &pol, slice, tenant, d, err, err_len) != 0)
+        if (slice_decide(s, api, csr, &pol, slice, tenant, d, err, err_len) != 0)
             return -1;
     } else {
         if (tenant_inputs(api, csr, tenant, nonce, err, err_len) != 0)
@@ -361,6 +382,9 @@ void tg_note_foreign_csr(tg_signer *s, json_object *o)
  * and with the own signer running, the approver signs what it approved. */
 static void map_approve(const tg_event *ev, tg_key_sink *sink)
 {
+    /* a slice CSR's first event: when it was first seen (slice_tenant) */
+    if (!ev->deleted && tg_json_path_string(ev->obj, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL))
+        rs_memo_note_seen(ev->s, ev->obj);
     if (!ev->deleted && !tg_json_path_string(ev->obj, "status", "certificate", NULL))
         tg_key_emit(sink, "approve", "", tg_json_path_string(ev->obj, "metadata", "name", NULL));
 }

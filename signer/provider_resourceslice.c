@@ -12,7 +12,8 @@
  *
  * The slice, its Tenant and its cache Secret are read live when a pass runs;
  * the echo of the pass's own status write runs none (slice_settled.h), and
- * the policy ConfigMap is read once for a burst (slice_policy.c). The
+ * one read of the policy ConfigMap serves the slices seen before it started
+ * (slice_policy_memo.h). The
  * CSRs of the slice and its sibling slices (the maxPerTenant sum) come from
  * the informers' caches (slice_plan.h decides over them), which list before
  * any worker starts, so a restart between any two steps resumes from what the
@@ -38,6 +39,7 @@
 #include "signer/events.h"
 #include "signer/slice_certificate.h"
 #include "signer/slice_liqo_quota.h"
+#include "signer/slice_policy_memo.h"
 #include "signer/slice_quota.h"
 #include "signer/slice_rbac.h"
 #include "signer/slice_settled.h"
@@ -177,8 +179,9 @@ static void on_uid_visit(json_object *o, void *data)
 
 /* The slice's Tenant: as a pass of this consumer's slices last read it, while
  * the Tenant informer shows that very version (api.h, "our own writes"; a burst of a
- * consumer's slices reads it once), else live. The HTTP status. */
-#define TENANT_READ_MS 30000
+ * consumer's slices reads it once), else live. The HTTP status. Kept past a
+ * burst's queue (one Tenant per consumer: a few KB each). */
+#define TENANT_READ_MS 120000
 
 static long read_tenant(slice_ctx *c)
 {
@@ -298,6 +301,15 @@ static void map_slice(const tg_event *ev, tg_key_sink *sink)
                 tg_json_path_string(ev->obj, "metadata", "name", NULL));
 }
 
+/* A slice's own event: its first one is when this process first saw it,
+ * which a kept policy read is judged against (slice_policy_memo.h). */
+static void map_slice_event(const tg_event *ev, tg_key_sink *sink)
+{
+    if (!ev->deleted)
+        rs_memo_note_seen(ev->s, ev->obj);
+    map_slice(ev, sink);
+}
+
 typedef struct wake_ctx {
     tg_key_sink *sink;
     const char *self_id;
@@ -312,12 +324,18 @@ static void on_slice_of_tenant(json_object *o, void *data)
 }
 
 /* Any Tenant event wakes every slice of its namespace (Liqo's RRS): a drain
- * or a delete revokes them all, labelled or not. */
+ * or a delete revokes them all, labelled or not. And the approver decides
+ * the next slice CSR from a read after it. */
 static void map_tenant_to_slices(const tg_event *ev, tg_key_sink *sink)
 {
     const char *ns = tg_json_path_string(ev->obj, "metadata", "namespace", NULL);
+    const char *name = tg_json_path_string(ev->obj, "metadata", "name", NULL);
     wake_ctx w = {.sink = sink, .self_id = ev->s->cluster_id};
+    char what[600];
 
+    /* the approver's kept read of it no longer serves (provider_approver.c) */
+    snprintf(what, sizeof(what), "tenant/namespaces/%s/tenants/%s", ns ? ns : "", name ? name : "");
+    rs_memo_changed(ev->s, what);
     if (ns && ev->s->slice_cache)
         tg_cache_get_by_namespace(ev->s->slice_cache, ns, on_slice_of_tenant, &w);
 }
@@ -338,6 +356,27 @@ static void map_csr_to_slice(const tg_event *ev, tg_key_sink *sink)
     tg_key_emit(sink, "remoteslice", ns, slash + 1);
 }
 
+static void on_denied_slice(json_object *o, void *data)
+{
+    wake_ctx *w = data;
+    json_object *res = rs_condition_of(o, "Resources");
+
+    if (res && rs_same_text(tg_json_string(res, "status"), "Denied") && !tg_slice_is_own_local(o, w->self_id))
+        map_slice(&(tg_event){.obj = o}, w->sink);
+}
+
+/* The policy ConfigMap changed: a read from before no longer serves
+ * (slice_policy_memo.h), and every slice it may have denied is decided
+ * again now rather than at its slow recheck (RES_DENIED_RECHECK_MS). */
+static void map_policy_to_denied(const tg_event *ev, tg_key_sink *sink)
+{
+    wake_ctx w = {.sink = sink, .self_id = ev->s->cluster_id};
+
+    rs_policy_changed(ev->s);
+    if (ev->s->slice_cache)
+        tg_cache_foreach(ev->s->slice_cache, on_denied_slice, &w);
+}
+
 static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)
 {
     (void)kind;
@@ -352,7 +391,7 @@ const tg_controller_desc tg_ctl_remote_slice = {
               .writes = "the slice's status, CSRs for it, Secret liqo-remote-certificate-<slice>, Liqo's Quota "
                         "<slice user> in its namespace (where served), and deletes an old RoleBinding "
                         "tenantgate-rslice-<slice>"},
-    .subs = {{TG_INF_TENANT_SLICES, 1, map_slice}, {TG_INF_TENANTS, 0, map_tenant_to_slices},
-             {TG_INF_CSRS, 0, map_csr_to_slice}}, .nsubs = 3,
+    .subs = {{TG_INF_TENANT_SLICES, 1, map_slice_event}, {TG_INF_TENANTS, 0, map_tenant_to_slices},
+             {TG_INF_CSRS, 0, map_csr_to_slice}, {TG_INF_SLICE_POLICY, 0, map_policy_to_denied}}, .nsubs = 4,
     .reconcile = reconcile_key,
 };

@@ -33,7 +33,9 @@
 /* How long this process remembers a Resources verdict it wrote (grant_put):
  * far longer than the slice informer takes to show the write. */
 #define GRANT_RECORD_MS 600000
-/* Resources=Denied: looked at again this often, so a policy edit applies. */
+/* Resources=Denied: looked at again this often. A change of the policy
+ * ConfigMap wakes them at once (its watch); this is the safety net, and
+ * what frees room among the siblings (maxPerTenant) waits for. */
 #define RES_DENIED_RECHECK_MS 60000
 
 typedef struct slice_ctx {

@@ -7,22 +7,29 @@
 
 #include "kube/json.h"
 #include "pki/slice_tenant_policy.h"
+#include "signer/slice_policy_memo.h"
 
 /* The policy ConfigMap's data (a new object, or NULL: none). 0, or -1 with
- * c->err on a failed read. Read live on every pass, never remembered: a
- * quota an admin tightens must hold for the next slice decided. */
+ * c->err on a failed read. Live, or as a read that started after this slice
+ * was first seen left it (slice_policy_memo.h): a quota an admin tightens
+ * holds for the next slice decided. */
 static int policy_data(slice_ctx *c, json_object **data)
 {
     char path[1024];
     json_object *cm = NULL;
+    uint64_t seen = rs_memo_seen_us(c->s, c->slice), start;
     long r;
 
+    if (rs_memo_get(c->s, MEMO_POLICY, seen, data))
+        return 0;
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", c->s->slice_policy_ns, c->s->slice_policy_name);
+    start = rs_memo_now_us();
     if ((r = tg_api_get(c->api, path, &cm, c->err, sizeof(c->err))) != 200 && r != 404)
         return -1;
     if ((*data = tg_json_path(cm, "data", NULL)))
         json_object_get(*data);
     json_object_put(cm);
+    rs_memo_put(c->s, MEMO_POLICY, start, *data);
     return 0;
 }
 

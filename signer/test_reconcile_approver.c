@@ -19,6 +19,8 @@
 #include "pki/keys.h"
 #include "pki/name_owner.h"
 #include "pki/slice.h"
+#include "signer/settled.h"
+#include "signer/slice_policy_memo.h"
 #include "signer/approve_decide.h"
 #include "signer/binding_index.h"
 #include "signer/reconcile_common.h"
@@ -433,6 +435,58 @@ static void test_slice_group_bound(void **state)
     EVP_PKEY_free(key);
 }
 
+/* A second slice CSR of cl01 (named name, uid uid) like the first. */
+static void copy_csr(tg_api *api, const char *name, const char *uid)
+{
+    json_object *c = NULL, *meta;
+    char path[256];
+
+    assert_int_equal(json_object_deep_copy(fake_api_object(api, CSR), &c, NULL), 0);
+    meta = tg_json_path(c, "metadata", NULL);
+    json_object_object_add(meta, "name", json_object_new_string(name));
+    json_object_object_add(meta, "uid", json_object_new_string(uid));
+    snprintf(path, sizeof(path), CSR_API "/%s", name);
+    fake_api_put_obj(api, path, c);
+}
+
+/* The slice CSRs first seen before a read of their Tenant started share
+ * it (slice_policy_memo.h); one seen after reads again: a Tenant drained
+ * just before it refuses it. */
+static void test_slice_csrs_share_a_tenant_read(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    tg_api *api = fake_api_new();
+    tg_signer s;
+
+    (void)state;
+    assert_non_null(key);
+    rt_signer_init(&s);
+    s.settled = tg_settled_new();
+    store_slice_world(api, key);
+    json_object_object_add(tg_json_path(fake_api_object(api, CSR), "metadata", NULL), "uid",
+                           json_object_new_string("c1"));
+    copy_csr(api, "liqo-identity-s2", "c2");
+    copy_csr(api, "liqo-identity-s3", "c3");
+    rs_memo_note_seen(&s, fake_api_object(api, CSR));
+    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s2"));
+    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+    assert_string_equal(last_condition(api), "Approved");
+    /* the second was seen before that read: it serves (the failing GET is never asked) */
+    fake_api_fail(api, "GET", TENANT, 500, 1);
+    assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s2"), TG_RECONCILE_OK);
+    assert_true(strstr(rt_writes(api), "PUT " CSR_API "/liqo-identity-s2/approval 200") != NULL);
+    /* the Tenant drained, then the third seen: it reads (and fails), then reads the drain */
+    json_object_object_add(tg_json_path(fake_api_object(api, TENANT), "spec", NULL), "tenantCondition",
+                           json_object_new_string("Drained"));
+    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s3"));
+    assert_int_not_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
+    assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
+    assert_non_null(strstr(rt_writes(api), "SliceTenantDrained"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    EVP_PKEY_free(key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_stale_stash_conflicts_then_converges),
         cmocka_unit_test(test_slice_user_bound),
         cmocka_unit_test(test_slice_group_bound),
+        cmocka_unit_test(test_slice_csrs_share_a_tenant_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 #include "signer/slice_liqo_quota.h"
 #include "signer/slice_offer.h"
 #include "signer/slice_plan.h"
+#include "signer/slice_policy_memo.h"
 #include "signer/settled.h"
 #include "signer/test_reconcile_fixture.h"
 
@@ -578,13 +579,18 @@ static void test_new_csr_settles_both_views(void **state)
     settled_clear(&s, api);
 }
 
-/* The policy ConfigMap is read on every pass (a quota tightened a moment
- * ago holds for the next slice); the old binding's absence is read once. */
-static void test_policy_read_every_pass_binding_once(void **state)
+/* One read of the policy ConfigMap serves every pass of a slice first seen
+ * before the read started (slice_policy_memo.h); a slice seen after it (a
+ * new generation here) reads again, and so does every slice once the
+ * ConfigMap's watch showed a change. The old binding's absence is read once. */
+static json_object *resources_condition(tg_api *api);
+
+static void test_policy_read_serves_slices_seen_before(void **state)
 {
     world *w = *state;
     tg_signer s;
     tg_api *api = settled_world(w, &s);
+    json_object *meta, *cond;
     size_t gets;
 
     s.slice_policy_ns = "liqo";
@@ -595,11 +601,32 @@ static void test_policy_read_every_pass_binding_once(void **state)
     s.slice_cache = NULL;   /* no record can spare the second pass */
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
     fake_api_fail(api, "GET", RB, 500, 1);
-    gets = fake_api_ngets(api);
     fake_api_fail(api, "GET", POLICY_CM, 500, 1);
-    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) < POSITIVE_MS);   /* it asked, and failed */
-    assert_true(fake_api_ngets(api) > gets);
+    /* the same slice again: seen before the read, which serves it (the
+     * failing GET is never asked) */
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    /* the failure still armed: a slice seen now reads, and fails */
+    meta = tg_json_path(fake_api_object(api, SLICE), "metadata", NULL);
+    json_object_object_add(meta, "generation", json_object_new_int64(2));
+    gets = fake_api_ngets(api);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) < POSITIVE_MS);
+    assert_true(fake_api_ngets(api) > gets);
+    /* a quota tightened, then a slice seen at once: refused by the new read */
+    fake_api_put(api, POLICY_CM, "{\"metadata\":{\"name\":\"slice-policy\",\"namespace\":\"liqo\"},"
+                                 "\"data\":{\"default\":\"{\\\"maxPerSlice\\\":{\\\"cpu\\\":\\\"1\\\"}}\"}}");
+    json_object_object_add(meta, "generation", json_object_new_int64(3));
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) > 0);
+    cond = resources_condition(api);
+    assert_non_null(cond);
+    assert_string_equal(tg_json_string(cond, "status"), "Denied");
+    /* loosened, and the watch says so: the read before it no longer serves */
+    fake_api_put(api, POLICY_CM, "{\"metadata\":{\"name\":\"slice-policy\",\"namespace\":\"liqo\"},"
+                                 "\"data\":{\"default\":\"{}\"}}");
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) > 0);
+    assert_string_equal(tg_json_string(resources_condition(api), "status"), "Denied");
+    rs_policy_changed(&s);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) > 0);
+    assert_string_equal(tg_json_string(resources_condition(api), "status"), "Accepted");
     assert_string_equal(auth_status(api), "Accepted");
     settled_clear(&s, api);
 }
@@ -932,7 +959,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_cache_runs_the_pass, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_conflict_settles_nothing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_new_csr_settles_both_views, world_setup, world_teardown),
-        cmocka_unit_test_setup_teardown(test_policy_read_every_pass_binding_once, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_policy_read_serves_slices_seen_before, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_issue_pass_reads_our_own_write, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_secret_made_meanwhile_is_read_next, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_tenant_read_once_per_version, world_setup, world_teardown),

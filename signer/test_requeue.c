@@ -47,6 +47,7 @@ typedef struct bed {
     tg_signer s;
     tg_api *api;
     tg_events *events;
+    tg_cache *policy_cache;      /* the slice policy ConfigMap's informer */
     EVP_PKEY *key;               /* the slice world's consumer key */
     char *csr_b64;               /* its slice request */
 } bed;
@@ -99,6 +100,8 @@ static void bed_init(bed *b)
     tg_events_set_cache(b->events, TG_INF_CSRS, b->s.csr_cache);
     tg_events_set_cache(b->events, TG_INF_TENANT_SLICES, b->s.slice_cache);
     tg_events_set_cache(b->events, TG_INF_REMOTE_RENEWS, b->s.renew_cache);
+    b->policy_cache = informer_cache(TG_INF_SLICE_POLICY);
+    tg_events_set_cache(b->events, TG_INF_SLICE_POLICY, b->policy_cache);
     tg_events_replay(b->events);       /* as once every informer synced: Namespace changes replay */
     b->api = fake_api_new();
     assert_non_null(b->key = tg_key_generate(TG_KEY_ED25519));
@@ -110,6 +113,7 @@ static void bed_init(bed *b)
 static void bed_clear(bed *b)
 {
     tg_events_free(b->events);
+    tg_cache_free(b->policy_cache);
     tg_wq_free(b->s.q);
     b->s.q = NULL;
     tg_cache_free(b->s.ns_cache);
@@ -124,6 +128,8 @@ static void bed_clear(bed *b)
 
 static tg_cache *cache_of(bed *b, tg_informer_id id)
 {
+    if (id == TG_INF_SLICE_POLICY)
+        return b->policy_cache;   /* read by no reconciler: kept in the bed */
     return *(tg_cache **)((char *)&b->s + tg_informer_descs[id].cache_offset);
 }
 
@@ -273,6 +279,22 @@ static void slice(bed *b)
     put_seen(b, TG_INF_TENANT_SLICES, S_SLICE, text);
 }
 
+#define POLICY_CM "/api/v1/namespaces/liqo/configmaps/slice-policy"
+
+/* The slice policy ConfigMap with data.default = policy, as its informer sees it. */
+static void slice_policy(bed *b, const char *policy)
+{
+    static const char text[] = "{\"metadata\":{\"name\":\"slice-policy\",\"namespace\":\"liqo\","
+                               "\"resourceVersion\":\"5\"},\"data\":{}}";
+    json_object *cm = tg_json_parse(text, strlen(text), NULL, 0);
+
+    assert_non_null(cm);
+    json_object_object_add(tg_json_path(cm, "data", NULL), "default", json_object_new_string(policy));
+    b->s.slice_policy_ns = "liqo";
+    b->s.slice_policy_name = "slice-policy";
+    put_obj_seen(b, TG_INF_SLICE_POLICY, POLICY_CM, cm);
+}
+
 /* A pending CSR for the seed Tenant's request, in the CSR informer. */
 static void seed_pending_csr(bed *b)
 {
@@ -370,6 +392,21 @@ static void c_tenant_replaced(bed *b)
     slice_tenant(b, 0, 0, "new-uid");
 }
 
+/* at most 1 CPU a slice: the defaults' 4 are refused */
+static void w_slice_over_policy(bed *b)
+{
+    slice_policy(b, "{\"maxPerSlice\":{\"cpu\":\"1\"}}");
+    slice_tenant(b, 0, 0, "uid-1");
+    slice(b);
+}
+/* the slice informer shows the verdict (its own event is not the change) */
+static void c_policy_loosened(bed *b)
+{
+    informer_sees(b, TG_INF_TENANT_SLICES, S_SLICE, TG_WATCH_MODIFIED);
+    (void)queued(b, SLICE_KEY);
+    slice_policy(b, "{}");
+}
+
 static void w_tenant_no_nonce(bed *b) { seed_tenant(b, 0, 0); }
 static void w_tenant_nonce_empty(bed *b) { seed_nonce(b, 0, 0); seed_tenant(b, 0, 0); }
 static void w_tenant_nonce_other(bed *b) { seed_nonce(b, 1, 1); seed_tenant(b, 0, 0); }
@@ -405,6 +442,8 @@ static const row rows[] = {
      c_tenant_undrained, CSR_POST},
     {"slice: its namespace not a tenant namespace (yet), then labelled", SLICE_KEY, w_slice_ns_unlabelled, "",
      0, c_ns_labelled, CSR_POST},
+    {"slice: Resources denied by the policy, then the policy is loosened", SLICE_KEY, w_slice_over_policy,
+     "PATCH " S_SLICE "/status 200", 0, c_policy_loosened, "PATCH " S_SLICE "/status 200"},
     {"Tenant: no nonce Secret, then it is made filled", TENANT_KEY, w_tenant_no_nonce, "NonceNotFound", 0,
      c_nonce_filled, CSR_POST},
     {"Tenant: nonce Secret not filled yet, then filled", TENANT_KEY, w_tenant_nonce_empty, "NonceNotFound", 0,
