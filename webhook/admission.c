@@ -138,7 +138,7 @@ static void on_live_nonce(void *cbdata, const char *nonce, size_t len, int statu
 
     if (status < 0) {
         /* Could not ask: not a reason to deny as NonceNotFound. */
-        tg_decide_error(&d, 500, "LiveReadFailed", "cannot read the nonce Secret from the API server, retry later");
+        tg_decide_error(&d, TG_LIVE_READ_FAILED, "cannot read the nonce Secret from the API server, retry later");
         d.intercepted = 1;
     } else {
         tg_decide_validate(&a->review, a->server->cfg.lookup, &opts, &d);
@@ -184,7 +184,7 @@ static int validate_tenant(admission *a, h2o_req_t *req, tg_decision *d)
     tg_decision_clear(d);
     if (fetched == TG_LIVE_FETCH_BUSY) {
         /* Not a verdict: the nonce may exist. */
-        tg_decide_error(d, 429, "LiveReadBusy",
+        tg_decide_error(d, TG_LIVE_READ_BUSY,
                         "too many namespaces' nonce Secrets are being read from the API server, retry later");
         d->intercepted = 1;
     } else {
@@ -217,9 +217,7 @@ int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const tg_admiss
     if (!a->review_ok) {
         /* Still HTTP 200 with an AdmissionReview: the API server shows the
          * message, and the uid is echoed when it could be read. */
-        tg_decide_error(&d, 400,
-                        tg_reason_name(route->kind == TG_ADMIT_VALIDATE_SLICE ? TG_MALFORMED_RESOURCE_SLICE
-                                                                              : TG_MALFORMED_TENANT),
+        tg_decide_error(&d, route->kind == TG_ADMIT_VALIDATE_SLICE ? TG_MALFORMED_RESOURCE_SLICE : TG_MALFORMED_TENANT,
                         a->error);
     } else if (route->kind == TG_ADMIT_VALIDATE_SLICE) {
         tg_decide_validate_slice(&a->review, s->cfg.lookup, &s->cfg.slice, &d);
