@@ -15,6 +15,7 @@
 #include "kube/clusterid.h"
 #include "pki/tenant.h"
 #include "webhook/kube_lookup.h"
+#include "webhook/routes.h"
 #include "webhook/server.h"
 
 static void usage(FILE *out)
@@ -175,6 +176,7 @@ int main(int argc, char **argv)
     char listen_host[256] = "0.0.0.0", metrics_host[256] = "0.0.0.0", err[512];
     const char *kubeconfig = NULL;
     tg_server_config cfg = {
+        .register_routes = tg_routes_register,
         .listen_host = listen_host,
         .listen_port = 8443,
         .metrics_host = metrics_host,

@@ -7,6 +7,7 @@
 #include "webhook/admission.h"
 #include "webhook/h1_framing.h"
 #include "webhook/reply.h"
+#include "webhook/server_priv.h"
 
 typedef struct route {
     h2o_handler_t super;
