@@ -5,9 +5,10 @@
 #include <strings.h>
 
 #include "webhook/admission.h"
+#include "webhook/conns.h"
 #include "webhook/h1_framing.h"
+#include "webhook/handler_api.h"
 #include "webhook/reply.h"
-#include "webhook/server_priv.h"
 
 typedef struct route {
     h2o_handler_t super;
@@ -17,9 +18,9 @@ typedef struct route {
 
 /* Each admission path and what it reviews. */
 static const tg_admission_route admission_routes[] = {
-    {PATH_VALIDATE, TG_ADMIT_VALIDATE_TENANT},
-    {PATH_MUTATE, TG_ADMIT_MUTATE_TENANT},
-    {PATH_VALIDATE_SLICES, TG_ADMIT_VALIDATE_SLICE},
+    {"/validate/tenants", TG_ADMIT_VALIDATE_TENANT},
+    {"/mutate/tenants", TG_ADMIT_MUTATE_TENANT},
+    {"/validate/resourceslices", TG_ADMIT_VALIDATE_SLICE},
 };
 
 static int iov_is(h2o_iovec_t v, const char *s)
@@ -67,8 +68,8 @@ static int on_route(h2o_handler_t *self, h2o_req_t *req)
 {
     const route *r = (const route *)self;
     tg_server *s = r->server;
-    worker *w = H2O_STRUCT_FROM_MEMBER(worker, ctx, req->conn->ctx);
-    uint64_t started = now_us();
+    worker *w = tg_worker_of(req);
+    uint64_t started = tg_now_us();
     const char *path;
     int framing;
 
