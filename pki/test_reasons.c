@@ -1,14 +1,7 @@
 /* test_reasons.c - the one table of reason codes (reasons.def): every row
  * unique, each program's enum derived from it, and the docs of each program
  * listing every code it answers with, with its HTTP status. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <cmocka.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "test_helpers.h"
 
 #include "auth/reason.h"
 #include "pki/verdict.h"
@@ -79,23 +72,9 @@ static char *slurp(const char *rel)
 {
     const char *dir = getenv("TG_SOURCE_DIR");
     char path[4096];
-    FILE *f;
-    char *buf;
-    long n;
 
     snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", rel);
-    f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s (TG_SOURCE_DIR)", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return th_read_file(path, NULL);
 }
 
 /* A line of doc that names `name` (backquoted) and, when status is an HTTP
