@@ -211,11 +211,7 @@ static int take_flag(void *ctx, int c, const char *arg)
         return tg_key_type_parse(arg, &s->key_type);
     case OPT_LEADER_ELECT: f->leader_elect = 1; return 0;
     case OPT_METRICS_LISTEN:
-        if (strcmp(arg, "off") == 0) {
-            f->metrics_port = -1;
-            return 0;
-        }
-        return tg_flag_listen_addr(arg, f->metrics_host, sizeof(f->metrics_host), &f->metrics_port);
+        return tg_flag_listen_addr_or_off(arg, f->metrics_host, sizeof(f->metrics_host), &f->metrics_port);
     case OPT_LEASE_NAME: f->lease_name = arg; return 0;
     case OPT_SLICE_POLICY:
         p->slice_policy = arg;

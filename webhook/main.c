@@ -166,9 +166,7 @@ static int take_flag(void *ctx, int id, const char *v)
     case OPT_KEY: cfg->key_path = v; return 0;
     case OPT_LISTEN: return tg_flag_listen_addr(v, st->listen_host, sizeof(st->listen_host), &cfg->listen_port);
     case OPT_METRICS:
-        if (strcmp(v, "off") == 0)
-            return cfg->metrics_port = -1, 0;
-        return tg_flag_listen_addr(v, st->metrics_host, sizeof(st->metrics_host), &cfg->metrics_port);
+        return tg_flag_listen_addr_or_off(v, st->metrics_host, sizeof(st->metrics_host), &cfg->metrics_port);
     case OPT_KUBECONFIG: st->kubeconfig = v; return 0;
     case OPT_THREADS: {
         long n;
