@@ -1,6 +1,5 @@
 /* main.c - tenantgate-auth: flags, the API client, the token Secret, then
  * the server (server.h). */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "auth/btoken_record.h"
 #include "auth/server.h"
+#include "common/flag_table.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "kube/clusterid.h"
@@ -28,52 +28,6 @@
 #define MIN_EXPIRATION_S 600L
 #define MAX_EXPIRATION_S 604800L
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: tenantgate-auth --cert FILE --key FILE --api-server-url URL [options]\n"
-            "\n"
-            "Liqo's authentication server (v0.10 wire format): a consumer that shows this cluster's\n"
-            "peering token (Secret <token namespace>/auth-token) gets a client certificate. docs/auth.md.\n"
-            "\n"
-            "  --cert FILE, --key FILE   serving certificate and key (PEM); reloaded on change\n"
-            "  --listen ADDR:PORT        HTTPS address (default 0.0.0.0:8443)\n"
-            "  --metrics-listen ADDR:PORT  /healthz /readyz /metrics (default 0.0.0.0:8081; \"off\")\n"
-            "  --kubeconfig FILE         API access (default: in-cluster service account)\n"
-            "  --namespace NS            the cluster id's namespace (default liqo)\n"
-            "  --token-namespace NS      the peering token's Secret auth-token, and where `kubectl\n"
-            "                            tenantgate create token` keeps the bootstrap tokens of POST\n"
-            "                            /v1/*: a namespace of their own, since the server may create\n"
-            "                            and read Secrets there (default tenantgate-tokens)\n"
-            "  --max-nonces-per-token N  tenant namespaces one reusable bootstrap token may make\n"
-            "                            through /v1/nonce (default 3; a single-use one: 1)\n"
-            "  --cluster-id ID           this cluster's id (default: Liqo's cluster-id ConfigMap in NS)\n"
-            "  --cluster-name NAME       answered by GET /ids (default: the cluster id)\n"
-            "  --api-server-url URL      the API server address consumers are given (default: the\n"
-            "                            kubeconfig's, useless to another cluster when in-cluster)\n"
-            "  --api-server-ca FILE      its CA bundle, given to consumers (default: the kubeconfig's)\n"
-            "  --authentication on|off   off accepts any token; refused unless given explicitly as\n"
-            "                            \"off\", and logged at every request (default on)\n"
-            "  --any-cluster-id          sign any cluster id of [a-z0-9-] (default: only UUIDs, as\n"
-            "                            Liqo v0.10 makes them; the id becomes a user name)\n"
-            "  --consumer-cluster-role NAME  bound to the consumer in liqo-tenant-<id>\n"
-            "                            (default tenantgate-remote-consumer)\n"
-            "  --csr-expiration-seconds N  the certificate's lifetime, 600 to 604800 (default 604800,\n"
-            "                            7 days: a certificate outlives a \"start over\" by at most that)\n"
-            "  --certificate-wait SECONDS  how long to wait for kube-controller-manager (default 30)\n"
-            "  --token-check-interval SECONDS  re-read of the token Secret (default 30)\n"
-            "  --request-timeout SECONDS  TLS handshake, and a request's arrival (default 10)\n"
-            "  --max-connections N       open connections (default 256)\n"
-            "  --max-connections-per-peer N  of them from one address (default 16; 0: no cap)\n"
-            "  --rate N, --burst N       requests a second per address, and the burst (default 1, 10)\n"
-            "  --free-failures N         failures per address before the back-off (default 3)\n"
-            "  --backoff-base SECONDS, --backoff-max SECONDS  (default 2, 600)\n"
-            "  --shutdown-grace SECONDS  issuances under way may finish (default 10)\n"
-            "  --cert-check-interval SECONDS  periodic check of the cert files (default 10)\n"
-            "  --log-level LEVEL         debug, info, warn, error (default info)\n"
-            "  -h, --help\n");
-}
-
 typedef struct settings {
     tg_auth_server_config cfg;
     char listen_host[256], metrics_host[256];
@@ -82,64 +36,76 @@ typedef struct settings {
 } settings;
 
 enum {
-    OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_NS, OPT_CID, OPT_CNAME, OPT_URL, OPT_CA,
+    OPT_CERT, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_NS, OPT_CID, OPT_CNAME, OPT_URL, OPT_CA,
     OPT_AUTH, OPT_ROLE, OPT_EXPIRATION, OPT_CERT_WAIT, OPT_TOKEN_CHECK, OPT_REQ_TIMEOUT, OPT_MAX_CONNS,
     OPT_MAX_PEER, OPT_RATE, OPT_BURST, OPT_FREE_FAIL, OPT_BACKOFF_BASE, OPT_BACKOFF_MAX, OPT_GRACE, OPT_CHECK,
     OPT_LOG_LEVEL, OPT_ANY_ID, OPT_TOKEN_NS, OPT_MAX_NONCES,
-    OPT_LAST = OPT_MAX_NONCES,    /* opts[] below is in this order: opts[c - OPT_CERT] */
 };
 
-static const struct option opts[] = {
-    {"cert", required_argument, NULL, OPT_CERT},
-    {"key", required_argument, NULL, OPT_KEY},
-    {"listen", required_argument, NULL, OPT_LISTEN},
-    {"metrics-listen", required_argument, NULL, OPT_METRICS},
-    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-    {"namespace", required_argument, NULL, OPT_NS},
-    {"cluster-id", required_argument, NULL, OPT_CID},
-    {"cluster-name", required_argument, NULL, OPT_CNAME},
-    {"api-server-url", required_argument, NULL, OPT_URL},
-    {"api-server-ca", required_argument, NULL, OPT_CA},
-    {"authentication", required_argument, NULL, OPT_AUTH},
-    {"consumer-cluster-role", required_argument, NULL, OPT_ROLE},
-    {"csr-expiration-seconds", required_argument, NULL, OPT_EXPIRATION},
-    {"certificate-wait", required_argument, NULL, OPT_CERT_WAIT},
-    {"token-check-interval", required_argument, NULL, OPT_TOKEN_CHECK},
-    {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
-    {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
-    {"max-connections-per-peer", required_argument, NULL, OPT_MAX_PEER},
-    {"rate", required_argument, NULL, OPT_RATE},
-    {"burst", required_argument, NULL, OPT_BURST},
-    {"free-failures", required_argument, NULL, OPT_FREE_FAIL},
-    {"backoff-base", required_argument, NULL, OPT_BACKOFF_BASE},
-    {"backoff-max", required_argument, NULL, OPT_BACKOFF_MAX},
-    {"shutdown-grace", required_argument, NULL, OPT_GRACE},
-    {"cert-check-interval", required_argument, NULL, OPT_CHECK},
-    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-    {"any-cluster-id", no_argument, NULL, OPT_ANY_ID},
-    {"token-namespace", required_argument, NULL, OPT_TOKEN_NS},
-    {"max-nonces-per-token", required_argument, NULL, OPT_MAX_NONCES},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+#define REQ TG_FLAG_REQUIRED
+static const tg_flag flags[] = {
+    {"cert", REQ, "FILE", OPT_CERT, "serving certificate (PEM); reloaded on change", NULL},
+    {"key", REQ, "FILE", OPT_KEY, "its private key (PEM)", NULL},
+    {"listen", REQ, "ADDR:PORT", OPT_LISTEN, "HTTPS address (default 0.0.0.0:8443)", NULL},
+    {"metrics-listen", REQ, "ADDR:PORT", OPT_METRICS, "/healthz /readyz /metrics (default 0.0.0.0:8081; \"off\")",
+     NULL},
+    {"kubeconfig", REQ, "FILE", OPT_KUBECONFIG, "API access (default: in-cluster service account)", NULL},
+    {"namespace", REQ, "NS", OPT_NS, "the cluster id's namespace (default liqo)", NULL},
+    {"token-namespace", REQ, "NS", OPT_TOKEN_NS,
+     "the peering token's Secret auth-token, and where `kubectl\ntenantgate create token` keeps the bootstrap "
+     "tokens of POST\n/v1/*: a namespace of their own, since the server may create\nand read Secrets there "
+     "(default tenantgate-tokens)", NULL},
+    {"max-nonces-per-token", REQ, "N", OPT_MAX_NONCES,
+     "tenant namespaces one reusable bootstrap token may make\nthrough /v1/nonce (default 3; a single-use one: 1)",
+     NULL},
+    {"cluster-id", REQ, "ID", OPT_CID, "this cluster's id (default: Liqo's cluster-id ConfigMap in NS)", NULL},
+    {"cluster-name", REQ, "NAME", OPT_CNAME, "answered by GET /ids (default: the cluster id)", NULL},
+    {"api-server-url", REQ, "URL", OPT_URL,
+     "the API server address consumers are given (default: the\nkubeconfig's, useless to another cluster when "
+     "in-cluster)", "expected https://..."},
+    {"api-server-ca", REQ, "FILE", OPT_CA, "its CA bundle, given to consumers (default: the kubeconfig's)", NULL},
+    {"authentication", REQ, "on|off", OPT_AUTH,
+     "off accepts any token; refused unless given explicitly as\n\"off\", and logged at every request (default on)",
+     "expected on or off"},
+    {"any-cluster-id", TG_FLAG_NONE, NULL, OPT_ANY_ID,
+     "sign any cluster id of [a-z0-9-] (default: only UUIDs, as\nLiqo v0.10 makes them; the id becomes a user name)",
+     NULL},
+    {"consumer-cluster-role", REQ, "NAME", OPT_ROLE,
+     "bound to the consumer in liqo-tenant-<id>\n(default tenantgate-remote-consumer)", NULL},
+    {"csr-expiration-seconds", REQ, "N", OPT_EXPIRATION,
+     "the certificate's lifetime, 600 to 604800 (default 604800,\n7 days: a certificate outlives a \"start over\" "
+     "by at most that)", "expected 600 to 604800 seconds (at most 7 days)"},
+    {"certificate-wait", REQ, "SECONDS", OPT_CERT_WAIT, "how long to wait for kube-controller-manager (default 30)",
+     NULL},
+    {"token-check-interval", REQ, "SECONDS", OPT_TOKEN_CHECK, "re-read of the token Secret (default 30)", NULL},
+    {"request-timeout", REQ, "SECONDS", OPT_REQ_TIMEOUT, "TLS handshake, and a request's arrival (default 10)", NULL},
+    {"max-connections", REQ, "N", OPT_MAX_CONNS, "open connections (default 256)", NULL},
+    {"max-connections-per-peer", REQ, "N", OPT_MAX_PEER, "of them from one address (default 16; 0: no cap)", NULL},
+    {"rate", REQ, "N", OPT_RATE, "requests a second per address (default 1)", NULL},
+    {"burst", REQ, "N", OPT_BURST, "the burst of them (default 10)", NULL},
+    {"free-failures", REQ, "N", OPT_FREE_FAIL, "failures per address before the back-off (default 3)", NULL},
+    {"backoff-base", REQ, "SECONDS", OPT_BACKOFF_BASE, "the first back-off (default 2)", NULL},
+    {"backoff-max", REQ, "SECONDS", OPT_BACKOFF_MAX, "the longest back-off (default 600)", NULL},
+    {"shutdown-grace", REQ, "SECONDS", OPT_GRACE, "issuances under way may finish (default 10)", NULL},
+    {"cert-check-interval", REQ, "SECONDS", OPT_CHECK, "periodic check of the cert files (default 10)", NULL},
+    {"log-level", REQ, "LEVEL", OPT_LOG_LEVEL, "debug, info, warn, error (default info)", NULL},
 };
-/* One entry per OPT_* in order, then help and the terminator. */
-_Static_assert(sizeof(opts) / sizeof(opts[0]) == OPT_LAST - OPT_CERT + 3, "opts[] out of step with OPT_*");
+#undef REQ
 
 static uint64_t token_check_ms = 30000;
 
 /* One flag into st: 0, or -1 when its value is bad. */
-static int take_flag(settings *st, int c, const char *v)
+static int take_flag(void *ctx, int id, const char *v)
 {
+    settings *st = ctx;
     tg_auth_server_config *cfg = &st->cfg;
 
-    switch (c) {
+    switch (id) {
     case OPT_CERT: cfg->cert_path = v; return 0;
     case OPT_KEY: cfg->key_path = v; return 0;
     case OPT_LISTEN: return tg_flag_listen_addr(v, st->listen_host, sizeof(st->listen_host), &cfg->listen_port);
     case OPT_METRICS:
-        if (strcmp(v, "off") == 0)
-            return cfg->metrics_port = -1, 0;
-        return tg_flag_listen_addr(v, st->metrics_host, sizeof(st->metrics_host), &cfg->metrics_port);
+        return tg_flag_listen_addr_or_off(v, st->metrics_host, sizeof(st->metrics_host), &cfg->metrics_port);
     case OPT_KUBECONFIG: st->kubeconfig = v; return 0;
     case OPT_NS: st->ns = v; return 0;
     case OPT_TOKEN_NS: st->token_ns = v; return 0;
@@ -168,6 +134,16 @@ static int take_flag(settings *st, int c, const char *v)
     }
     return -1;
 }
+
+static const tg_flag_program program = {
+    .name = "tenantgate-auth",
+    .synopsis = "--cert FILE --key FILE --api-server-url URL [options]",
+    .about = "Liqo's authentication server (v0.10 wire format): a consumer that shows this cluster's\n"
+             "peering token (Secret <token namespace>/auth-token) gets a client certificate. docs/auth.md.",
+    .flags = flags,
+    .nflags = sizeof(flags) / sizeof(flags[0]),
+    .take = take_flag,
+};
 
 /* How long /v1/nonce and /v1/tenant wait for the signer. */
 #define V1_WAIT_MS 60000
@@ -274,26 +250,13 @@ int main(int argc, char **argv)
         .listen_host = "0.0.0.0", .metrics_host = "0.0.0.0", .ns = "liqo", .token_ns = TG_BTOKEN_NAMESPACE, .rate = 1, .burst = 10,
         .free_failures = 3, .max_nonces = 3, .expiration = MAX_EXPIRATION_S,
     };
-    int c;
+    int status;
 
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        if (c < OPT_CERT || c > OPT_LAST) {
-            usage(stderr);
-            return 2;
-        }
-        if (take_flag(&st, c, optarg) != 0) {
-            fprintf(stderr, "tenantgate-auth: bad value for --%s%s\n", opts[c - OPT_CERT].name,
-                    c == OPT_EXPIRATION ? ": expected 600 to 604800 seconds (at most 7 days)" : "");
-            return 2;
-        }
-    }
-    if (optind != argc || !st.cfg.cert_path || !st.cfg.key_path) {
+    if ((status = tg_flags_parse(&program, argc, argv, &st)) >= 0)
+        return status;
+    if (!st.cfg.cert_path || !st.cfg.key_path) {
         fprintf(stderr, "tenantgate-auth: --cert and --key are required\n");
-        usage(stderr);
+        tg_flags_usage(&program, stderr);
         return 2;
     }
     if (sodium_init() < 0) {

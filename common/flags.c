@@ -87,3 +87,12 @@ int tg_flag_listen_addr(const char *arg, char *host, size_t host_len, int *port)
     *port = (int)p;
     return 0;
 }
+
+int tg_flag_listen_addr_or_off(const char *arg, char *host, size_t host_len, int *port)
+{
+    if (strcmp(arg, "off") == 0) {
+        *port = -1;
+        return 0;
+    }
+    return tg_flag_listen_addr(arg, host, host_len, port);
+}

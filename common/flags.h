@@ -24,4 +24,7 @@ int tg_flag_seconds(const char *arg, uint64_t min_ms, uint64_t max_ms, uint64_t 
  * (host_len bytes at most). 0, or -1 when malformed or too long. */
 int tg_flag_listen_addr(const char *arg, char *host, size_t host_len, int *port);
 
+/* The same, or "off": *port -1 (the --metrics-listen of every program). */
+int tg_flag_listen_addr_or_off(const char *arg, char *host, size_t host_len, int *port);
+
 #endif

@@ -52,6 +52,22 @@ static void test_listen_addr_table(void **state)
     }
 }
 
+/* "off" turns a listener off; anything else is an address as above. */
+static void test_listen_addr_or_off(void **state)
+{
+    char host[32] = "untouched";
+    int port = 7;
+
+    (void)state;
+    assert_int_equal(tg_flag_listen_addr_or_off("off", host, sizeof(host), &port), 0);
+    assert_int_equal(port, -1);
+    assert_string_equal(host, "untouched");
+    assert_int_equal(tg_flag_listen_addr_or_off(":9090", host, sizeof(host), &port), 0);
+    assert_string_equal(host, "0.0.0.0");
+    assert_int_equal(port, 9090);
+    assert_int_equal(tg_flag_listen_addr_or_off("OFF", host, sizeof(host), &port), -1);
+}
+
 static void test_long_table(void **state)
 {
     static const struct {
@@ -130,6 +146,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_listen_addr_table),
+        cmocka_unit_test(test_listen_addr_or_off),
         cmocka_unit_test(test_long_table),
         cmocka_unit_test(test_seconds_table),
     };

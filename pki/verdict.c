@@ -1,44 +1,27 @@
-/* verdict.c - reason names and one-line denial messages. */
+/* verdict.c - reason names and statuses (reasons.def) and one-line denial messages. */
 #include "verdict.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const reason_names[TG_REASON_COUNT] = {
-    [TG_ACCEPTED] = "Accepted",
-    [TG_MALFORMED_TENANT] = "MalformedTenant",
-    [TG_WRONG_NAMESPACE] = "WrongNamespace",
-    [TG_LABEL_MISMATCH] = "LabelMismatch",
-    [TG_DUPLICATE] = "Duplicate",
-    [TG_INVALID_CLUSTER_ID] = "InvalidClusterID",
-    [TG_INVALID_PUBLIC_KEY] = "InvalidPublicKey",
-    [TG_WEAK_KEY] = "WeakKey",
-    [TG_NONCE_NOT_FOUND] = "NonceNotFound",
-    [TG_SIGNATURE_VERIFICATION_FAILED] = "SignatureVerificationFailed",
-    [TG_INVALID_CSR] = "InvalidCSR",
-    [TG_CSR_FORBIDDEN_CONTENT] = "CSRForbiddenContent",
-    [TG_CSR_SUBJECT_MISMATCH] = "CSRSubjectMismatch",
-    [TG_CSR_PUBLIC_KEY_MISMATCH] = "CSRPublicKeyMismatch",
-    [TG_NAME_MISMATCH] = "NameMismatch",
-    [TG_MALFORMED_RESOURCE_SLICE] = "MalformedResourceSlice",
-    [TG_SLICE_TENANT_NOT_FOUND] = "SliceTenantNotFound",
-    [TG_SLICE_TENANT_DRAINED] = "SliceTenantDrained",
-    [TG_FORBIDDEN_CHANGE] = "ForbiddenChange",
-    [TG_SLICE_CLAIMS_LOCAL_CLUSTER] = "SliceClaimsLocalCluster",
-    [TG_NAME_RESERVED] = "NameReserved",
-    [TG_NAME_OWNED] = "NameOwned",
-    [TG_DEFAULT_SLICE_CLASS_DISABLED] = "DefaultResourceSliceClassDisabled",
-    [TG_CLASS_NOT_ALLOWED] = "ClassNotAllowed",
-    [TG_TENANT_POLICY_EXCEEDED] = "TenantPolicyExceeded",
-    [TG_TENANT_POLICY_INVALID] = "TenantPolicyInvalid",
+static const struct {
+    const char *name;
+    int status;
+} reasons[TG_REASON_COUNT] = {
+#define TG_REASON(id, name, status, web, auth, signer, meaning) TG_REASON_IF_##web##signer([TG_##id] = {name, status}, )
+#include "pki/reasons.def"
+#undef TG_REASON
 };
 
 const char *tg_reason_name(tg_reason r)
 {
-    if ((unsigned)r >= TG_REASON_COUNT)
-        return "Unknown";
-    return reason_names[r];
+    return (unsigned)r < TG_REASON_COUNT ? reasons[r].name : "Unknown";
+}
+
+int tg_reason_status(tg_reason r)
+{
+    return (unsigned)r < TG_REASON_COUNT ? reasons[r].status : 500;
 }
 
 void tg_verdict_init(tg_verdict *v)
@@ -70,13 +53,8 @@ int tg_verdict_deny(tg_verdict *v, tg_reason r, const char *fmt, ...)
     int rc;
 
     va_start(ap, fmt);
-    rc = verdict_vdeny(v, r == TG_DUPLICATE || r == TG_SLICE_TENANT_DRAINED || r == TG_FORBIDDEN_CHANGE ||
-                                  r == TG_SLICE_CLAIMS_LOCAL_CLUSTER || r == TG_DEFAULT_SLICE_CLASS_DISABLED ||
-                                  r == TG_CLASS_NOT_ALLOWED || r == TG_TENANT_POLICY_EXCEEDED ||
-                                  r == TG_TENANT_POLICY_INVALID
-                              ? 403
-                              : 400,
-                       r, fmt, ap);
+    /* a condition reason (status 0) is no HTTP answer: a refusal all the same */
+    rc = verdict_vdeny(v, tg_reason_status(r) >= 400 ? tg_reason_status(r) : 400, r, fmt, ap);
     va_end(ap);
     return rc;
 }

@@ -5,36 +5,17 @@
 
 #include <stddef.h>
 
+/* The reason codes the webhook and the signer answer with: the rows of
+ * pki/reasons.def whose webhook or signer column is Y, as TG_<ID>. */
+#define TG_REASON_IF_YY(...) __VA_ARGS__
+#define TG_REASON_IF_YN(...) __VA_ARGS__
+#define TG_REASON_IF_NY(...) __VA_ARGS__
+#define TG_REASON_IF_NN(...)
+
 typedef enum tg_reason {
-    TG_ACCEPTED = 0,
-    TG_MALFORMED_TENANT,                /* 1  not a Tenant, missing field, bad base64 */
-    TG_WRONG_NAMESPACE,                 /* 2  namespace not a tenant namespace */
-    TG_LABEL_MISMATCH,                  /* 2  remote-cluster-id label vs spec.clusterID */
-    TG_DUPLICATE,                       /* 2  another Tenant in the namespace / same name */
-    TG_INVALID_CLUSTER_ID,              /* 3 */
-    TG_INVALID_PUBLIC_KEY,              /* 4 */
-    TG_WEAK_KEY,                        /* 4 */
-    TG_NONCE_NOT_FOUND,                 /* 5 */
-    TG_SIGNATURE_VERIFICATION_FAILED,   /* 6 */
-    TG_INVALID_CSR,                     /* 7 */
-    TG_CSR_FORBIDDEN_CONTENT,           /* 8 */
-    TG_CSR_SUBJECT_MISMATCH,            /* 9 */
-    TG_CSR_PUBLIC_KEY_MISMATCH,         /* 10 */
-    TG_NAME_MISMATCH,                   /* 2  metadata.name is not spec.clusterID (webhook only) */
-    /* ResourceSlices (PROTOCOL.md 5a) */
-    TG_MALFORMED_RESOURCE_SLICE,        /* missing consumerClusterID or csr, bad base64 */
-    TG_SLICE_TENANT_NOT_FOUND,          /* no Tenant of consumerClusterID in the namespace */
-    TG_SLICE_TENANT_DRAINED,            /* that Tenant is Drained */
-    TG_FORBIDDEN_CHANGE,                /* group liqo.io changed remote-cluster-id or liqo.io/cordon */
-    TG_SLICE_CLAIMS_LOCAL_CLUSTER,      /* a local slice naming this cluster, by an untrusted writer */
-    /* one owner per name (PROTOCOL.md 3, pki/name_owner.h) */
-    TG_NAME_RESERVED,                   /* spec.clusterID in a reserved form */
-    TG_NAME_OWNED,                      /* another issuing path or holder claimed the name (cluster id, slice user) */
-    TG_DEFAULT_SLICE_CLASS_DISABLED,    /* a default-class slice while the provider turned that class off */
-    /* the consumer's own slice policy (pki/slice_tenant_policy.h) */
-    TG_CLASS_NOT_ALLOWED,               /* spec.class not among the consumer's classes */
-    TG_TENANT_POLICY_EXCEEDED,          /* a quantity over the consumer's maxPerSlice */
-    TG_TENANT_POLICY_INVALID,           /* the consumer's entry is not well formed: nothing allowed */
+#define TG_REASON(id, name, status, web, auth, signer, meaning) TG_REASON_IF_##web##signer(TG_##id, )
+#include "pki/reasons.def"
+#undef TG_REASON
     TG_REASON_COUNT
 } tg_reason;
 
@@ -53,12 +34,13 @@ typedef struct tg_verdict {
 /* "SignatureVerificationFailed", ...; "Accepted" for TG_ACCEPTED. Never NULL. */
 const char *tg_reason_name(tg_reason r);
 
+/* Its HTTP status (reasons.def); 0 for a condition reason, 500 out of range. */
+int tg_reason_status(tg_reason r);
+
 void tg_verdict_init(tg_verdict *v);
 
-/* Record a denial with status code 400 (403 for Duplicate, SliceTenantDrained,
- * ForbiddenChange, SliceClaimsLocalCluster, DefaultResourceSliceClassDisabled, ClassNotAllowed,
- * TenantPolicyExceeded and TenantPolicyInvalid, as Liqo answers such refusals: a policy's, not a malformed object).
- * The message is formatted printf-style, newlines and control
+/* Record a denial with the reason's status code of reasons.def (403 for a
+ * policy's refusal, as Liqo answers those; 400 for a malformed object). The message is formatted printf-style, newlines and control
  * characters are replaced so the result is always one line. Returns -1 so that
  * checks can `return tg_verdict_deny(...)`. */
 int tg_verdict_deny(tg_verdict *v, tg_reason r, const char *fmt, ...)

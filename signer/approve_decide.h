@@ -9,18 +9,20 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "pki/verdict.h"
+
 #define TG_SIGNER_NAME_KUBE "kubernetes.io/kube-apiserver-client"
 #define TG_SIGNER_NAME_OWN "tenantgate.io/identity"
 #define TG_LABEL_TENANT_CSR "liqo.io/remote-tenant-csr"
 
-/* Reasons written into the Approved/Denied condition. */
-#define TG_APPROVE_REASON "TenantValidated"
-#define TG_DENY_NO_TENANT "NoMatchingTenant"
-#define TG_DENY_SIGNER "SignerNameMismatch"
-#define TG_DENY_USAGES "UsagesMismatch"
-#define TG_DENY_REQUEST "RequestNotFromTenant"
-#define TG_DENY_MALFORMED "MalformedCSR"
-#define TG_DENY_TENANT_DELETED "TenantDeleted"
+/* Reasons written into the Approved/Denied condition (pki/reasons.def). */
+#define TG_APPROVE_REASON tg_reason_name(TG_TENANT_VALIDATED)
+#define TG_DENY_NO_TENANT tg_reason_name(TG_NO_MATCHING_TENANT)
+#define TG_DENY_SIGNER tg_reason_name(TG_SIGNER_NAME_MISMATCH)
+#define TG_DENY_USAGES tg_reason_name(TG_USAGES_MISMATCH)
+#define TG_DENY_REQUEST tg_reason_name(TG_REQUEST_NOT_FROM_TENANT)
+#define TG_DENY_MALFORMED tg_reason_name(TG_MALFORMED_CSR)
+#define TG_DENY_TENANT_DELETED tg_reason_name(TG_TENANT_DELETED)
 
 typedef struct tg_approve_policy {
     const char *signer_name;       /* the signerName our Tenant controller uses */
@@ -49,10 +51,10 @@ int tg_approve_decide(json_object *csr, json_object *tenant, const char *nonce,
 /* A CSR made for a replicated slice carries this annotation: "<ns>/<name>"
  * of the slice (names may be longer than a label value). */
 #define TG_ANNOTATION_CSR_SLICE "tenantgate.io/resourceslice"
-#define TG_APPROVE_REASON_SLICE "ResourceSliceValidated"
-#define TG_DENY_NO_SLICE "NoMatchingResourceSlice"
-#define TG_DENY_SLICE_DELETED "ResourceSliceDeleted"
-#define TG_DENY_REQUEST_SLICE "RequestNotFromResourceSlice"
+#define TG_APPROVE_REASON_SLICE tg_reason_name(TG_RESOURCE_SLICE_VALIDATED)
+#define TG_DENY_NO_SLICE tg_reason_name(TG_NO_MATCHING_RESOURCE_SLICE)
+#define TG_DENY_SLICE_DELETED tg_reason_name(TG_RESOURCE_SLICE_DELETED)
+#define TG_DENY_REQUEST_SLICE tg_reason_name(TG_REQUEST_NOT_FROM_RESOURCE_SLICE)
 
 /* The provider's authentication of a replicated slice (the webhook's checks
  * of PROTOCOL.md 5a again, on live objects): labels liqo.io/replicated=true
@@ -80,7 +82,7 @@ int tg_approve_decide_slice(json_object *csr, json_object *slice, json_object *t
  * impersonated by another consumer's slice of the right name, or could
  * impersonate that slice. The approver refuses a certificate whose user
  * name the other kind already holds (PROTOCOL.md 6). */
-#define TG_DENY_USER_TAKEN "UserNameTaken"
+#define TG_DENY_USER_TAKEN tg_reason_name(TG_USER_NAME_TAKEN)
 
 /* The slice name a user name would come from: "<name>-<12 lowercase hex>"
  * with a non-empty name -> 0 with name (NUL-terminated, len >= 254), else -1. */

@@ -1,12 +1,12 @@
 /* config.c - tenantgate-signer's flags and the configuration they load (config.h). */
 #include "signer/config.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 
+#include "common/flag_table.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "kube/clusterid.h"
@@ -20,73 +20,8 @@
 
 #define DEFAULT_SLICE_POLICY "tenantgate-resourceslice-policy"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: tenantgate-signer [--cluster-id ID] [options]\n"
-            "\n"
-            "CSR approval and signing, Tenant status, nonces, keys and Identity kubeconfigs.\n"
-            "\n"
-            "  --cluster-id ID            this cluster's id (default: CLUSTER_ID of the ConfigMap labelled\n"
-            "                             app.kubernetes.io/name=clusterid-configmap in --namespace, as Liqo)\n"
-            "  --kubeconfig FILE          API access (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
-            "  --context NAME             kubeconfig context\n"
-            "  --namespace NS             install namespace (default liqo)\n"
-            "  --controllers LIST         comma list of keys,nonce,tenant,approver,signer,identity,noncesigner,\n"
-            "                             resourceslice,renew,remoterenew,remoteresourceslice,replicator,\n"
-            "                             authtoken,bootstrapgc\n"
-            "                             (default all)\n"
-            "  --api-server-url URL       status.authParams.apiServer (default: the kubeconfig's server)\n"
-            "  --ca-file FILE             status.authParams.ca (default: the kubeconfig's CA)\n"
-            "  --csr-expiration-seconds N expirationSeconds of CSRs (default 604800; 0: none; min 600)\n"
-            "  --signer-name NAME         kubernetes.io/kube-apiserver-client (default) | tenantgate.io/identity\n"
-            "  --ca-cert FILE --ca-key FILE  own-signer CA (with --signer-name tenantgate.io/identity)\n"
-            "  --max-cert-lifetime SECONDS   own-signer clamp (default 604800; min 90)\n"
-"  --leader-elect             act only while holding the Lease (15 s lease, 10 s renew deadline,\n"
-            "                             2 s retry); a leader that loses it exits (status 3)\n"
-            "  --leader-elect-lease-name NAME  (default tenantgate-signer)\n"
-            "  --leader-elect-namespace NS     (default: --namespace)\n"
-            "  --allow-no-handshake       accept TolerateNoHandshake Tenants (as the webhook's switch)\n"
-            "  --key-type ed25519|rsa2048|ecdsa-p256  the keys the consumer makes: the cluster key\n"
-            "                             (keys, when authentication-keys is missing; an existing key\n"
-            "                             of another type is kept) and authtoken's (default ed25519;\n"
-            "                             rsa2048 is Liqo's --tls-compatibility-mode)\n"
-            "  --slice-policy-configmap NS/NAME  ResourceSlice class policy (default\n"
-            "                             <namespace>/" DEFAULT_SLICE_POLICY "; \"off\": none)\n"
-            "  --cluster-labels K=V,...   labels offered to consumers' virtual nodes (a slice's\n"
-            "                             status.nodeLabels, as Liqo's flag of that name)\n"
-            "  --nonce-rotation MODE      on-unpeer (default: deleting a Tenant replaces the nonce, so\n"
-            "                             the old Tenant cannot be replayed; consumers re-sign, as\n"
-            "                             kubectl tenantgate does) or keep (as Liqo: the tenant\n"
-            "                             namespace keeps its nonce, so a Liqo consumer and liqoctl\n"
-            "                             can authenticate again; replace mode sets it)\n"
-            "  --token-namespace NS       where tenantgate-auth keeps its tokens (default\n"
-            "                             tenantgate-tokens): bootstrapgc reads the bootstrap\n"
-            "                             tokens by name, authtoken sends auth-token's as ours\n"
-            "  --bootstrap-grace SECONDS  bootstrapgc deletes a namespace /v1/nonce made once no\n"
-            "                             Tenant and no live token kept it that long (default 600)\n"
-            "  --default-resource-slice-class-enabled[=true|false]  false: deny the Resources of default-class\n"
-            "                             slices (DefaultResourceSliceClassDisabled), as Liqo's flag (default true)\n"
-            "  --default-node-resources LIST  what a default-class slice is granted unless it asks, as\n"
-            "                             Liqo's flag (default cpu=4,memory=8Gi,pods=110,ephemeral-storage=20Gi)\n"
-            "  --enable-storage[=true|false]  offer the cluster's StorageClasses in status.storageClasses\n"
-            "  --real-storage-class-name NAME  the one marked default there (default: the cluster's default)\n"
-            "  --ingress-classes LIST     status.ingressClasses, as Liqo's flag: nginx;default,traefik\n"
-            "  --load-balancer-classes LIST  status.loadBalancerClasses, as Liqo's flag: metallb;default\n"
-            "  --quota-limits-enforcement None|Soft|Hard  spec.limitsEnforcement of the Liqo Quota\n"
-            "                             made per accepted slice where Liqo's Quota CRD is served\n"
-            "                             (as Liqo's --default-limits-enforcement; default None)\n"
-            "  --renewal-grace-percent N  a certificate not renewed N %% of its lifetime after its\n"
-            "                             renewal time is overdue: Identity condition RenewalOverdue,\n"
-            "                             metric, log (0-30, default 10)\n"
-"  --metrics-listen ADDR:PORT plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")\n"
-            "  --workers N                reconcile threads, 1-32 (default 8)\n"
-            "  --log-level LEVEL          debug, info, warn, error (default info)\n"
-            "  -h, --help\n");
-}
-
 enum {
-    OPT_KUBECONFIG = 256, OPT_CONTEXT, OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_CONTROLLERS, OPT_API_SERVER, OPT_CA_FILE,
+    OPT_KUBECONFIG, OPT_CONTEXT, OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_CONTROLLERS, OPT_API_SERVER, OPT_CA_FILE,
     OPT_CSR_EXPIRATION, OPT_SIGNER_NAME, OPT_OWN_CA_CERT, OPT_OWN_CA_KEY, OPT_MAX_CERT_LIFETIME,
     OPT_ALLOW_NO_HANDSHAKE, OPT_LOG_LEVEL, OPT_LEADER_ELECT, OPT_LEASE_NAME, OPT_LEASE_NAMESPACE,
     OPT_METRICS_LISTEN, OPT_WORKERS, OPT_SLICE_POLICY, OPT_CLUSTER_LABELS, OPT_NONCE_ROTATION,
@@ -95,43 +30,88 @@ enum {
     OPT_LB_CLASSES, OPT_RENEWAL_GRACE, OPT_KEY_TYPE,
 };
 
-static const struct option options[] = {
-    {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-    {"context", required_argument, NULL, OPT_CONTEXT},
-    {"cluster-id", required_argument, NULL, OPT_CLUSTER_ID},
-    {"namespace", required_argument, NULL, OPT_NAMESPACE},
-    {"controllers", required_argument, NULL, OPT_CONTROLLERS},
-    {"api-server-url", required_argument, NULL, OPT_API_SERVER},
-    {"ca-file", required_argument, NULL, OPT_CA_FILE},
-    {"csr-expiration-seconds", required_argument, NULL, OPT_CSR_EXPIRATION},
-    {"signer-name", required_argument, NULL, OPT_SIGNER_NAME},
-    {"ca-cert", required_argument, NULL, OPT_OWN_CA_CERT},
-    {"ca-key", required_argument, NULL, OPT_OWN_CA_KEY},
-    {"max-cert-lifetime", required_argument, NULL, OPT_MAX_CERT_LIFETIME},
-    {"allow-no-handshake", no_argument, NULL, OPT_ALLOW_NO_HANDSHAKE},
-    {"leader-elect", no_argument, NULL, OPT_LEADER_ELECT},
-    {"metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN},
-    {"leader-elect-lease-name", required_argument, NULL, OPT_LEASE_NAME},
-    {"leader-elect-namespace", required_argument, NULL, OPT_LEASE_NAMESPACE},
-    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-    {"workers", required_argument, NULL, OPT_WORKERS},
-    {"slice-policy-configmap", required_argument, NULL, OPT_SLICE_POLICY},
-    {"cluster-labels", required_argument, NULL, OPT_CLUSTER_LABELS},
-    {"nonce-rotation", required_argument, NULL, OPT_NONCE_ROTATION},
-    {"quota-limits-enforcement", required_argument, NULL, OPT_QUOTA_ENFORCEMENT},
-    {"token-namespace", required_argument, NULL, OPT_TOKEN_NAMESPACE},
-    {"bootstrap-grace", required_argument, NULL, OPT_BOOTSTRAP_GRACE},
-    {"default-resource-slice-class-enabled", optional_argument, NULL, OPT_DEFAULT_CLASS},
-    {"default-node-resources", required_argument, NULL, OPT_DEFAULT_RESOURCES},
-    {"enable-storage", optional_argument, NULL, OPT_ENABLE_STORAGE},
-    {"real-storage-class-name", required_argument, NULL, OPT_REAL_STORAGE},
-    {"ingress-classes", required_argument, NULL, OPT_INGRESS_CLASSES},
-    {"load-balancer-classes", required_argument, NULL, OPT_LB_CLASSES},
-    {"renewal-grace-percent", required_argument, NULL, OPT_RENEWAL_GRACE},
-    {"key-type", required_argument, NULL, OPT_KEY_TYPE},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+#define REQ TG_FLAG_REQUIRED
+static const tg_flag flags[] = {
+    {"cluster-id", REQ, "ID", OPT_CLUSTER_ID,
+     "this cluster's id (default: CLUSTER_ID of the ConfigMap labelled\n"
+     "app.kubernetes.io/name=clusterid-configmap in --namespace, as Liqo)", NULL},
+    {"kubeconfig", REQ, "FILE", OPT_KUBECONFIG, "API access (default: $KUBECONFIG, in-cluster, ~/.kube/config)", NULL},
+    {"context", REQ, "NAME", OPT_CONTEXT, "kubeconfig context", NULL},
+    {"namespace", REQ, "NS", OPT_NAMESPACE, "install namespace (default liqo)", NULL},
+    {"controllers", REQ, "LIST", OPT_CONTROLLERS,
+     "comma list of keys,nonce,tenant,approver,signer,identity,noncesigner,\n"
+     "resourceslice,renew,remoterenew,remoteresourceslice,replicator,\nauthtoken,bootstrapgc\n(default all)",
+     "expected a comma list of the controllers above"},
+    {"api-server-url", REQ, "URL", OPT_API_SERVER, "status.authParams.apiServer (default: the kubeconfig's server)",
+     NULL},
+    {"ca-file", REQ, "FILE", OPT_CA_FILE, "status.authParams.ca (default: the kubeconfig's CA)", NULL},
+    {"csr-expiration-seconds", REQ, "N", OPT_CSR_EXPIRATION,
+     "expirationSeconds of CSRs (default 604800; 0: none; min 600)", "expected 0, or 600 to 315360000"},
+    {"signer-name", REQ, "NAME", OPT_SIGNER_NAME,
+     "kubernetes.io/kube-apiserver-client (default) | tenantgate.io/identity",
+     "expected kubernetes.io/kube-apiserver-client or tenantgate.io/identity"},
+    {"ca-cert", REQ, "FILE", OPT_OWN_CA_CERT, "own-signer CA (with --signer-name tenantgate.io/identity)", NULL},
+    {"ca-key", REQ, "FILE", OPT_OWN_CA_KEY, "its private key", NULL},
+    {"max-cert-lifetime", REQ, "SECONDS", OPT_MAX_CERT_LIFETIME, "own-signer clamp (default 604800; min 90)",
+     "expected 90 to 315360000"},
+    {"leader-elect", TG_FLAG_NONE, NULL, OPT_LEADER_ELECT,
+     "act only while holding the Lease (15 s lease, 10 s renew deadline,\n"
+     "2 s retry); a leader that loses it exits (status 3)", NULL},
+    {"leader-elect-lease-name", REQ, "NAME", OPT_LEASE_NAME, "(default tenantgate-signer)", NULL},
+    {"leader-elect-namespace", REQ, "NS", OPT_LEASE_NAMESPACE, "(default: --namespace)", NULL},
+    {"allow-no-handshake", TG_FLAG_NONE, NULL, OPT_ALLOW_NO_HANDSHAKE,
+     "accept TolerateNoHandshake Tenants (as the webhook's switch)", NULL},
+    {"key-type", REQ, "ed25519|rsa2048|ecdsa-p256", OPT_KEY_TYPE,
+     "the keys the consumer makes: the cluster key\n"
+     "(keys, when authentication-keys is missing; an existing key\n"
+     "of another type is kept) and authtoken's (default ed25519;\n"
+     "rsa2048 is Liqo's --tls-compatibility-mode)", "expected ed25519, rsa2048 or ecdsa-p256"},
+    {"slice-policy-configmap", REQ, "NS/NAME", OPT_SLICE_POLICY,
+     "ResourceSlice class policy (default\n<namespace>/" DEFAULT_SLICE_POLICY "; \"off\": none)",
+     "expected NS/NAME or off"},
+    {"cluster-labels", REQ, "K=V,...", OPT_CLUSTER_LABELS,
+     "labels offered to consumers' virtual nodes (a slice's\nstatus.nodeLabels, as Liqo's flag of that name)", NULL},
+    {"nonce-rotation", REQ, "MODE", OPT_NONCE_ROTATION,
+     "on-unpeer (default: deleting a Tenant replaces the nonce, so\n"
+     "the old Tenant cannot be replayed; consumers re-sign, as\n"
+     "kubectl tenantgate does) or keep (as Liqo: the tenant\n"
+     "namespace keeps its nonce, so a Liqo consumer and liqoctl\n"
+     "can authenticate again; replace mode sets it)", "expected keep or on-unpeer"},
+    {"token-namespace", REQ, "NS", OPT_TOKEN_NAMESPACE,
+     "where tenantgate-auth keeps its tokens (default\n"
+     "tenantgate-tokens): bootstrapgc reads the bootstrap\n"
+     "tokens by name, authtoken sends auth-token's as ours", NULL},
+    {"bootstrap-grace", REQ, "SECONDS", OPT_BOOTSTRAP_GRACE,
+     "bootstrapgc deletes a namespace /v1/nonce made once no\n"
+     "Tenant and no live token kept it that long (default 600)", "expected 0 to 2592000"},
+    {"default-resource-slice-class-enabled", TG_FLAG_OPTIONAL, "true|false", OPT_DEFAULT_CLASS,
+     "false: deny the Resources of default-class\n"
+     "slices (DefaultResourceSliceClassDisabled), as Liqo's flag (default true)", "expected true or false"},
+    {"default-node-resources", REQ, "LIST", OPT_DEFAULT_RESOURCES,
+     "what a default-class slice is granted unless it asks, as\n"
+     "Liqo's flag (default cpu=4,memory=8Gi,pods=110,ephemeral-storage=20Gi)", NULL},
+    {"enable-storage", TG_FLAG_OPTIONAL, "true|false", OPT_ENABLE_STORAGE,
+     "offer the cluster's StorageClasses in status.storageClasses", "expected true or false"},
+    {"real-storage-class-name", REQ, "NAME", OPT_REAL_STORAGE,
+     "the one marked default there (default: the cluster's default)", NULL},
+    {"ingress-classes", REQ, "LIST", OPT_INGRESS_CLASSES, "status.ingressClasses, as Liqo's flag: nginx;default,traefik",
+     NULL},
+    {"load-balancer-classes", REQ, "LIST", OPT_LB_CLASSES,
+     "status.loadBalancerClasses, as Liqo's flag: metallb;default", NULL},
+    {"quota-limits-enforcement", REQ, "None|Soft|Hard", OPT_QUOTA_ENFORCEMENT,
+     "spec.limitsEnforcement of the Liqo Quota\n"
+     "made per accepted slice where Liqo's Quota CRD is served\n"
+     "(as Liqo's --default-limits-enforcement; default None)", "expected None, Soft or Hard"},
+    {"renewal-grace-percent", REQ, "N", OPT_RENEWAL_GRACE,
+     "a certificate not renewed N % of its lifetime after its\n"
+     "renewal time is overdue: Identity condition RenewalOverdue,\nmetric, log (0-30, default 10)",
+     "expected 0 to 30"},
+    {"metrics-listen", REQ, "ADDR:PORT", OPT_METRICS_LISTEN,
+     "plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080; \"off\")", NULL},
+    {"workers", REQ, "N", OPT_WORKERS, "reconcile threads, 1-32 (default 8)", "expected 1 to 32"},
+    {"log-level", REQ, "LEVEL", OPT_LOG_LEVEL, "debug, info, warn, error (default info)", NULL},
 };
+#undef REQ
 
 /* NS/NAME with a namespace that fits f->slice_policy_ns, or "off". */
 static int slice_policy_ok(const char *arg, const tg_signer_flags *f)
@@ -143,14 +123,13 @@ static int slice_policy_ok(const char *arg, const tg_signer_flags *f)
             !strchr(slash + 1, '/') && strlen(slash + 1) <= 253);
 }
 
-/* A Go bool flag, as Liqo's: bare means true. 0, or -1 (with why) for another value. */
-static int bool_flag(const char *name, const char *arg, int *out)
+/* A Go bool flag, as Liqo's: bare means true. 0, or -1 for another value. */
+static int bool_flag(const char *arg, int *out)
 {
     if (!arg || strcmp(arg, "true") == 0)
         return *out = 1, 0;
     if (strcmp(arg, "false") == 0)
         return *out = 0, 0;
-    fprintf(stderr, "tenantgate-signer: --%s: expected true or false, found \"%.64s\"\n", name, arg);
     return -1;
 }
 
@@ -165,11 +144,11 @@ static int take_slice_flag(int c, const char *arg, tg_signer *s)
 
     switch (c) {
     case OPT_DEFAULT_CLASS:
-        if (bool_flag("default-resource-slice-class-enabled", arg, &on) != 0)
+        if (bool_flag(arg, &on) != 0)
             return -1;
         s->slice_provider.default_class_disabled = !on;
         return 0;
-    case OPT_ENABLE_STORAGE: return bool_flag("enable-storage", arg, &s->slice_offer.enable_storage);
+    case OPT_ENABLE_STORAGE: return bool_flag(arg, &s->slice_offer.enable_storage);
     case OPT_REAL_STORAGE: s->slice_offer.real_storage_class = arg; return 0;
     case OPT_DEFAULT_RESOURCES:
         json_object_put(s->slice_provider.defaults);
@@ -187,10 +166,21 @@ static int take_slice_flag(int c, const char *arg, tg_signer *s)
     return -1;
 }
 
+/* What the flags go into: the signer, its start-up flags, and two values
+ * check_flags() reads once all are taken. */
+typedef struct parse_ctx {
+    tg_signer *s;
+    tg_signer_flags *f;
+    const char *slice_policy, *cluster_labels;
+} parse_ctx;
+
 /* One flag with its value; 0, or -1 when the value is bad. */
-static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, const char **slice_policy,
-                     const char **cluster_labels)
+static int take_flag(void *ctx, int c, const char *arg)
 {
+    parse_ctx *p = ctx;
+    tg_signer *s = p->s;
+    tg_signer_flags *f = p->f;
+
     switch (c) {
     case OPT_KUBECONFIG: f->kubeconfig = arg; return 0;
     case OPT_CONTEXT: f->context = arg; return 0;
@@ -218,38 +208,24 @@ static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, c
         return tg_flag_long(arg, 90, 10L * 365 * 86400, &f->max_cert_lifetime_s);
     case OPT_ALLOW_NO_HANDSHAKE: s->allow_no_handshake = 1; return 0;
     case OPT_KEY_TYPE:
-        if (tg_key_type_parse(arg, &s->key_type) != 0) {
-            fprintf(stderr, "tenantgate-signer: --key-type: expected ed25519, rsa2048 or ecdsa-p256, found \"%.64s\"\n",
-                    arg);
-            return -1;
-        }
-        return 0;
+        return tg_key_type_parse(arg, &s->key_type);
     case OPT_LEADER_ELECT: f->leader_elect = 1; return 0;
     case OPT_METRICS_LISTEN:
-        if (strcmp(arg, "off") == 0) {
-            f->metrics_port = -1;
-            return 0;
-        }
-        return tg_flag_listen_addr(arg, f->metrics_host, sizeof(f->metrics_host), &f->metrics_port);
+        return tg_flag_listen_addr_or_off(arg, f->metrics_host, sizeof(f->metrics_host), &f->metrics_port);
     case OPT_LEASE_NAME: f->lease_name = arg; return 0;
     case OPT_SLICE_POLICY:
-        *slice_policy = arg;
+        p->slice_policy = arg;
         return slice_policy_ok(arg, f) ? 0 : -1;
     case OPT_LEASE_NAMESPACE: f->lease_ns = arg; return 0;
-    case OPT_CLUSTER_LABELS: *cluster_labels = arg; return 0;
+    case OPT_CLUSTER_LABELS: p->cluster_labels = arg; return 0;
     case OPT_NONCE_ROTATION:
-        if (strcmp(arg, "keep") != 0 && strcmp(arg, "on-unpeer") != 0) {
-            fprintf(stderr, "tenantgate-signer: --nonce-rotation: expected keep or on-unpeer, found \"%.64s\"\n", arg);
+        if (strcmp(arg, "keep") != 0 && strcmp(arg, "on-unpeer") != 0)
             return -1;
-        }
         s->rotate_nonce_on_unpeer = strcmp(arg, "on-unpeer") == 0;
         return 0;
     case OPT_QUOTA_ENFORCEMENT:
-        if (!tg_liqo_quota_enforcement_valid(arg)) {
-            fprintf(stderr, "tenantgate-signer: --quota-limits-enforcement: expected None, Soft or Hard, found "
-                            "\"%.64s\"\n", arg);
+        if (!tg_liqo_quota_enforcement_valid(arg))
             return -1;
-        }
         s->quota_limits_enforcement = arg;
         return 0;
     case OPT_LOG_LEVEL: return tg_log_set_level_named(arg);
@@ -269,6 +245,15 @@ static int take_flag(int c, const char *arg, tg_signer *s, tg_signer_flags *f, c
     return -1;
 }
 
+static const tg_flag_program program = {
+    .name = "tenantgate-signer",
+    .synopsis = "[--cluster-id ID] [options]",
+    .about = "CSR approval and signing, Tenant status, nonces, keys and Identity kubeconfigs.",
+    .flags = flags,
+    .nflags = sizeof(flags) / sizeof(flags[0]),
+    .take = take_flag,
+};
+
 /* The flags' combinations; the exit status 2 when they do not go together, else -1. */
 static int check_flags(tg_signer *s, tg_signer_flags *f, const char *slice_policy, const char *cluster_labels)
 {
@@ -276,7 +261,7 @@ static int check_flags(tg_signer *s, tg_signer_flags *f, const char *slice_polic
 
     if (s->cluster_id && !tg_cluster_id_valid(s->cluster_id)) {
         fprintf(stderr, "tenantgate-signer: --cluster-id must be a valid cluster id\n");
-        usage(stderr);
+        tg_flags_usage(&program, stderr);
         return 2;
     }
     if (!f->own_ca_cert != !f->own_ca_key) {
@@ -306,8 +291,8 @@ static int check_flags(tg_signer *s, tg_signer_flags *f, const char *slice_polic
 
 int tg_signer_flags_parse(int argc, char **argv, tg_signer *s, tg_signer_flags *f)
 {
-    const char *slice_policy = NULL, *cluster_labels = NULL;
-    int c;
+    parse_ctx p = {.s = s, .f = f};
+    int status;
 
     f->workers = TG_SIGNER_DEFAULT_WORKERS;
     f->lease_name = "tenantgate-signer";
@@ -323,27 +308,9 @@ int tg_signer_flags_parse(int argc, char **argv, tg_signer *s, tg_signer_flags *
     s->bootstrap_grace_s = 600;
     s->renewal_grace_pct = TG_RENEWAL_GRACE_PCT_DEFAULT;
     s->key_type = TG_KEY_ED25519;   /* Liqo's default; rsa2048 is its --tls-compatibility-mode */
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        if (c == '?') {
-            usage(stderr);
-            return 2;
-        }
-        if (take_flag(c, optarg, s, f, &slice_policy, &cluster_labels) != 0) {
-            fprintf(stderr, "tenantgate-signer: bad value for an option: %s\n", optarg ? optarg : "");
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (optind != argc) {
-        fprintf(stderr, "tenantgate-signer: unexpected argument: %s\n", argv[optind]);
-        usage(stderr);
-        return 2;
-    }
-    return check_flags(s, f, slice_policy, cluster_labels);
+    if ((status = tg_flags_parse(&program, argc, argv, &p)) >= 0)
+        return status;
+    return check_flags(s, f, p.slice_policy, p.cluster_labels);
 }
 
 static int load_file(const char *path, char **buf, size_t *len)

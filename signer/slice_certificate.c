@@ -313,7 +313,7 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
         cr->requeue_ms = CACHE_LAG_MS;
         break;
     case TG_SLICE_CSR_DENIED:
-        cert_deny(cr, l.reason[0] ? l.reason : "CSRDenied", "the certificate request was denied: %.200s: %.250s",
+        cert_deny(cr, l.reason[0] ? l.reason : tg_reason_name(TG_SLICE_REQUEST_DENIED), "the certificate request was denied: %.200s: %.250s",
                   l.reason[0] ? l.reason : "Denied", l.message);
         cr->requeue_ms = (long)(TG_SLICE_DENIED_RETRY_S - v.age_s + 1) * 1000;
         break;
@@ -344,7 +344,7 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
 
     memset(cr, 0, sizeof(*cr));
     if (strlen(c->name) > 253 - strlen(SECRET_PREFIX)) {
-        cert_deny(cr, "NameTooLong", "the name %.64s... is too long for Secret " SECRET_PREFIX "<name>", c->name);
+        cert_deny(cr, tg_reason_name(TG_NAME_TOO_LONG), "the name %.64s... is too long for Secret " SECRET_PREFIX "<name>", c->name);
         return 0;
     }
     snprintf(secret_name, sizeof(secret_name), SECRET_PREFIX "%s", c->name);
@@ -363,14 +363,14 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
         sec = NULL;
     }
     if (!(key = request_key(c->csr_b64))) {
-        cert_deny(cr, "InvalidCSR", "spec.csr does not parse");
+        cert_deny(cr, tg_reason_name(TG_INVALID_CSR), "spec.csr does not parse");
         rc = 0;
         goto out;
     }
     if (sec) {
         const char *want = c->csr_b64, *got = tg_json_path_string(sec, "data", "csr", NULL);
         if (!got || strcmp(got, want) != 0) {
-            cert_deny(cr, "CSRMismatch", CSR_MISMATCH " (Secret %s in %s)", secret_name, c->ns);
+            cert_deny(cr, tg_reason_name(TG_CSR_MISMATCH), CSR_MISMATCH " (Secret %s in %s)", secret_name, c->ns);
             rc = 0;
             goto out;
         }

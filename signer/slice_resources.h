@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "pki/quantity.h"   /* tg_quantity_milli, tg_quantity_text */
+#include "pki/verdict.h"    /* tg_reason_name: the reason codes below */
 
 /* Liqo's --default-node-resources ("cpu=4,memory=8Gi,...": its ResourceMap,
  * pkg/utils/args/resourcemap.go) as an object of name -> quantity text. ""
@@ -54,12 +55,12 @@ typedef enum tg_slice_tenant_state {
     TG_SLICE_T_DRAINED,
 } tg_slice_tenant_state;
 
-/* Reason codes of a Resources=Denied (the message starts with one). */
-#define TG_RES_DENY_DRAINED "TenantDrained"
-#define TG_RES_DENY_CORDONED "TenantCordoned"
-#define TG_RES_DENY_POLICY "PolicyExceeded"
-#define TG_RES_DENY_QUANTITY "NonPositiveQuantity"
-#define TG_RES_DENY_CLASS_DISABLED "DefaultResourceSliceClassDisabled"
+/* Reason codes of a Resources=Denied (the message starts with one; pki/reasons.def). */
+#define TG_RES_DENY_DRAINED tg_reason_name(TG_TENANT_DRAINED)
+#define TG_RES_DENY_CORDONED tg_reason_name(TG_TENANT_CORDONED)
+#define TG_RES_DENY_POLICY tg_reason_name(TG_POLICY_EXCEEDED)
+#define TG_RES_DENY_QUANTITY tg_reason_name(TG_NON_POSITIVE_QUANTITY)
+#define TG_RES_DENY_CLASS_DISABLED tg_reason_name(TG_DEFAULT_SLICE_CLASS_DISABLED)
 
 /* What the provider's flags make of the default class (Liqo's SliceStatusOptions). */
 typedef struct tg_slice_provider {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "webhook/conns.h"
 #include "webhook/decide.h"
 #include "webhook/log_budget.h"
 #include "webhook/reply.h"
@@ -55,7 +56,7 @@ static void admission_log(const admission *a, const tg_decision *d)
            TG_LOG_STR("op", r->operation), TG_LOG_STR("verdict", verdict), TG_LOG_STR("reason", d->reason),
            TG_LOG_STR("message", d->response.allowed ? NULL : d->response.message),
            TG_LOG_BOOL("dry_run", r->dry_run), TG_LOG_BOOL("crypto_skipped", d->crypto_skipped),
-           TG_LOG_INT("us", (int64_t)(now_us() - a->started_us)));
+           TG_LOG_INT("us", (int64_t)(tg_now_us() - a->started_us)));
 }
 
 /* A review that does not parse was sent by no API server: past the
@@ -69,7 +70,7 @@ static int may_log(admission *a)
 
     if (a->review_ok)
         return 1;
-    ok = tg_log_budget_take(&a->w->malformed_log, uv_now(&a->w->loop), &held);
+    ok = tg_log_budget_take(tg_worker_malformed_log(a->w), uv_now(tg_worker_loop(a->w)), &held);
     if (held)
         tg_log(TG_LOG_WARN, "admission lines held back", TG_LOG_STR("why", "malformed reviews past the log budget"),
                TG_LOG_INT("lines", (int64_t)held));
@@ -94,7 +95,7 @@ static void admission_finish(admission *a, tg_decision *d)
             h2o_send_error_500(a->req, "Internal Server Error", "out of memory\n", 0);
         }
     }
-    atomic_fetch_sub(&a->w->in_flight, 1);
+    tg_worker_admission_end(a->w);
 }
 
 static void admission_free(admission *a)
@@ -128,7 +129,7 @@ static void on_live_nonce(void *cbdata, const char *nonce, size_t len, int statu
     live_wait *lw = cbdata;
     admission *a = lw->a;
     tg_decide_opts opts = {
-        .allow_no_handshake = a->server->cfg.allow_no_handshake,
+        .allow_no_handshake = tg_server_cfg(a->server)->allow_no_handshake,
         .live_nonce_done = 1,
         .live_nonce = nonce,
         .live_nonce_len = nonce ? len : 0,
@@ -138,10 +139,10 @@ static void on_live_nonce(void *cbdata, const char *nonce, size_t len, int statu
 
     if (status < 0) {
         /* Could not ask: not a reason to deny as NonceNotFound. */
-        tg_decide_error(&d, 500, "LiveReadFailed", "cannot read the nonce Secret from the API server, retry later");
+        tg_decide_error(&d, TG_LIVE_READ_FAILED, "cannot read the nonce Secret from the API server, retry later");
         d.intercepted = 1;
     } else {
-        tg_decide_validate(&a->review, a->server->cfg.lookup, &opts, &d);
+        tg_decide_validate(&a->review, tg_server_cfg(a->server)->lookup, &opts, &d);
     }
     if (a->req)
         lw->guard->a = NULL;       /* answering now: the guard must not touch a */
@@ -155,14 +156,14 @@ static void on_live_nonce(void *cbdata, const char *nonce, size_t len, int statu
  * (answered from on_live_nonce then: returns 1). */
 static int validate_tenant(admission *a, h2o_req_t *req, tg_decision *d)
 {
-    tg_server *s = a->server;
-    tg_decide_opts opts = {.allow_no_handshake = s->cfg.allow_no_handshake};
+    const tg_server_config *cfg = tg_server_cfg(a->server);
+    tg_decide_opts opts = {.allow_no_handshake = cfg->allow_no_handshake};
     live_wait *lw;
     int fetched = TG_LIVE_FETCH_FAILED;
     admission_guard *g;
 
-    tg_decide_validate(&a->review, s->cfg.lookup, &opts, d);
-    if (!d->need_live_nonce || !s->cfg.live)
+    tg_decide_validate(&a->review, cfg->lookup, &opts, d);
+    if (!d->need_live_nonce || !cfg->live)
         return 0;
     g = h2o_mem_alloc_shared(&req->pool, sizeof(*g), on_request_disposed);
     g->a = NULL;
@@ -172,7 +173,7 @@ static int validate_tenant(admission *a, h2o_req_t *req, tg_decision *d)
         g->conn = tg_conns_request_pending(req);
         lw->a = a;
         lw->guard = g;
-        fetched = s->cfg.live->fetch(s->cfg.live->self, &a->w->loop, a->w->index, d->nonce_namespace,
+        fetched = cfg->live->fetch(cfg->live->self, tg_worker_loop(a->w), tg_worker_index(a->w), d->nonce_namespace,
                                      d->cluster_id, on_live_nonce, lw);
         if (fetched == 0) {
             tg_decision_clear(d);
@@ -184,13 +185,13 @@ static int validate_tenant(admission *a, h2o_req_t *req, tg_decision *d)
     tg_decision_clear(d);
     if (fetched == TG_LIVE_FETCH_BUSY) {
         /* Not a verdict: the nonce may exist. */
-        tg_decide_error(d, 429, "LiveReadBusy",
+        tg_decide_error(d, TG_LIVE_READ_BUSY,
                         "too many namespaces' nonce Secrets are being read from the API server, retry later");
         d->intercepted = 1;
     } else {
         /* No live read possible: decide with what the cache said. */
         opts.live_nonce_done = 1;
-        tg_decide_validate(&a->review, s->cfg.lookup, &opts, d);
+        tg_decide_validate(&a->review, cfg->lookup, &opts, d);
     }
     return 0;
 }
@@ -205,8 +206,7 @@ int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const tg_admiss
         h2o_send_error_503(req, "Service Unavailable", "out of memory\n", 0);
         return 0;
     }
-    atomic_fetch_add(&w->in_flight, 1);
-    atomic_fetch_add_explicit(&w->served, 1, memory_order_relaxed);
+    tg_worker_admission_begin(w);
     a->server = s;
     a->w = w;
     a->req = req;
@@ -217,12 +217,10 @@ int tg_admission_handle(tg_server *s, worker *w, h2o_req_t *req, const tg_admiss
     if (!a->review_ok) {
         /* Still HTTP 200 with an AdmissionReview: the API server shows the
          * message, and the uid is echoed when it could be read. */
-        tg_decide_error(&d, 400,
-                        tg_reason_name(route->kind == TG_ADMIT_VALIDATE_SLICE ? TG_MALFORMED_RESOURCE_SLICE
-                                                                              : TG_MALFORMED_TENANT),
+        tg_decide_error(&d, route->kind == TG_ADMIT_VALIDATE_SLICE ? TG_MALFORMED_RESOURCE_SLICE : TG_MALFORMED_TENANT,
                         a->error);
     } else if (route->kind == TG_ADMIT_VALIDATE_SLICE) {
-        tg_decide_validate_slice(&a->review, s->cfg.lookup, &s->cfg.slice, &d);
+        tg_decide_validate_slice(&a->review, tg_server_cfg(s)->lookup, &tg_server_cfg(s)->slice, &d);
     } else if (route->kind == TG_ADMIT_MUTATE_TENANT) {
         tg_decide_mutate(&a->review, &d);
     } else if (validate_tenant(a, req, &d)) {

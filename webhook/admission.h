@@ -9,17 +9,17 @@
 
 #include <h2o.h>
 
-#include "webhook/server_priv.h"
+#include "webhook/handler_api.h"
 
 /* What a path reviews; routes.c registers one route per path with its kind. */
 typedef enum tg_admission_kind {
-    TG_ADMIT_VALIDATE_TENANT,      /* PATH_VALIDATE */
-    TG_ADMIT_MUTATE_TENANT,        /* PATH_MUTATE */
-    TG_ADMIT_VALIDATE_SLICE,       /* PATH_VALIDATE_SLICES */
+    TG_ADMIT_VALIDATE_TENANT,      /* /validate/tenants */
+    TG_ADMIT_MUTATE_TENANT,        /* /mutate/tenants */
+    TG_ADMIT_VALIDATE_SLICE,       /* /validate/resourceslices */
 } tg_admission_kind;
 
 typedef struct tg_admission_route {
-    const char *path;              /* PATH_*: the metric label and the log's path */
+    const char *path;              /* the metric label and the log's path */
     tg_admission_kind kind;
 } tg_admission_route;
 

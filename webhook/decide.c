@@ -58,13 +58,15 @@ void tg_decision_finish(tg_decision *d)
     }
 }
 
-void tg_decide_error(tg_decision *d, int code, const char *reason, const char *message)
+void tg_decide_error(tg_decision *d, tg_reason reason, const char *message)
 {
+    int code = tg_reason_status(reason);
+
     tg_decision_init(d);
-    d->reason = reason;
+    d->reason = tg_reason_name(reason);
     d->response.allowed = 0;
     d->response.code = code;
-    snprintf(d->message, sizeof(d->message), "%s: %s", reason, message);
+    snprintf(d->message, sizeof(d->message), "%s: %s", d->reason, message);
     /* same one-line rule as verdicts */
     for (char *p = d->message; *p; p++)
         if ((unsigned char)*p < 0x20 || *p == 0x7f)
@@ -222,7 +224,7 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
 
     tg_decision_init(d);
     if (!intercepted(req)) {
-        d->reason = TG_REASON_NOT_INTERCEPTED;
+        d->reason = tg_reason_name(TG_NOT_INTERCEPTED);
         return;
     }
     d->intercepted = 1;
@@ -246,7 +248,7 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
      * an error (not a denial reason) lets failurePolicy decide. */
     if (!lk->ops->synced(lk) || !lk->ops->slice_user_exists) {
         tg_tenant_clear(&t);
-        tg_decide_error(d, 500, TG_REASON_NOT_SYNCED, "cache not synced, retry later");
+        tg_decide_error(d, TG_CACHE_NOT_SYNCED, "cache not synced, retry later");
         d->intercepted = 1;
         return;
     }
@@ -308,11 +310,11 @@ void tg_decide_mutate(const tg_review_request *req, tg_decision *d)
 
     tg_decision_init(d);
     if (!intercepted(req) || !req->object) {
-        d->reason = TG_REASON_NOT_INTERCEPTED;
+        d->reason = tg_reason_name(TG_NOT_INTERCEPTED);
         return;
     }
     d->intercepted = 1;
-    d->reason = TG_REASON_UNCHANGED;
+    d->reason = tg_reason_name(TG_UNCHANGED);
     cluster_id = tg_json_path_string(req->object, "spec", "clusterID", NULL);
     /* A missing or invalid id is for validation to reject with its reason;
      * copying it into a label would only produce a less clear API error. */
@@ -351,12 +353,12 @@ void tg_decide_mutate(const tg_review_request *req, tg_decision *d)
         goto oom;
     d->response.patch = d->patch;
     d->response.patch_len = strlen(d->patch);
-    d->reason = TG_REASON_MUTATED;
+    d->reason = tg_reason_name(TG_LABEL_ADDED);
     json_object_put(patch);
     return;
 oom:
     json_object_put(value);
     json_object_put(op);
     json_object_put(patch);
-    tg_decide_error(d, 500, "InternalError", "out of memory building the patch");
+    tg_decide_error(d, TG_INTERNAL_ERROR, "out of memory building the patch");
 }

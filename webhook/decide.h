@@ -18,12 +18,6 @@
 #define TG_TENANT_GROUP "authentication.liqo.io"
 #define TG_TENANT_RESOURCE "tenants"
 
-/* Reason label for an answer that is not a Tenant verdict. */
-#define TG_REASON_NOT_INTERCEPTED "NotIntercepted"   /* DELETE, other resources, subresources */
-#define TG_REASON_NOT_SYNCED "CacheNotSynced"        /* 500: failurePolicy Fail semantics */
-#define TG_REASON_MUTATED "LabelAdded"
-#define TG_REASON_UNCHANGED "Unchanged"
-
 /* status.details.retryAfterSeconds of an answer that is not a verdict. */
 #define TG_RETRY_AFTER_SECONDS 1
 
@@ -44,7 +38,7 @@ typedef struct tg_decision {
     int intercepted;               /* a Tenant CREATE/UPDATE we judged */
     int need_live_nonce;           /* cache had no nonce: read it live, decide again */
     int crypto_skipped;            /* UPDATE with unchanged publicKey/csr/signature */
-    const char *reason;            /* reason name for logs and metrics */
+    const char *reason;            /* reason name for logs and metrics: tg_reason_name() */
     tg_verdict verdict;
     tg_review_response response;   /* points into this struct */
     char message[TG_DECISION_TEXT_MAX];
@@ -68,10 +62,11 @@ void tg_decide_validate(const tg_review_request *req, const tg_lookup *lk,
  * validation (NameMismatch) rather than silently renamed. */
 void tg_decide_mutate(const tg_review_request *req, tg_decision *d);
 
-/* A denial that is not a Tenant verdict (a review we could not read: code
- * 400, reason MalformedTenant; an internal error: code 500; too busy: 429).
- * 429 and 5xx carry TG_RETRY_AFTER_SECONDS. */
-void tg_decide_error(tg_decision *d, int code, const char *reason, const char *message);
+/* A denial that is not a Tenant verdict (a review we could not read:
+ * MalformedTenant; an internal error: CacheNotSynced, LiveReadFailed,
+ * InternalError; too busy: LiveReadBusy), with the reason's status of
+ * pki/reasons.def. 429 and 5xx carry TG_RETRY_AFTER_SECONDS. */
+void tg_decide_error(tg_decision *d, tg_reason reason, const char *message);
 
 void tg_decision_clear(tg_decision *d);
 

@@ -108,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[256];
 
     if (tg_review_parse((const char *)data, size, &req, err, sizeof(err)) != 0) {
-        tg_decide_error(&d, 400, "MalformedTenant", err);
+        tg_decide_error(&d, TG_MALFORMED_TENANT, err);
         answer(&req, &d);
         tg_review_request_clear(&req);
         return 0;

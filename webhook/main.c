@@ -1,5 +1,4 @@
 /* main.c - tenantgate-webhook: flags, then the server. */
-#include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
 #include <signal.h>
@@ -10,60 +9,76 @@
 
 #include <uv.h>
 
+#include "common/flag_table.h"
 #include "common/flags.h"
 #include "common/log.h"
 #include "kube/clusterid.h"
 #include "pki/tenant.h"
 #include "webhook/kube_lookup.h"
+#include "webhook/routes.h"
 #include "webhook/server.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: tenantgate-webhook --cert FILE --key FILE [options]\n"
-            "\n"
-            "Validating and mutating admission webhook for Liqo Tenants.\n"
-            "\n"
-            "  --cert FILE               serving certificate (PEM, leaf first); reloaded on change\n"
-            "  --key FILE                its private key (PEM)\n"
-            "  --listen ADDR:PORT        HTTPS address (default 0.0.0.0:8443; [::]:8443 for IPv6)\n"
-            "  --metrics-listen ADDR:PORT  plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080;\n"
-            "                            \"off\" to disable)\n"
-            "  --kubeconfig FILE         API access (default: in-cluster service account)\n"
-            "  --threads N               worker threads (default: number of cores)\n"
-            "  --allow-no-handshake      accept authzPolicy TolerateNoHandshake (off by default)\n"
-            "  --cluster-id ID           this cluster's id (default: read from Liqo's clusterid ConfigMap\n"
-            "                            in --namespace); slices naming it are its own local ones\n"
-            "  --namespace NS            where that ConfigMap is (default liqo)\n"
-            "  --local-slice-writers LIST  who may write this cluster's own local ResourceSlices in a\n"
-            "                            tenant namespace: users, and group:<name> (default\n"
-            "                            group:system:masters,group:system:serviceaccounts:<namespace>)\n"
-            "  --default-resource-slice-class-enabled[=true|false]  false: refuse replicated slices of\n"
-            "                            the default class (DefaultResourceSliceClassDisabled), as Liqo's\n"
-            "                            flag of that name (default true)\n"
-            "  --slice-policy-configmap NS/NAME  the ResourceSlice policy ConfigMap whose tenant.<id>\n"
-            "                            keys limit each consumer (ClassNotAllowed, TenantPolicyExceeded;\n"
-            "                            default <namespace>/tenantgate-resourceslice-policy, as the\n"
-            "                            signer's; \"off\": no consumer policy)\n"
-            "  --shutdown-grace SECONDS  on SIGTERM, wait this long for in-flight requests (default 10)\n"
-            "  --request-timeout SECONDS  bound on a new connection's TLS handshake and first request,\n"
-            "                            a request's arrival from its first byte, a stalled HTTP/2\n"
-            "                            stream (default 10)\n"
-            "  --idle-timeout SECONDS    how long a connection may wait for its next request (default\n"
-            "                            120: longer than kube-apiserver keeps an idle one, 90)\n"
-            "  --max-connections N       open HTTPS connections (default 1000); past it the oldest one\n"
-            "                            without a request yet is closed for the newcomer, and only when\n"
-            "                            every one has had a request is the newcomer closed\n"
-            "  --max-connections-per-peer N  open HTTPS connections from one source address (default\n"
-            "                            250; 0: no cap); past it new ones from that address are closed\n"
-            "  --cert-check-interval SECONDS  periodic check of the cert files (default 10)\n"
-            "  --http2                   also serve HTTP/2: h2 by ALPN, or its preface on a connection\n"
-            "                            without ALPN h2 (off by default: then a preface is refused\n"
-            "                            and the connection closed; see docs/webhook.md)\n"
-            "  --no-http2                offer only http/1.1 (the default; kept for old manifests)\n"
-            "  --log-level LEVEL         debug, info, warn, error (default info)\n"
-            "  -h, --help\n");
-}
+/* The values the flags set (take_flag); main() starts from the defaults. */
+typedef struct settings {
+    tg_server_config cfg;
+    char listen_host[256], metrics_host[256];
+    const char *kubeconfig, *cluster_id, *namespace_, *writers_flag, *slice_policy;
+} settings;
+
+enum {
+    OPT_CERT, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_CLUSTER_ID,
+    OPT_NAMESPACE, OPT_LOCAL_WRITERS, OPT_DEFAULT_CLASS, OPT_SLICE_POLICY, OPT_GRACE, OPT_REQ_TIMEOUT,
+    OPT_IDLE_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_PEER_CONNS, OPT_CHECK, OPT_H2, OPT_NO_H2, OPT_LOG_LEVEL,
+};
+
+#define REQ TG_FLAG_REQUIRED
+static const tg_flag flags[] = {
+    {"cert", REQ, "FILE", OPT_CERT, "serving certificate (PEM, leaf first); reloaded on change", NULL},
+    {"key", REQ, "FILE", OPT_KEY, "its private key (PEM)", NULL},
+    {"listen", REQ, "ADDR:PORT", OPT_LISTEN, "HTTPS address (default 0.0.0.0:8443; [::]:8443 for IPv6)", NULL},
+    {"metrics-listen", REQ, "ADDR:PORT", OPT_METRICS,
+     "plain HTTP /healthz /readyz /metrics (default 0.0.0.0:8080;\n\"off\" to disable)", NULL},
+    {"kubeconfig", REQ, "FILE", OPT_KUBECONFIG, "API access (default: in-cluster service account)", NULL},
+    {"threads", REQ, "N", OPT_THREADS, "worker threads (default: number of cores)", "expected 1 to 256"},
+    {"allow-no-handshake", TG_FLAG_NONE, NULL, OPT_ALLOW_NH, "accept authzPolicy TolerateNoHandshake (off by default)",
+     NULL},
+    {"cluster-id", REQ, "ID", OPT_CLUSTER_ID,
+     "this cluster's id (default: read from Liqo's clusterid ConfigMap\nin --namespace); slices naming it are its "
+     "own local ones", NULL},
+    {"namespace", REQ, "NS", OPT_NAMESPACE, "where that ConfigMap is (default liqo)", NULL},
+    {"local-slice-writers", REQ, "LIST", OPT_LOCAL_WRITERS,
+     "who may write this cluster's own local ResourceSlices in a\ntenant namespace: users, and group:<name> "
+     "(default\ngroup:system:masters,group:system:serviceaccounts:<namespace>)", NULL},
+    {"default-resource-slice-class-enabled", TG_FLAG_OPTIONAL, "true|false", OPT_DEFAULT_CLASS,
+     "false: refuse replicated slices of\nthe default class (DefaultResourceSliceClassDisabled), as Liqo's\n"
+     "flag of that name (default true)", "expected true or false"},
+    {"slice-policy-configmap", REQ, "NS/NAME", OPT_SLICE_POLICY,
+     "the ResourceSlice policy ConfigMap whose tenant.<id>\nkeys limit each consumer (ClassNotAllowed, "
+     "TenantPolicyExceeded;\ndefault <namespace>/tenantgate-resourceslice-policy, as the\nsigner's; \"off\": no "
+     "consumer policy)", "expected NS/NAME or off"},
+    {"shutdown-grace", REQ, "SECONDS", OPT_GRACE, "on SIGTERM, wait this long for in-flight requests (default 10)",
+     "expected 0 to 3600 seconds"},
+    {"request-timeout", REQ, "SECONDS", OPT_REQ_TIMEOUT,
+     "bound on a new connection's TLS handshake and first request,\na request's arrival from its first byte, a "
+     "stalled HTTP/2\nstream (default 10)", "expected 0.1 to 3600 seconds"},
+    {"idle-timeout", REQ, "SECONDS", OPT_IDLE_TIMEOUT,
+     "how long a connection may wait for its next request (default\n120: longer than kube-apiserver keeps an idle "
+     "one, 90)", "expected 0.1 to 3600 seconds"},
+    {"max-connections", REQ, "N", OPT_MAX_CONNS,
+     "open HTTPS connections (default 1000); past it the oldest one\nwithout a request yet is closed for the "
+     "newcomer, and only when\nevery one has had a request is the newcomer closed", "expected 1 to 1000000"},
+    {"max-connections-per-peer", REQ, "N", OPT_MAX_PEER_CONNS,
+     "open HTTPS connections from one source address (default\n250; 0: no cap); past it new ones from that "
+     "address are closed", "expected 0 to 1000000"},
+    {"cert-check-interval", REQ, "SECONDS", OPT_CHECK, "periodic check of the cert files (default 10)",
+     "expected 0.1 to 3600 seconds"},
+    {"http2", TG_FLAG_NONE, NULL, OPT_H2,
+     "also serve HTTP/2: h2 by ALPN, or its preface on a connection\nwithout ALPN h2 (off by default: then a "
+     "preface is refused\nand the connection closed; see docs/webhook.md)", NULL},
+    {"no-http2", TG_FLAG_NONE, NULL, OPT_NO_H2, "offer only http/1.1 (the default; kept for old manifests)", NULL},
+    {"log-level", REQ, "LEVEL", OPT_LOG_LEVEL, "debug, info, warn, error (default info)", NULL},
+};
+#undef REQ
 
 /* --shutdown-grace and the other durations: at most an hour. */
 #define MAX_SECONDS_MS 3600000ULL
@@ -140,153 +155,103 @@ static int watch_slice_policy(tg_kube_lookup *kl, const char *flag, const char *
     return 0;
 }
 
+/* One flag into st: 0, or -1 when its value is bad. */
+static int take_flag(void *ctx, int id, const char *v)
+{
+    settings *st = ctx;
+    tg_server_config *cfg = &st->cfg;
+
+    switch (id) {
+    case OPT_CERT: cfg->cert_path = v; return 0;
+    case OPT_KEY: cfg->key_path = v; return 0;
+    case OPT_LISTEN: return tg_flag_listen_addr(v, st->listen_host, sizeof(st->listen_host), &cfg->listen_port);
+    case OPT_METRICS:
+        return tg_flag_listen_addr_or_off(v, st->metrics_host, sizeof(st->metrics_host), &cfg->metrics_port);
+    case OPT_KUBECONFIG: st->kubeconfig = v; return 0;
+    case OPT_THREADS: {
+        long n;
+        if (tg_flag_long(v, 1, 256, &n) != 0)
+            return -1;
+        cfg->threads = (int)n;
+        return 0;
+    }
+    case OPT_ALLOW_NH: cfg->allow_no_handshake = 1; return 0;
+    case OPT_GRACE: return tg_flag_seconds(v, 0, MAX_SECONDS_MS, &cfg->shutdown_grace_ms);
+    case OPT_CHECK: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->cert_check_ms);
+    case OPT_NO_H2: cfg->enable_h2 = 0; return 0;
+    case OPT_H2: cfg->enable_h2 = 1; return 0;
+    case OPT_REQ_TIMEOUT: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->request_timeout_ms);
+    case OPT_IDLE_TIMEOUT: return tg_flag_seconds(v, 100, MAX_SECONDS_MS, &cfg->idle_timeout_ms);
+    case OPT_MAX_CONNS: return tg_flag_long(v, 1, 1000000, &cfg->max_connections);
+    case OPT_MAX_PEER_CONNS: return tg_flag_long(v, 0, 1000000, &cfg->max_connections_per_peer);
+    case OPT_LOG_LEVEL: return tg_log_set_level_named(v);
+    case OPT_CLUSTER_ID: st->cluster_id = v; return tg_cluster_id_valid(v) ? 0 : -1;
+    case OPT_NAMESPACE: st->namespace_ = v; return 0;
+    case OPT_LOCAL_WRITERS: st->writers_flag = v; return 0;
+    case OPT_DEFAULT_CLASS:
+        /* a Go bool flag, as Liqo's: bare means true */
+        if (!v || strcmp(v, "true") == 0)
+            return cfg->slice.default_class_disabled = 0, 0;
+        if (strcmp(v, "false") == 0)
+            return cfg->slice.default_class_disabled = 1, 0;
+        return -1;
+    case OPT_SLICE_POLICY: st->slice_policy = v; return strcmp(v, "off") == 0 || slice_policy_flag_ok(v) ? 0 : -1;
+    }
+    return -1;
+}
+
+static const tg_flag_program program = {
+    .name = "tenantgate-webhook",
+    .synopsis = "--cert FILE --key FILE [options]",
+    .about = "Validating and mutating admission webhook for Liqo Tenants.",
+    .flags = flags,
+    .nflags = sizeof(flags) / sizeof(flags[0]),
+    .take = take_flag,
+};
+
 int main(int argc, char **argv)
 {
-    enum {
-        OPT_CERT = 256, OPT_KEY, OPT_LISTEN, OPT_METRICS, OPT_KUBECONFIG, OPT_THREADS, OPT_ALLOW_NH, OPT_GRACE,
-        OPT_CHECK, OPT_NO_H2, OPT_LOG_LEVEL, OPT_H2, OPT_REQ_TIMEOUT, OPT_IDLE_TIMEOUT, OPT_MAX_CONNS, OPT_MAX_PEER_CONNS,
-        OPT_CLUSTER_ID, OPT_NAMESPACE, OPT_LOCAL_WRITERS, OPT_DEFAULT_CLASS, OPT_SLICE_POLICY,
+    settings st = {
+        .cfg = {
+            .register_routes = tg_routes_register,
+            .listen_port = 8443,
+            .metrics_port = 8080,
+            .threads = 0,
+            .cert_check_ms = 10000,
+            .shutdown_grace_ms = 10000,
+            .request_timeout_ms = 10000,
+            .idle_timeout_ms = 120000,
+            .max_connections = 1000,
+            .max_connections_per_peer = 250,
+            .enable_h2 = 0,
+        },
+        .listen_host = "0.0.0.0",
+        .metrics_host = "0.0.0.0",
+        .namespace_ = TG_CLUSTERID_DEFAULT_NAMESPACE,
     };
-    static const struct option opts[] = {
-        {"cert", required_argument, NULL, OPT_CERT},
-        {"key", required_argument, NULL, OPT_KEY},
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"metrics-listen", required_argument, NULL, OPT_METRICS},
-        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"allow-no-handshake", no_argument, NULL, OPT_ALLOW_NH},
-        {"shutdown-grace", required_argument, NULL, OPT_GRACE},
-        {"cert-check-interval", required_argument, NULL, OPT_CHECK},
-        {"no-http2", no_argument, NULL, OPT_NO_H2},
-        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-        {"http2", no_argument, NULL, OPT_H2},
-        {"request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT},
-        {"idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT},
-        {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
-        {"max-connections-per-peer", required_argument, NULL, OPT_MAX_PEER_CONNS},
-        {"cluster-id", required_argument, NULL, OPT_CLUSTER_ID},
-        {"namespace", required_argument, NULL, OPT_NAMESPACE},
-        {"local-slice-writers", required_argument, NULL, OPT_LOCAL_WRITERS},
-        {"default-resource-slice-class-enabled", optional_argument, NULL, OPT_DEFAULT_CLASS},
-        {"slice-policy-configmap", required_argument, NULL, OPT_SLICE_POLICY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    char listen_host[256] = "0.0.0.0", metrics_host[256] = "0.0.0.0", err[512];
-    const char *kubeconfig = NULL;
-    tg_server_config cfg = {
-        .listen_host = listen_host,
-        .listen_port = 8443,
-        .metrics_host = metrics_host,
-        .metrics_port = 8080,
-        .threads = 0,
-        .cert_check_ms = 10000,
-        .shutdown_grace_ms = 10000,
-        .request_timeout_ms = 10000,
-        .idle_timeout_ms = 120000,
-        .max_connections = 1000,
-        .max_connections_per_peer = 250,
-        .enable_h2 = 0,
-    };
-    const char *cluster_id = NULL, *namespace_ = TG_CLUSTERID_DEFAULT_NAMESPACE, *writers_flag = NULL;
-    const char *slice_policy = NULL;
-    char cluster_id_buf[TG_CLUSTERID_MAX + 1];
+    char err[512], cluster_id_buf[TG_CLUSTERID_MAX + 1];
     tg_local_writers writers;
     tg_kube_lookup *kl = NULL;
     uv_loop_t *loop = uv_default_loop();
     tg_server *s;
-    int c;
+    int status;
 
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_CERT: cfg.cert_path = optarg; break;
-        case OPT_KEY: cfg.key_path = optarg; break;
-        case OPT_LISTEN:
-            if (tg_flag_listen_addr(optarg, listen_host, sizeof(listen_host), &cfg.listen_port) != 0)
-                goto bad;
-            break;
-        case OPT_METRICS:
-            if (strcmp(optarg, "off") == 0)
-                cfg.metrics_port = -1;
-            else if (tg_flag_listen_addr(optarg, metrics_host, sizeof(metrics_host), &cfg.metrics_port) != 0)
-                goto bad;
-            break;
-        case OPT_KUBECONFIG: kubeconfig = optarg; break;
-        case OPT_THREADS: {
-            long n;
-            if (tg_flag_long(optarg, 1, 256, &n) != 0)
-                goto bad;
-            cfg.threads = (int)n;
-            break;
-        }
-        case OPT_ALLOW_NH: cfg.allow_no_handshake = 1; break;
-        case OPT_GRACE:
-            if (tg_flag_seconds(optarg, 0, MAX_SECONDS_MS, &cfg.shutdown_grace_ms) != 0)
-                goto bad;
-            break;
-        case OPT_CHECK:
-            if (tg_flag_seconds(optarg, 100, MAX_SECONDS_MS, &cfg.cert_check_ms) != 0)
-                goto bad;
-            break;
-        case OPT_NO_H2: cfg.enable_h2 = 0; break;
-        case OPT_H2: cfg.enable_h2 = 1; break;
-        case OPT_REQ_TIMEOUT:
-            if (tg_flag_seconds(optarg, 100, MAX_SECONDS_MS, &cfg.request_timeout_ms) != 0)
-                goto bad;
-            break;
-        case OPT_IDLE_TIMEOUT:
-            if (tg_flag_seconds(optarg, 100, MAX_SECONDS_MS, &cfg.idle_timeout_ms) != 0)
-                goto bad;
-            break;
-        case OPT_MAX_CONNS:
-            if (tg_flag_long(optarg, 1, 1000000, &cfg.max_connections) != 0)
-                goto bad;
-            break;
-        case OPT_MAX_PEER_CONNS:
-            if (tg_flag_long(optarg, 0, 1000000, &cfg.max_connections_per_peer) != 0)
-                goto bad;
-            break;
-        case OPT_LOG_LEVEL:
-            if (tg_log_set_level_named(optarg) != 0)
-                goto bad;
-            break;
-        case OPT_CLUSTER_ID:
-            if (!tg_cluster_id_valid(optarg))
-                goto bad;
-            cluster_id = optarg;
-            break;
-        case OPT_NAMESPACE: namespace_ = optarg; break;
-        case OPT_LOCAL_WRITERS: writers_flag = optarg; break;
-        case OPT_DEFAULT_CLASS:
-            /* a Go bool flag, as Liqo's: bare means true */
-            if (!optarg || strcmp(optarg, "true") == 0)
-                cfg.slice.default_class_disabled = 0;
-            else if (strcmp(optarg, "false") == 0)
-                cfg.slice.default_class_disabled = 1;
-            else
-                goto bad;
-            break;
-        case OPT_SLICE_POLICY:
-            if (strcmp(optarg, "off") != 0 && !slice_policy_flag_ok(optarg))
-                goto bad;
-            slice_policy = optarg;
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (optind != argc || !cfg.cert_path || !cfg.key_path) {
+    if ((status = tg_flags_parse(&program, argc, argv, &st)) >= 0)
+        return status;
+    st.cfg.listen_host = st.listen_host;
+    st.cfg.metrics_host = st.metrics_host;
+    if (!st.cfg.cert_path || !st.cfg.key_path) {
         fprintf(stderr, "tenantgate-webhook: --cert and --key are required\n");
-        usage(stderr);
+        tg_flags_usage(&program, stderr);
         return 2;
     }
-    if (cfg.threads == 0)
-        cfg.threads = (int)uv_available_parallelism();
+    if (st.cfg.threads == 0)
+        st.cfg.threads = (int)uv_available_parallelism();
     /* glibc gives each thread that allocates its own arena (up to 8 per
      * core), each with its own free lists and fragmentation: one per worker
      * is enough; the main loop (informers, metrics) shares. Measured with
      * --threads 1: 2 MB less RSS after load and with 1,000 connections. */
-    mallopt(M_ARENA_MAX, cfg.threads);
+    mallopt(M_ARENA_MAX, st.cfg.threads);
     /* Fixed, so glibc does not raise it: after freeing a large mapped chunk it
      * would, and the next 3 MB bodies would come from the arenas and stay
      * there (fragmented) after the burst. Above it a buffer is its own
@@ -295,18 +260,18 @@ int main(int argc, char **argv)
     /* A peer that resets mid-write must not kill the process. */
     signal(SIGPIPE, SIG_IGN);
 
-    kl = tg_kube_lookup_new(loop, kubeconfig, cfg.threads, err, sizeof(err));
+    kl = tg_kube_lookup_new(loop, st.kubeconfig, st.cfg.threads, err, sizeof(err));
     if (!kl) {
         tg_log(TG_LOG_ERROR, "cannot set up the Kubernetes client", TG_LOG_STR("error", err));
         return 1;
     }
-    cfg.lookup = tg_kube_lookup_get(kl);
-    cfg.live = tg_kube_lookup_live(kl);
-    if (local_slice_opts(kl, cluster_id, namespace_, writers_flag, &writers, cluster_id_buf, &cfg.slice) != 0)
+    st.cfg.lookup = tg_kube_lookup_get(kl);
+    st.cfg.live = tg_kube_lookup_live(kl);
+    if (local_slice_opts(kl, st.cluster_id, st.namespace_, st.writers_flag, &writers, cluster_id_buf, &st.cfg.slice) != 0)
         return 2;
-    if (watch_slice_policy(kl, slice_policy, namespace_) != 0)
+    if (watch_slice_policy(kl, st.slice_policy, st.namespace_) != 0)
         return 1;
-    s = tg_server_new(loop, &cfg, err, sizeof(err));
+    s = tg_server_new(loop, &st.cfg, err, sizeof(err));
     if (!s) {
         tg_log(TG_LOG_ERROR, "cannot start", TG_LOG_STR("error", err));
         return 1;
@@ -319,7 +284,4 @@ int main(int argc, char **argv)
         tg_kube_lookup_free(kl);
     return 0;
 
-bad:
-    fprintf(stderr, "tenantgate-webhook: bad value for --%s: %s\n", opts[c - OPT_CERT].name, optarg);
-    return 2;
 }

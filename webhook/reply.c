@@ -13,12 +13,3 @@ void tg_send_text(h2o_req_t *req, int status, const char *reason, const char *co
                    strlen(content_type));
     h2o_send_inline(req, body, len);
 }
-
-void tg_count_request(tg_server *s, const char *path, const char *verdict, const char *reason,
-                          uint64_t started_us)
-{
-    tg_counter_add(tg_metric_series_get(s->m_requests, (const char *[]){path, verdict, reason}), 1);
-    if (started_us)
-        tg_histogram_observe(tg_metric_series_get(s->m_duration, (const char *[]){path}),
-                             (double)(now_us() - started_us) / 1e6);
-}

@@ -5,7 +5,9 @@
 #include <strings.h>
 
 #include "webhook/admission.h"
+#include "webhook/conns.h"
 #include "webhook/h1_framing.h"
+#include "webhook/handler_api.h"
 #include "webhook/reply.h"
 
 typedef struct route {
@@ -16,9 +18,9 @@ typedef struct route {
 
 /* Each admission path and what it reviews. */
 static const tg_admission_route admission_routes[] = {
-    {PATH_VALIDATE, TG_ADMIT_VALIDATE_TENANT},
-    {PATH_MUTATE, TG_ADMIT_MUTATE_TENANT},
-    {PATH_VALIDATE_SLICES, TG_ADMIT_VALIDATE_SLICE},
+    {"/validate/tenants", TG_ADMIT_VALIDATE_TENANT},
+    {"/mutate/tenants", TG_ADMIT_MUTATE_TENANT},
+    {"/validate/resourceslices", TG_ADMIT_VALIDATE_SLICE},
 };
 
 static int iov_is(h2o_iovec_t v, const char *s)
@@ -66,8 +68,8 @@ static int on_route(h2o_handler_t *self, h2o_req_t *req)
 {
     const route *r = (const route *)self;
     tg_server *s = r->server;
-    worker *w = H2O_STRUCT_FROM_MEMBER(worker, ctx, req->conn->ctx);
-    uint64_t started = now_us();
+    worker *w = tg_worker_of(req);
+    uint64_t started = tg_now_us();
     const char *path;
     int framing;
 
@@ -75,7 +77,7 @@ static int on_route(h2o_handler_t *self, h2o_req_t *req)
     if ((framing = h1_framing_verdict(req)) != TG_H1_FRAMING_OK) {
         /* 400, and the connection closes: what follows the body is not
          * trusted to be the next request. */
-        tg_count_request(s, "other", "rejected", "AmbiguousLength", 0);
+        tg_count_request(s, "other", "rejected", tg_reason_name(TG_AMBIGUOUS_LENGTH), 0);
         req->http1_is_persistent = 0;
         tg_send_text(req, 400, "Bad Request", "text/plain; charset=utf-8", tg_h1_framing_message(framing),
                   strlen(tg_h1_framing_message(framing)));
@@ -86,18 +88,18 @@ static int on_route(h2o_handler_t *self, h2o_req_t *req)
         path = r->admit->path;
     } else {
         /* "other": arbitrary paths must not become metric label values */
-        tg_count_request(s, "other", "rejected", "NotFound", 0);
+        tg_count_request(s, "other", "rejected", tg_reason_name(TG_NOT_FOUND), 0);
         tg_send_text(req, 404, "Not Found", "text/plain; charset=utf-8", H2O_STRLIT("not found\n"));
         return 0;
     }
     if (!iov_is(req->method, "POST")) {
-        tg_count_request(s, path, "rejected", "MethodNotAllowed", 0);
+        tg_count_request(s, path, "rejected", tg_reason_name(TG_METHOD_NOT_ALLOWED), 0);
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("POST"));
         tg_send_text(req, 405, "Method Not Allowed", "text/plain; charset=utf-8", H2O_STRLIT("use POST\n"));
         return 0;
     }
     if (!is_json_content_type(req)) {
-        tg_count_request(s, path, "rejected", "UnsupportedMediaType", 0);
+        tg_count_request(s, path, "rejected", tg_reason_name(TG_UNSUPPORTED_MEDIA_TYPE), 0);
         tg_send_text(req, 415, "Unsupported Media Type", "text/plain; charset=utf-8",
                   H2O_STRLIT("expected Content-Type: application/json\n"));
         return 0;
@@ -105,7 +107,7 @@ static int on_route(h2o_handler_t *self, h2o_req_t *req)
     /* h2o answers 413 itself above max_request_entity_size; this catches a
      * body that got through some other way. */
     if (req->entity.len > TG_WEBHOOK_MAX_BODY) {
-        tg_count_request(s, path, "rejected", "PayloadTooLarge", 0);
+        tg_count_request(s, path, "rejected", tg_reason_name(TG_PAYLOAD_TOO_LARGE), 0);
         tg_send_text(req, 413, "Request Entity Too Large", "text/plain; charset=utf-8",
                   H2O_STRLIT("body over 3 MiB\n"));
         return 0;

@@ -8,8 +8,9 @@
 
 #include <h2o.h>
 
-#include "webhook/server_priv.h"
+#include "webhook/server.h"
 
+/* For tg_server_config.register_routes. */
 void tg_routes_register(h2o_hostconf_t *host, tg_server *s);
 
 #endif

@@ -1,6 +1,6 @@
 /* server.c - the server's life cycle (server.h): set up (certificate,
- * h2o's configuration with a handler per path, sockets, workers, metrics
- * port), run, and free. The parts are in their own files (server_priv.h). */
+ * h2o's configuration with the handlers cfg->register_routes adds, sockets,
+ * workers, metrics port), run, and free. The parts are in their own files (server_priv.h). */
 #include "server.h"
 
 #include <pthread.h>
@@ -13,7 +13,6 @@
 
 #include "common/log.h"
 #include "common/listen.h"
-#include "webhook/routes.h"
 #include "webhook/server_metrics.h"
 #include "webhook/server_priv.h"
 #include "webhook/shutdown.h"
@@ -62,14 +61,19 @@ static void globalconf_init(h2o_globalconf_t *conf, tg_server *s)
      * h2o's HTTP/1.1 must not switch to HTTP/2 on its own. */
     conf->http1.upgrade_to_http2 = 0;
     host = h2o_config_register_host(conf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
-    tg_routes_register(host, s);
+    s->cfg.register_routes(host, s);
 }
 
 tg_server *tg_server_new(uv_loop_t *main_loop, const tg_server_config *cfg, char *err, size_t err_len)
 {
-    tg_server *s = calloc(1, sizeof(*s));
+    tg_server *s;
     int fd, port;
 
+    if (!cfg->register_routes) {
+        snprintf(err, err_len, "no routes to serve (tg_server_config.register_routes)");
+        return NULL;
+    }
+    s = calloc(1, sizeof(*s));
     if (!s) {
         snprintf(err, err_len, "out of memory");
         return NULL;

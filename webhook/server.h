@@ -51,7 +51,14 @@ typedef struct tg_live_nonce {
     void *self;
 } tg_live_nonce;
 
+typedef struct tg_server tg_server;
+struct st_h2o_hostconf_t;
+
 typedef struct tg_server_config {
+    /* The HTTPS port's handlers, registered on the host by the code that
+     * builds the server (main.c: routes.h), so the server core and the
+     * handlers do not include each other. */
+    void (*register_routes)(struct st_h2o_hostconf_t *host, tg_server *s);
     const char *listen_host;       /* "0.0.0.0", "::", "127.0.0.1" */
     int listen_port;               /* 0: any (tests) */
     const char *metrics_host;
@@ -71,8 +78,6 @@ typedef struct tg_server_config {
     const tg_lookup *lookup;       /* read from any worker */
     const tg_live_nonce *live;     /* may be NULL: no live read */
 } tg_server_config;
-
-typedef struct tg_server tg_server;
 
 /* Load the certificate, bind every socket. NULL with err when any fails. */
 tg_server *tg_server_new(uv_loop_t *main_loop, const tg_server_config *cfg, char *err, size_t err_len);

@@ -1,8 +1,8 @@
 /* server_priv.h - the state of tenantgate-webhook's HTTP side, shared by
- * the files it is made of (server.h is the interface): server.c (life
- * cycle), routes.c (a handler per path), admission.c (one review),
- * reply.c, server_metrics.c (the metrics port), listen.c, workers.c,
- * shutdown.c and trim.c. Not for use outside them. */
+ * the files of its core (server.h is the interface): server.c (life
+ * cycle), server_metrics.c (the metrics port), workers.c, shutdown.c,
+ * trim.c and handler_api.c, which gives the handlers (routes.c,
+ * admission.c) what they may use of it. Not for use outside them. */
 #ifndef TG_WEBHOOK_SERVER_PRIV_H
 #define TG_WEBHOOK_SERVER_PRIV_H
 
@@ -21,10 +21,6 @@
 #include "common/peers.h"
 #include "webhook/server.h"
 #include "common/tls.h"
-
-#define PATH_VALIDATE "/validate/tenants"
-#define PATH_MUTATE "/mutate/tenants"
-#define PATH_VALIDATE_SLICES "/validate/resourceslices"
 
 /* Log lines a worker writes a second for reviews that do not parse. */
 #define MALFORMED_LOG_PER_S 10

@@ -420,7 +420,7 @@ void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk,
 
     tg_decision_init(d);
     if (!intercepted(req)) {
-        d->reason = TG_REASON_NOT_INTERCEPTED;
+        d->reason = tg_reason_name(TG_NOT_INTERCEPTED);
         return;
     }
     d->intercepted = 1;
@@ -439,7 +439,7 @@ void tg_decide_validate_slice(const tg_review_request *req, const tg_lookup *lk,
     name = req->name[0] ? req->name : tg_json_path_string(req->object, "metadata", "name", NULL);
     ns = req->namespace_[0] ? req->namespace_ : tg_json_path_string(req->object, "metadata", "namespace", NULL);
     if (needs_cache(lk)) {
-        tg_decide_error(d, 500, TG_REASON_NOT_SYNCED, "cache not synced, retry later");
+        tg_decide_error(d, TG_CACHE_NOT_SYNCED, "cache not synced, retry later");
         d->intercepted = 1;
         return;
     }
