@@ -138,7 +138,7 @@ demo: build k8s-bin
 demo-down:
 	e2e/demo down
 
-# The node suite (test-liqo-node: the chart from `make images` on the node, then Liqo) last,
+# The node suite (test-liqo-node: Liqo on the node, then the chart from `make images`) last,
 # after e2e: it needs root and the kernel features
 # the node uses (network namespaces, cgroups, overlay mounts); node-preflight names in one line
 # what is missing before node-bin builds anything. Run as another user, every other suite has
@@ -152,8 +152,8 @@ node-preflight: deps
 	@e2e/node/preflight --kernel
 
 # OCI images FROM scratch (images/build), each checked by running it (images/check);
-# oci-archive tarballs in $(BUILD)/images/.
-images: build image-deps
+# oci-archive tarballs in $(BUILD)/images/. The certs image takes the pinned kubectl.
+images: build image-deps k8s-bin
 	images/build --build $(BUILD)
 	images/check $(BUILD)/images/*-$(VERSION).oci.tar
 
@@ -166,9 +166,9 @@ node-bin: node-deps k8s-bin
 test-node: images node-bin
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e-node$$'
 
-# The node suite alone (make test runs it too): the chart from the images on a real node
-# (e2e/test_helm_node.py), then replace mode down to a Ready virtual node and a pod Running on
-# it (e2e/test_liqo_node.py); needs root, like test-node.
+# The node suite alone (make test runs it too): replace mode down to a Ready virtual node and
+# a pod Running on a real node (e2e/test_liqo_node.py), then the chart from the images on it
+# (e2e/test_helm_node.py); needs root, like test-node.
 test-liqo-node: build node-preflight node-bin liqo-bin images
 	@e2e/node/preflight
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e-liqo-node$$'
