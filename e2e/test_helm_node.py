@@ -137,11 +137,11 @@ def released(node_provider, source_dir, build_dir):
              what=f"namespace {NS} of the previous file gone")
     try:
         try:
-            # --take-ownership: test_liqo_node.py leaves the tenant-namespace policy it
-            # applied with kubectl apply -k; the chart adopts it (docs/helm.md, "Moving from
-            # kubectl apply -k").
+            # test_liqo_node.py leaves the tenant-namespace policy it applied with kubectl
+            # apply -k: the chart adopts it (docs/helm.md, "Moving from kubectl apply -k"),
+            # its fields too (server-side apply's conflict with kubectl's manager).
             helm(c, source_dir, "install", "--create-namespace", "--timeout", "150s",
-                 "--take-ownership",
+                 "--take-ownership", "--force-conflicts",
                  "--set", f"clusterID={CLUSTER_ID}", "--set", "certs.source=job",
                  "--set", f"images.certs.tag={v}", "--set", f"images.webhook.tag={v}",
                  "--set", f"images.signer.tag={v}")
