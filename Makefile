@@ -19,7 +19,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config git ca-certificates
   libh2o-dev libuv1-dev libssl-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev libcmocka-dev libsodium-dev \
   clang libclang-rt-14-dev python3 python3-venv python3-cryptography wrk nghttp2-client util-linux valgrind
 
-# Only `make images` needs these (make test does not).
+# `make images` (and so `make test`, whose node suite installs the chart from the images).
 IMAGE_PACKAGES := buildah
 # And these only `make test-node`: the test bed's node (runc, CNI plugins, ip, nsenter).
 NODE_PACKAGES := $(IMAGE_PACKAGES) runc containernetworking-plugins iproute2 util-linux curl
@@ -138,11 +138,12 @@ demo: build k8s-bin
 demo-down:
 	e2e/demo down
 
-# The Liqo node suite (test-liqo-node) last, after e2e: it needs root and the kernel features
+# The node suite (test-liqo-node: Liqo on the node, then the chart from `make images`) last,
+# after e2e: it needs root and the kernel features
 # the node uses (network namespaces, cgroups, overlay mounts); node-preflight names in one line
 # what is missing before node-bin builds anything. Run as another user, every other suite has
 # run as before (only apt-get goes through $(SUDO)) and this one then fails on that line.
-test: unit unit-asan build-release fuzz e2e node-preflight node-bin
+test: unit unit-asan build-release fuzz e2e node-preflight node-bin images
 	@e2e/node/preflight
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e-liqo-node$$'
 
@@ -151,8 +152,8 @@ node-preflight: deps
 	@e2e/node/preflight --kernel
 
 # OCI images FROM scratch (images/build), each checked by running it (images/check);
-# oci-archive tarballs in $(BUILD)/images/.
-images: build image-deps
+# oci-archive tarballs in $(BUILD)/images/. The certs image takes the pinned kubectl.
+images: build image-deps k8s-bin
 	images/build --build $(BUILD)
 	images/check $(BUILD)/images/*-$(VERSION).oci.tar
 
@@ -165,9 +166,10 @@ node-bin: node-deps k8s-bin
 test-node: images node-bin
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e-node$$'
 
-# Replace mode down to a Ready virtual node and a pod Running on a real node
-# (e2e/test_liqo_node.py), alone (make test runs it too); needs root, like test-node.
-test-liqo-node: build node-preflight node-bin liqo-bin
+# The node suite alone (make test runs it too): replace mode down to a Ready virtual node and
+# a pod Running on a real node (e2e/test_liqo_node.py), then the chart from the images on it
+# (e2e/test_helm_node.py); needs root, like test-node.
+test-liqo-node: build node-preflight node-bin liqo-bin images
 	@e2e/node/preflight
 	cd $(BUILD) && ctest --output-on-failure -L '^e2e-liqo-node$$'
 
