@@ -23,7 +23,7 @@ static void compare(json_object *claim, const char *name, tg_name_path path, con
         return;
     snprintf(msg, sizeof(msg), "expected %.100s to be unclaimed or claimed by path %s holder %.80s, found NameClaim "
              "of path and holder %.90s", name, tg_name_path_string(path), holder, owner);
-    deny(d, "NameOwned", msg);
+    deny(d, tg_reason_name(TG_NAME_OWNED), msg);
 }
 
 static void claim_path(const char *name, char *path, size_t len)
@@ -80,7 +80,7 @@ int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const ch
     long r;
 
     if (tg_name_reserved(name, provider_id, why, sizeof(why))) {
-        deny(d, "NameReserved", why);
+        deny(d, tg_reason_name(TG_NAME_RESERVED), why);
         return 0;
     }
     err[0] = '\0';

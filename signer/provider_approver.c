@@ -199,7 +199,7 @@ static int check_name_bound(tg_signer *s, const char *name, tg_approve_decision 
     if (!tg_binding_index_foreign(s->binding_index, s->rb_cache, s->crb_cache, name, where, sizeof(where)))
         return 0;
     d->approve = 0;
-    snprintf(d->reason, sizeof(d->reason), "NameBound");
+    snprintf(d->reason, sizeof(d->reason), "%s", tg_reason_name(TG_NAME_BOUND));
     snprintf(d->message, sizeof(d->message), "expected no binding tenantgate did not make for %.100s to name it as "
              "User or Group, found %.180s", name, where);
     return 0;

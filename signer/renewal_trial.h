@@ -14,15 +14,16 @@
 
 #include <stddef.h>
 
+#include "pki/verdict.h"
 #include "signer/remote_pool.h"
 
 /* Reasons of a failed trial (the reason label of
  * tenantgate_signer_renewal_trial_failures_total; docs/signer.md). */
-#define TG_TRIAL_UNUSABLE "KubeconfigUnusable"    /* it does not parse, or its certificate has no CN */
-#define TG_TRIAL_UNREACHABLE "ServerUnreachable"  /* no HTTP answer: connection or TLS verification failed */
-#define TG_TRIAL_UNAUTHORIZED "Unauthorized"      /* 401: the provider does not accept the certificate */
-#define TG_TRIAL_REFUSED "ReviewRefused"          /* any other status than 201 */
-#define TG_TRIAL_WRONG_USER "UnexpectedUser"      /* authenticated, as someone else than the certificate's CN */
+#define TG_TRIAL_UNUSABLE tg_reason_name(TG_KUBECONFIG_UNUSABLE)    /* it does not parse, or its certificate has no CN */
+#define TG_TRIAL_UNREACHABLE tg_reason_name(TG_SERVER_UNREACHABLE)  /* no HTTP answer: connection or TLS verification failed */
+#define TG_TRIAL_UNAUTHORIZED tg_reason_name(TG_TRIAL_UNAUTHORIZED) /* 401: the provider does not accept the certificate */
+#define TG_TRIAL_REFUSED tg_reason_name(TG_REVIEW_REFUSED)          /* any other status than 201 */
+#define TG_TRIAL_WRONG_USER tg_reason_name(TG_UNEXPECTED_USER)      /* authenticated, as someone else than the certificate's CN */
 
 /* The subject CN of the first PEM certificate into cn (cn_len bytes). 0, or
  * -1 when it does not parse, has no CN, or the CN does not fit. */

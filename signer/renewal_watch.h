@@ -12,10 +12,12 @@
 
 #include <json-c/json.h>
 
+#include "pki/verdict.h"
+
 #define TG_COND_RENEWAL_OVERDUE "RenewalOverdue"
 /* Its reasons (docs/signer.md, "Renewal you can watch"). */
-#define TG_OVERDUE_NOT_RENEWED "CertificateNotRenewed"   /* True: past renew-at + grace */
-#define TG_OVERDUE_ON_TIME "RenewalOnTime"               /* False */
+#define TG_OVERDUE_NOT_RENEWED tg_reason_name(TG_CERTIFICATE_NOT_RENEWED)   /* True: past renew-at + grace */
+#define TG_OVERDUE_ON_TIME tg_reason_name(TG_RENEWAL_ON_TIME)               /* False */
 
 typedef struct tg_overdue_view {
     int overdue;                   /* tg_renewal_overdue of the certificate in use */

@@ -157,10 +157,10 @@ typedef struct row {
 
 static const row rows[] = {
     {"trial answers with the certificate's user: replaced", A_OK, 1, NULL},
-    {"provider refuses the certificate (401): old kept", A_401, 0, TG_TRIAL_UNAUTHORIZED},
-    {"provider answers as someone else: old kept", A_OTHER_USER, 0, TG_TRIAL_WRONG_USER},
-    {"provider unreachable (TLS, connection): old kept", A_DOWN, 0, TG_TRIAL_UNREACHABLE},
-    {"no answer with a user name: old kept", A_NONE, 0, TG_TRIAL_REFUSED},
+    {"provider refuses the certificate (401): old kept", A_401, 0, "Unauthorized"},
+    {"provider answers as someone else: old kept", A_OTHER_USER, 0, "UnexpectedUser"},
+    {"provider unreachable (TLS, connection): old kept", A_DOWN, 0, "ServerUnreachable"},
+    {"no answer with a user name: old kept", A_NONE, 0, "ReviewRefused"},
 };
 
 static void run_row(const row *r)
