@@ -104,6 +104,89 @@ def test_schema_refuses_a_wrong_value_at_install(provider, namespace, helm, valu
     assert not provider.get_json("secrets", "-n", ns, "-l", "owner=helm")["items"]
 
 
+def _obj(docs, kind, name):
+    found = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(found) == 1, f"{kind} {name}: {len(found)} rendered"
+    return found[0]
+
+
+def _pod(docs, name):
+    return _obj(docs, "Deployment", name)["spec"]["template"]["spec"]
+
+
+def _args(docs, name):
+    return _pod(docs, name)["containers"][0]["args"]
+
+
+def _webhooks(docs):
+    return [w for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+            for w in _obj(docs, kind, "tenantgate")["webhooks"]]
+
+
+SEL = {"matchLabels": {"team": "a"}}
+TOL = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
+AFF = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}
+RES = {"requests": {"cpu": "7m", "memory": "9Mi"}, "limits": {"cpu": "77m", "memory": "99Mi"}}
+
+# value -> what it must change in the rendered chart (each row a test; the goldens in
+# manifests/chart/testdata show the defaults)
+VALUES = [
+    ("images", {"images": {"registry": "reg.example", "pullPolicy": "Always", "pullSecrets": ["regcred"],
+                           "signer": {"repository": "x/signer", "tag": "9.9", "digest": "sha256:" + "a" * 64}}},
+     lambda d: (_pod(d, "tenantgate-signer")["containers"][0]["image"] == "reg.example/x/signer:9.9@sha256:" + "a" * 64
+                and _pod(d, "tenantgate-signer")["containers"][0]["imagePullPolicy"] == "Always"
+                and _pod(d, "tenantgate-webhook")["imagePullSecrets"] == [{"name": "regcred"}])),
+    ("priorityClassName", {"priorityClassName": "critical"},
+     lambda d: all(_pod(d, n)["priorityClassName"] == "critical" for n in ("tenantgate-webhook", "tenantgate-signer"))),
+    ("webhook.replicas", {"webhook": {"replicas": 3}},
+     lambda d: _obj(d, "Deployment", "tenantgate-webhook")["spec"]["replicas"] == 3),
+    ("webhook.failurePolicy, timeoutSeconds", {"webhook": {"failurePolicy": "Ignore", "timeoutSeconds": 9}},
+     lambda d: all(w["failurePolicy"] == "Ignore" and w["timeoutSeconds"] == 9 for w in _webhooks(d))),
+    ("webhook.namespaceSelector, objectSelector", {"webhook": {"namespaceSelector": SEL, "objectSelector": SEL}},
+     lambda d: all(w["namespaceSelector"] == SEL and w["objectSelector"] == SEL for w in _webhooks(d))),
+    ("webhook scheduling and resources", {"webhook": {"resources": RES, "nodeSelector": {"zone": "a"},
+                                                       "tolerations": TOL, "affinity": AFF}},
+     lambda d: (_pod(d, "tenantgate-webhook")["containers"][0]["resources"] == RES
+                and _pod(d, "tenantgate-webhook")["nodeSelector"] == {"zone": "a"}
+                and _pod(d, "tenantgate-webhook")["tolerations"] == TOL
+                and _pod(d, "tenantgate-webhook")["affinity"] == AFF)),
+    ("webhook.podDisruptionBudget", {"webhook": {"podDisruptionBudget": {"minAvailable": 2}}},
+     lambda d: _obj(d, "PodDisruptionBudget", "tenantgate-webhook")["spec"]["minAvailable"] == 2),
+    ("webhook.podDisruptionBudget.enabled=false", {"webhook": {"podDisruptionBudget": {"enabled": False}}},
+     lambda d: not [o for o in d if o["kind"] == "PodDisruptionBudget"]),
+    ("signer.replicas, leaderElection", {"signer": {"replicas": 1, "leaderElection": False}},
+     lambda d: (_obj(d, "Deployment", "tenantgate-signer")["spec"]["replicas"] == 1
+                and "--leader-elect" not in _args(d, "tenantgate-signer"))),
+    ("signer.certificateLifetimeSeconds", {"signer": {"certificateLifetimeSeconds": 86400}},
+     lambda d: "--csr-expiration-seconds=86400" in _args(d, "tenantgate-signer")),
+    ("signer.nonceRotation", {"signer": {"nonceRotation": "keep"}},
+     lambda d: any(a.startswith("--nonce-rotation") and a.endswith("keep") for a in _args(d, "tenantgate-signer"))),
+    ("signer.slicePolicyConfigMap", {"signer": {"slicePolicyConfigMap": "my-policy"}},
+     lambda d: any(a.endswith("my-policy") for a in _args(d, "tenantgate-signer"))),
+    ("signer scheduling and resources", {"signer": {"resources": RES, "nodeSelector": {"zone": "a"},
+                                                     "tolerations": TOL, "affinity": AFF}},
+     lambda d: (_pod(d, "tenantgate-signer")["containers"][0]["resources"] == RES
+                and _pod(d, "tenantgate-signer")["nodeSelector"] == {"zone": "a"}
+                and _pod(d, "tenantgate-signer")["tolerations"] == TOL
+                and _pod(d, "tenantgate-signer")["affinity"] == AFF)),
+    ("auth.enabled, service.type", {"auth": {"enabled": True, "service": {"type": "NodePort"}}},
+     lambda d: _obj(d, "Service", "tenantgate-auth")["spec"]["type"] == "NodePort"),
+    ("auth.enabled=false", {},
+     lambda d: not [o for o in d if o["kind"] == "Deployment" and o["metadata"]["name"] == "tenantgate-auth"]),
+    ("auth.tokenNamespace", {"auth": {"enabled": True, "tokenNamespace": "tokens-x"}},
+     lambda d: _obj(d, "Namespace", "tokens-x") is not None),
+]
+
+
+@pytest.mark.parametrize("values, holds", [(v, h) for _, v, h in VALUES], ids=[n for n, _, _ in VALUES])
+def test_each_value_lands_where_it_is_read(helm, tmp_path, values, holds):
+    f = tmp_path / "values.yaml"
+    f.write_text(yaml.safe_dump(values))
+    docs = _docs(helm("template", "--namespace", "liqo", "-f", str(f)).stdout)
+    assert holds(docs), yaml.safe_dump(values)
+
+
 @pytest.fixture(scope="module")
 def third_party_crds(provider):
     """cert-manager's Issuer and Certificate CRDs and the ServiceMonitor's, from their pinned
