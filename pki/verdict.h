@@ -30,6 +30,8 @@ typedef enum tg_reason {
     /* one owner per name (PROTOCOL.md 3, pki/name_owner.h) */
     TG_NAME_RESERVED,                   /* spec.clusterID in a reserved form */
     TG_NAME_OWNED,                      /* another issuing path or holder claimed the name (cluster id, slice user) */
+    TG_NAME_BOUND,                      /* a per-certificate group bound already (pki/cert_group.h) */
+    TG_NAME_REVOKED,                    /* a per-certificate group revoked (pki/cert_group.h) */
     TG_DEFAULT_SLICE_CLASS_DISABLED,    /* a default-class slice while the provider turned that class off */
     /* the consumer's own slice policy (pki/slice_tenant_policy.h) */
     TG_CLASS_NOT_ALLOWED,               /* spec.class not among the consumer's classes */
