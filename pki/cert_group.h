@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "verdict.h"
 
 #define TG_CERT_GROUP_PREFIX "tenantgate.io/cert:"
@@ -61,5 +63,24 @@ int tg_cert_group_decide(const char *group, const char *identity, const tg_cert_
  * the record (the certificate's NotAfter, unix seconds) is still needed at
  * now. A record with no readable NotAfter (0) is kept. */
 int tg_cert_group_record_needed(int64_t not_after, int64_t now);
+
+/* What revocation needs of an issued certificate (PEM): its user (CN), its
+ * per-certificate group and its NotAfter. 1 with all three set, 0 when it
+ * carries no such group (cn and not_after still set), -1 unreadable or
+ * several groups. */
+int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size_t cn_len, char *group,
+                                 size_t group_len, int64_t *not_after);
+
+/* ---------- the revocation records ----------
+ * A ConfigMap's data in the signer's namespace: key tg_cert_group_key of
+ * the group, value the revoked certificate's NotAfter in unix seconds
+ * (decimal). The signer alone writes it in a deployment (the admin's
+ * `kubectl tenantgate revoke` through the API). */
+
+/* 1 when data (a ConfigMap's data object, NULL: none) records group revoked. */
+int tg_cert_group_revoked(json_object *data, const char *group);
+
+/* The NotAfter a record holds (0 when unreadable: kept, see record_needed). */
+int64_t tg_cert_group_record_not_after(json_object *data, const char *key);
 
 #endif

@@ -4,11 +4,17 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "pki/cert_group.h"
+#include "pki/keys.h"
 #include "pki/name_owner.h"
 
 #define ID "3114c478-173d-4344-8f01-eb21efb95aea"
@@ -136,12 +142,90 @@ static void test_record_needed(void **state)
         assert_int_equal(tg_cert_group_record_needed(rows[i].not_after, rows[i].now), rows[i].needed);
 }
 
+/* A self-signed certificate with subject orgs (NULL-ended) and CN, valid until not_after. */
+static char *cert_with(const char *const *orgs, const char *cn, time_t not_after, size_t *len)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    X509 *x = X509_new();
+    X509_NAME *name = X509_get_subject_name(x);
+    BIO *bio = BIO_new(BIO_s_mem());
+    char *data, *out;
+    long n;
+
+    /* a type, not MBSTRING_*: a group is longer than X.520's 64 for O, which
+     * OpenSSL's string table would enforce and Kubernetes (Go) does not */
+    for (size_t i = 0; orgs[i]; i++)
+        assert_true(X509_NAME_add_entry_by_NID(name, NID_organizationName, V_ASN1_UTF8STRING,
+                                               (const unsigned char *)orgs[i], -1, -1, 0));
+    assert_true(X509_NAME_add_entry_by_NID(name, NID_commonName, V_ASN1_UTF8STRING, (const unsigned char *)cn, -1,
+                                           -1, 0));
+    X509_set_issuer_name(x, name);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+    X509_gmtime_adj(X509_getm_notBefore(x), 0);
+    ASN1_TIME_set(X509_getm_notAfter(x), not_after);
+    X509_set_pubkey(x, key);
+    assert_true(X509_sign(x, key, NULL) > 0);
+    PEM_write_bio_X509(bio, x);
+    n = BIO_get_mem_data(bio, &data);
+    out = strndup(data, (size_t)n);
+    *len = (size_t)n;
+    BIO_free(bio);
+    X509_free(x);
+    EVP_PKEY_free(key);
+    return out;
+}
+
+static void test_of_certificate(void **state)
+{
+    static const char *const with[] = {"liqo.io", G(ID, HEX), NULL};
+    static const char *const without[] = {"liqo.io", NULL};
+    static const char *const two[] = {G(ID, HEX), G(ID, "ffffffffffffffffffffffffffffffff"), NULL};
+    char cn[256], group[TG_CERT_GROUP_MAX];
+    int64_t na;
+    size_t len;
+    char *pem;
+
+    (void)state;
+    pem = cert_with(with, ID, 2000000000, &len);
+    assert_int_equal(tg_cert_group_of_certificate(pem, len, cn, sizeof(cn), group, sizeof(group), &na), 1);
+    assert_string_equal(cn, ID);
+    assert_string_equal(group, G(ID, HEX));
+    assert_int_equal(na, 2000000000);
+    free(pem);
+    pem = cert_with(without, ID, 2000000000, &len);
+    assert_int_equal(tg_cert_group_of_certificate(pem, len, cn, sizeof(cn), group, sizeof(group), &na), 0);
+    assert_string_equal(cn, ID);
+    free(pem);
+    pem = cert_with(two, ID, 2000000000, &len);
+    assert_int_equal(tg_cert_group_of_certificate(pem, len, cn, sizeof(cn), group, sizeof(group), &na), -1);
+    free(pem);
+    assert_int_equal(tg_cert_group_of_certificate("junk", 4, cn, sizeof(cn), group, sizeof(group), &na), -1);
+}
+
+static void test_records(void **state)
+{
+    json_object *data = json_object_new_object();
+
+    (void)state;
+    json_object_object_add(data, ID "." HEX, json_object_new_string("2000000000"));
+    json_object_object_add(data, "x.ffffffffffffffffffffffffffffffff", json_object_new_string("soon"));
+    assert_true(tg_cert_group_revoked(data, G(ID, HEX)));
+    assert_false(tg_cert_group_revoked(data, G(ID, "ffffffffffffffffffffffffffffffff")));
+    assert_false(tg_cert_group_revoked(NULL, G(ID, HEX)));
+    assert_false(tg_cert_group_revoked(data, "not a group"));
+    assert_int_equal(tg_cert_group_record_not_after(data, ID "." HEX), 2000000000);
+    assert_int_equal(tg_cert_group_record_not_after(data, "x.ffffffffffffffffffffffffffffffff"), 0);
+    assert_int_equal(tg_cert_group_record_not_after(data, "absent"), 0);
+    json_object_put(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),          cmocka_unit_test(test_make),
         cmocka_unit_test(test_key),            cmocka_unit_test(test_decide),
         cmocka_unit_test(test_reserved_elsewhere), cmocka_unit_test(test_record_needed),
+        cmocka_unit_test(test_of_certificate), cmocka_unit_test(test_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
