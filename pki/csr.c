@@ -219,7 +219,8 @@ static int check_cert_group(const TG_NAME *subject, const tg_csr_subject *want, 
 
     if (find_cert_group(subject, group, sizeof(group)) != 0)
         return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH,
-                               "spec.csr: expected at most one O=" TG_CERT_GROUP_PREFIX "... in the subject, found more");
+                               "spec.csr: expected at most one O=" TG_CERT_GROUP_PREFIX
+                               "... in the subject, found more");
     if (!group[0])
         return 0;
     tg_verdict_init(&gv);

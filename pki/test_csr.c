@@ -176,11 +176,17 @@ static const csr_case csr_cases[] = {
     /* the per-certificate group (pki/cert_group.h): at most one, the CN's own */
     {"cert group", {.subject = {"O=liqo.io", CG(ID), "CN=" ID}}, 0, TG_ACCEPTED, NULL},
     {"cert group first", {.subject = {CG(ID), "O=liqo.io", "CN=" ID}}, 0, TG_ACCEPTED, NULL},
-    {"cert group alone", {.subject = {CG(ID), "CN=" ID}}, 0, TG_CSR_SUBJECT_MISMATCH, "O=liqo.io in the subject, found 0"},
-    {"another id's cert group", {.subject = {"O=liqo.io", CG("cl02"), "CN=" ID}}, 0, TG_NAME_RESERVED, "another identity"},
-    {"two cert groups", {.subject = {"O=liqo.io", CG(ID), "O=tenantgate.io/cert:cl01:ffffffffffffffffffffffffffffffff", "CN=" ID}}, 0, TG_CSR_SUBJECT_MISMATCH, "at most one"},
-    {"short cert group", {.subject = {"O=liqo.io", "O=tenantgate.io/cert:cl01:abc", "CN=" ID}}, 0, TG_NAME_RESERVED, "lowercase hex"},
-    {"cert group in caps", {.subject = {"O=liqo.io", "O=TENANTGATE.IO/CERT:cl01:" HEX, "CN=" ID}}, 0, TG_NAME_RESERVED, "expected"},
+    {"cert group alone", {.subject = {CG(ID), "CN=" ID}}, 0, TG_CSR_SUBJECT_MISMATCH,
+     "O=liqo.io in the subject, found 0"},
+    {"another id's cert group", {.subject = {"O=liqo.io", CG("cl02"), "CN=" ID}}, 0, TG_NAME_RESERVED,
+     "another identity"},
+    {"two cert groups",
+     {.subject = {"O=liqo.io", CG(ID), "O=tenantgate.io/cert:cl01:ffffffffffffffffffffffffffffffff", "CN=" ID}}, 0,
+     TG_CSR_SUBJECT_MISMATCH, "at most one"},
+    {"short cert group", {.subject = {"O=liqo.io", "O=tenantgate.io/cert:cl01:abc", "CN=" ID}}, 0, TG_NAME_RESERVED,
+     "lowercase hex"},
+    {"cert group in caps", {.subject = {"O=liqo.io", "O=TENANTGATE.IO/CERT:cl01:" HEX, "CN=" ID}}, 0,
+     TG_NAME_RESERVED, "expected"},
 };
 
 static void check_case(const csr_case *c, tg_key_type type)
