@@ -229,6 +229,32 @@ static int check_cert_group(const TG_NAME *subject, const tg_csr_subject *want, 
     return 0;
 }
 
+/* A subject whose per-certificate group stands for want->org: that O must
+ * be absent, since a certificate carrying it keeps every right bound to it
+ * after its group is revoked. 1 when so (O is then not looked for), 0 when
+ * the usual O is wanted, -1 with v. */
+static int group_in_place_of_org(const TG_NAME *subject, const tg_csr_subject *want, tg_verdict *v)
+{
+    char group[TG_CERT_GROUP_MAX + 8];
+
+    if (!want->allow_cert_group || !want->group_replaces_org)
+        return 0;
+    if (find_cert_group(subject, group, sizeof(group)) != 0)
+        return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH,
+                               "spec.csr: expected at most one O=" TG_CERT_GROUP_PREFIX "... in the subject, found more");
+    if (!group[0])
+        return 0;
+    for (int i = 0; i < tg_name_entry_count(subject); i++) {
+        const X509_NAME_ENTRY *e = tg_name_entry(subject, i);
+        if (OBJ_obj2nid(X509_NAME_ENTRY_get_object(e)) == NID_organizationName && !entry_is_cert_group(e))
+            return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH,
+                                   "spec.csr: expected the certificate group in place of O=%.*s (a certificate "
+                                   "carrying that group too keeps its rights after a revocation), found both",
+                                   SHOWN_MAX, want->org);
+    }
+    return 1;
+}
+
 /* Step 9: exactly one CN and exactly one O, equal to the expected ones. */
 static int check_subject(const TG_NAME *subject, const tg_csr_subject *want, tg_verdict *v)
 {
@@ -237,7 +263,11 @@ static int check_subject(const TG_NAME *subject, const tg_csr_subject *want, tg_
         const char *label;
     } wanted[] = {{NID_commonName, "CN"}, {NID_organizationName, "O"}};
 
-    for (size_t w = 0; w < sizeof(wanted) / sizeof(wanted[0]); w++) {
+    int no_org = group_in_place_of_org(subject, want, v);
+
+    if (no_org < 0)
+        return -1;
+    for (size_t w = 0; w < sizeof(wanted) / sizeof(wanted[0]) - (size_t)no_org; w++) {
         int is_cn = wanted[w].nid == NID_commonName;
         const char *expect = is_cn ? want->cn : want->org;
         const char *why = is_cn ? want->cn_source : want->org_source;

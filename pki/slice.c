@@ -45,7 +45,8 @@ char *tg_slice_csr_build_group(EVP_PKEY *key, const char *name, const char *cons
 
     if (tg_slice_user_name(name, consumer_id, cn, sizeof(cn)) != 0)
         return NULL;
-    return tg_csr_build_group(key, cn, consumer_id, group, pem_len);
+    /* the group in place of O=<consumer>: see tg_slice_csr_check */
+    return group ? tg_csr_build_subject(key, cn, group, pem_len) : tg_csr_build_subject(key, cn, consumer_id, pem_len);
 }
 
 int tg_slice_csr_check(const tg_bytes *csr, const char *name, const char *consumer_id, const tg_bytes *tenant_key,
@@ -57,9 +58,10 @@ int tg_slice_csr_check(const tg_bytes *csr, const char *name, const char *consum
                            .org = consumer_id,
                            .org_source = "spec.consumerClusterID",
                            .any_key = tenant_key == NULL,
-                           /* the slice user's own per-certificate group, beside
-                            * O=<consumer> (docs/revocation.md "Slices") */
-                           .allow_cert_group = 1};
+                           /* or the slice user's own per-certificate group in
+                            * its place (docs/revocation.md "Slices") */
+                           .allow_cert_group = 1,
+                           .group_replaces_org = 1};
     tg_pubkey key = {0};
     int was_raw = 0, have_key = 0, rc;
     tg_verdict kv;

@@ -107,8 +107,8 @@ static void test_build_and_check(void **state)
     assert_null(tg_slice_csr_build(NULL, SLICE, CONSUMER, NULL));
 }
 
-/* A revocable slice's CSR: O=<consumer>, then the slice user's group, read
- * back by tg_csr_cert_group and accepted by the check. */
+/* A revocable slice's CSR: the slice user's group and no O=<consumer>,
+ * read back by tg_csr_cert_group and accepted by the check. */
 static void test_build_with_group(void **state)
 {
     EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
@@ -122,6 +122,15 @@ static void test_build_with_group(void **state)
     assert_non_null(pem = tg_slice_csr_build_group(key, SLICE, CONSUMER, group, &len));
     assert_int_equal(tg_csr_cert_group((const unsigned char *)pem, len, out, sizeof(out)), 1);
     assert_string_equal(out, group);
+    {
+        BIO *bio = BIO_new_mem_buf(pem, (int)len);
+        X509_REQ *req = PEM_read_bio_X509_REQ(bio, NULL, NULL, NULL);
+        X509_NAME *n = X509_REQ_get_subject_name(req);
+        assert_int_equal(X509_NAME_entry_count(n), 2);
+        assert_int_equal(X509_NAME_get_index_by_NID(n, NID_organizationName, -1), 0);
+        X509_REQ_free(req);
+        BIO_free(bio);
+    }
     csr = bytes_of(pem);
     tg_verdict_init(&v);
     assert_int_equal(tg_slice_csr_check(&csr, SLICE, CONSUMER, &tkey, &v), 0);
@@ -172,16 +181,19 @@ static const slice_case cases[] = {
      "spec.consumerClusterID"},
     {"version 2", {.subject = {"O=" CONSUMER, "CN=" USER}, .version = 1}, NULL, NULL, 0, 0, NULL, TG_INVALID_CSR,
      "found 1"},
-    /* a revocable slice (docs/revocation.md "Slices"): the slice user's own group */
-    {"cert group", {.subject = {"O=" CONSUMER, CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL, TG_ACCEPTED, NULL},
-    {"cert group without O=consumer", {.subject = {CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
-     TG_CSR_SUBJECT_MISMATCH, "found 0"},
-    {"the consumer's cert group", {.subject = {"O=" CONSUMER, CG(CONSUMER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+    /* a revocable slice (docs/revocation.md "Slices"): the slice user's own group, in place
+     * of O=<consumer>, whose bindings would outlive a revocation */
+    {"cert group", {.subject = {CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL, TG_ACCEPTED, NULL},
+    {"cert group and O=consumer", {.subject = {"O=" CONSUMER, CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+     TG_CSR_SUBJECT_MISMATCH, "in place of O=" CONSUMER},
+    {"the consumer's cert group", {.subject = {CG(CONSUMER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
      TG_NAME_RESERVED, "another identity"},
-    {"another slice's cert group", {.subject = {"O=" CONSUMER, CG("other-c34af51dd912"), "CN=" USER}}, NULL, NULL, 0,
-     0, NULL, TG_NAME_RESERVED, "another identity"},
-    {"two cert groups", {.subject = {"O=" CONSUMER, CG(USER), CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+    {"another slice's cert group", {.subject = {CG("other-c34af51dd912"), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+     TG_NAME_RESERVED, "another identity"},
+    {"two cert groups", {.subject = {CG(USER), CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
      TG_CSR_SUBJECT_MISMATCH, "at most one"},
+    {"cert group, O=system:masters", {.subject = {CG(USER), "O=system:masters", "CN=" USER}}, NULL, NULL, 0, 0,
+     NULL, TG_CSR_SUBJECT_MISMATCH, "found both"},
 };
 
 static void test_hostile(void **state)
