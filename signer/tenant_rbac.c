@@ -417,9 +417,9 @@ static json_object *group_binding(const char *ns, const char *name, const char *
  * patched under its resourceVersion: `kubectl tenantgate revoke` removes a
  * group under the same precondition, so neither write undoes the other (a
  * conflict is retried with the records read again). */
-static long bind_group_one(tg_api *api, const char *ns, const char *name, const char *cid, const char *role,
-                           json_object *owners, const char *group, int64_t not_after, json_object *revoked,
-                           char *err, size_t err_len)
+static long bind_group_one(tg_api *api, const char *ns, const char *name, const char *cid, const char *identity,
+                           const char *role, json_object *owners, const char *group, int64_t not_after,
+                           json_object *revoked, char *err, size_t err_len)
 {
     char path[1024];
     json_object *cur = NULL, *next, *subjects, *rb;
@@ -433,7 +433,7 @@ static long bind_group_one(tg_api *api, const char *ns, const char *name, const 
     if ((r = tg_api_get(api, path, &cur, err, err_len)) != 200 && r != 404)
         return r;
     ann = cur ? tg_json_path_string(cur, "metadata", "annotations", TG_ANNOTATION_CERT_GROUPS, NULL) : NULL;
-    next = tg_cert_groups_next(ann, cid, group, not_after, revoked, (int64_t)time(NULL));
+    next = tg_cert_groups_next(ann, identity, group, not_after, revoked, (int64_t)time(NULL));
     subjects = tg_cert_groups_subjects(next);
     if (cur && ann && strcmp(ann, json_object_to_json_string_ext(next, JSON_C_TO_STRING_PLAIN)) == 0 &&
         tg_cert_groups_same(tg_json_path(cur, "subjects", NULL), subjects)) {
@@ -484,12 +484,24 @@ static long bind_groups(tg_signer *s, tg_api *api, const char *ns, const char *c
     n = tg_tenant_roles(list, roles, TG_TENANT_MAX_ROLES);
     for (size_t i = 0; i < n && r == 200; i++) {
         snprintf(name, sizeof(name), TG_TENANT_BINDING_PREFIX "%s", roles[i]);
-        r = bind_group_one(api, ns, name, cid, roles[i], owners, group, not_after, revoked, err, err_len);
+        r = bind_group_one(api, ns, name, cid, cid, roles[i], owners, group, not_after, revoked, err, err_len);
     }
     if (r == 200)
         r = prune(s, api, ns, cid, roles, n, err, err_len);
 out:
     json_object_put(list);
+    json_object_put(cm);
+    return r;
+}
+
+long tg_cert_group_bind(tg_signer *s, tg_api *api, const char *name, const char *cid, const char *identity,
+                        const char *role, const char *group, int64_t not_after, char *err, size_t err_len)
+{
+    json_object *cm = NULL, *revoked;
+    long r;
+
+    if ((r = read_revoked(s, api, &cm, &revoked, err, err_len)) == 200)
+        r = bind_group_one(api, NULL, name, cid, identity, role, NULL, group, not_after, revoked, err, err_len);
     json_object_put(cm);
     return r;
 }
