@@ -117,16 +117,20 @@ static int names(json_object *b, const char *kind, const char *name)
     return 0;
 }
 
-/* The RoleBindings of the identity's tenant namespace (*list, caller puts). */
+/* The RoleBindings of the identity's tenant namespace, or (ns NULL) the
+ * ClusterRoleBindings (*list, caller puts). */
 static int list_bindings(cli_flow *f, cli_cluster *c, const char *ns, json_object **list)
 {
-    cli_api_call ac = { .verb = "list", .resource = "rolebindings", .group = "rbac.authorization.k8s.io",
-                        .namespace_ = ns };
+    cli_api_call ac = { .verb = "list", .resource = ns ? "rolebindings" : "clusterrolebindings",
+                        .group = "rbac.authorization.k8s.io", .namespace_ = ns };
     char path[512], terr[256], *raw = NULL;
     long st;
     int rc = 0;
 
-    snprintf(path, sizeof(path), RBAC "/namespaces/%s/rolebindings", ns);
+    if (ns)
+        snprintf(path, sizeof(path), RBAC "/namespaces/%s/rolebindings", ns);
+    else
+        snprintf(path, sizeof(path), RBAC "/clusterrolebindings");
     st = call(c, "GET", path, NULL, TG_KUBE_CT_JSON, list, &raw, terr, sizeof(terr));
     if (st == 404 && !cli_api_type_missing(st, raw))
         st = 200;   /* no tenant namespace: nothing bound there */
@@ -145,12 +149,13 @@ static int user_still_bound(cli_flow *f, cli_cluster *c, json_object *list, cons
     for (size_t i = 0; items && i < json_object_array_length(items); i++) {
         json_object *b = json_object_array_get_idx(items, i);
         if (names(b, "User", t->cn))
-            return cli_flow_fail(f, c, TG_EXIT_REJECTED, "RoleBinding %s/%s binds the user %s itself (guard mode: "
+            return cli_flow_fail(f, c, TG_EXIT_REJECTED, "%s %s%s%s binds the user %s itself (guard mode: "
                                  "Liqo binds the user names; or a binding made by hand): revoking the group "
                                  "would leave the certificate those rights, so nothing was changed. Remove the "
                                  "peering instead (unauthenticate --provider-side), or run tenantgate in "
-                                 "standalone or replace mode", ns,
-                                 tg_json_path_string(b, "metadata", "name", NULL), t->cn);
+                                 "standalone or replace mode", ns ? "RoleBinding" : "ClusterRoleBinding",
+                                 ns ? ns : "", ns ? "/" : "", tg_json_path_string(b, "metadata", "name", NULL),
+                                 t->cn);
     }
     return 0;
 }
@@ -237,17 +242,21 @@ static json_object *without_group(json_object *b, const char *group)
     return patch;
 }
 
-/* Remove the group from RoleBinding name, reading it again on a conflict.
+/* Remove the group from RoleBinding name (ns NULL: ClusterRoleBinding),
+ * reading it again on a conflict.
  * *removed set when it was listed. */
 static int unbind_one(cli_flow *f, cli_cluster *c, const char *ns, const char *name, const char *group, int *removed)
 {
-    cli_api_call ac = { .verb = "patch", .resource = "rolebindings", .group = "rbac.authorization.k8s.io",
-                        .namespace_ = ns, .name = name };
+    cli_api_call ac = { .verb = "patch", .resource = ns ? "rolebindings" : "clusterrolebindings",
+                        .group = "rbac.authorization.k8s.io", .namespace_ = ns, .name = name };
     char path[768], terr[256], *raw = NULL;
     long st = 409;
 
     *removed = 0;
-    snprintf(path, sizeof(path), RBAC "/namespaces/%s/rolebindings/%s", ns, name);
+    if (ns)
+        snprintf(path, sizeof(path), RBAC "/namespaces/%s/rolebindings/%s", ns, name);
+    else
+        snprintf(path, sizeof(path), RBAC "/clusterrolebindings/%s", name);
     for (int i = 0; i < CONFLICT_TRIES && st == 409; i++) {
         json_object *b = NULL, *patch;
 
@@ -291,7 +300,8 @@ static int unbind_all(cli_flow *f, cli_cluster *c, json_object *list, const char
         if (!name || !names(b, "Group", t->group))
             continue;
         if ((rc = unbind_one(f, c, ns, name, t->group, &removed)) == 0 && removed) {
-            snprintf(line, sizeof(line), "removed from RoleBinding %s/%s", ns, name);
+            snprintf(line, sizeof(line), "removed from %s %s%s%s", ns ? "RoleBinding" : "ClusterRoleBinding",
+                     ns ? ns : "", ns ? "/" : "", name);
             cli_flow_step(f, NULL, line);
             (*count)++;
         }
@@ -312,13 +322,13 @@ int cmd_revoke(int argc, char **argv)
         { NULL, 0, 0, NULL, NULL },
     };
     revoke_target t;
-    json_object *list = NULL;
+    json_object *list = NULL, *cluster = NULL;
     char ns[300], line[700], when[32];
     long timeout_ms = CLI_DEFAULT_TIMEOUT_MS;
     cli_cluster c;
     cli_flow f;
     time_t na;
-    int rc, count = 0;
+    int rc, count = 0, more = 0;
 
     if ((rc = cli_parse_options(cmd, usage, "n:", options, argc, argv)) != 0)
         return rc == CLI_HELP_SHOWN ? TG_EXIT_OK : rc;
@@ -335,25 +345,32 @@ int cmd_revoke(int argc, char **argv)
     cli_flow_init(&f, cmd, stdout, timeout_ms);
     cli_flow_bind(&f, &c);
     cli_tenant_namespace_name(ns, sizeof(ns), t.cn);
+    /* a slice certificate's group is bound cluster-wide (docs/revocation.md "Slices"), and a
+     * ClusterRoleBinding of the bare user would outlive the revocation as a RoleBinding would */
     if ((rc = list_bindings(&f, &c, ns, &list)) != 0 || (rc = user_still_bound(&f, &c, list, &t, ns)) != 0 ||
+        (rc = list_bindings(&f, &c, NULL, &cluster)) != 0 || (rc = user_still_bound(&f, &c, cluster, &t, NULL)) != 0 ||
         (rc = record(&f, &c, install_ns, &t)) != 0)
         goto out;
     /* listed again after the record: from here on no new binding lists the group */
     json_object_put(list);
-    list = NULL;
-    if ((rc = list_bindings(&f, &c, ns, &list)) != 0)
+    json_object_put(cluster);
+    list = cluster = NULL;
+    if ((rc = list_bindings(&f, &c, ns, &list)) != 0 || (rc = list_bindings(&f, &c, NULL, &cluster)) != 0)
         goto out;
     na = (time_t)t.not_after;
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&na));
     snprintf(line, sizeof(line), "revoked %s (user %s): recorded in ConfigMap %s/%s until %s", t.group, t.cn,
              install_ns, REVOKED_CONFIGMAP, when);
     cli_flow_step(&f, NULL, line);
-    if ((rc = unbind_all(&f, &c, list, ns, &t, &count)) != 0)
+    if ((rc = unbind_all(&f, &c, list, ns, &t, &count)) != 0 ||
+        (rc = unbind_all(&f, &c, cluster, NULL, &t, &more)) != 0)
         goto out;
+    count += more;
     if (count == 0)
         cli_flow_step(&f, NULL, "no binding listed the group (already removed, or expired)");
 out:
     json_object_put(list);
+    json_object_put(cluster);
     cli_cluster_close(&c);
     return rc;
 }
