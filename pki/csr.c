@@ -241,7 +241,8 @@ static int group_in_place_of_org(const TG_NAME *subject, const tg_csr_subject *w
         return 0;
     if (find_cert_group(subject, group, sizeof(group)) != 0)
         return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH,
-                               "spec.csr: expected at most one O=" TG_CERT_GROUP_PREFIX "... in the subject, found more");
+                               "spec.csr: expected at most one O=" TG_CERT_GROUP_PREFIX
+                               "... in the subject, found more");
     if (!group[0])
         return 0;
     for (int i = 0; i < tg_name_entry_count(subject); i++) {
