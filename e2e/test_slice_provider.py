@@ -237,6 +237,17 @@ def test_revoke_one_slice_certificate_at_once(cli, provider, peer, tmp_path):
     assert not crb.get("subjects"), crb
     assert scrape(provider, kcs["rv-a"]) == "forbidden"
     assert scrape(provider, kcs["rv-b"]) == "allowed"
+
+    # a ClusterRoleBinding of the bare user (made by hand, or guard mode's kind) would outlive the
+    # revocation: refused, nothing changed
+    user_b = user_of("rv-b", cid)
+    provider.kubectl("create", "clusterrolebinding", f"by-hand-{user_b}", "--clusterrole", "view",
+                     "--user", user_b)
+    rc, out, err = cli("revoke", "--certificate", kcs["rv-b"], "--kubeconfig", provider.kubeconfig)
+    provider.kubectl("delete", "clusterrolebinding", f"by-hand-{user_b}")
+    assert rc == 1 and f"ClusterRoleBinding by-hand-{user_b} binds the user {user_b} itself" in out + err, \
+        out + err
+    assert scrape(provider, kcs["rv-b"]) == "allowed"
     for name in groups:
         provider.kubectl("delete", "rslice", name, "-n", pns)
         provider.kubectl("delete", "clusterrolebinding", CLUSTERWIDE + user_of(name, cid))
