@@ -44,6 +44,7 @@ int cmd_authenticate(int argc, char **argv);
 int cmd_unauthenticate(int argc, char **argv);
 int cmd_install(int argc, char **argv);     /* cmd_install.c: the cluster id ConfigMap */
 int cmd_preflight(int argc, char **argv);   /* cmd_preflight.c: checks before peering */
+int cmd_revoke(int argc, char **argv);      /* cmd_revoke.c: one certificate's rights, at once */
 
 /* --- usage.c ---------------------------------------------------------- */
 

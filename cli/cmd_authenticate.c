@@ -67,7 +67,7 @@ static int signed_tenant_applied(cli_flow *f, const online_opts *o, cli_cluster 
 
         rc = cli_consumer_signature(f, local, lns, o->remote_id, nonce, key, &sig, &sig_len);
         if (rc == 0 &&
-            (tenant = cli_tenant_from_key(key, o->cluster_id, sig, sig_len, o->pubkey_format)) == NULL)
+            (tenant = cli_tenant_from_key(key, o->cluster_id, sig, sig_len, o->pubkey_format, o->revocable)) == NULL)
             rc = cli_flow_fail(f, local, TG_EXIT_USAGE, "cannot build the Tenant");
         free(sig);
         if (rc == 0)

@@ -112,7 +112,8 @@ static int build_tenant(cli_flow *f, cli_cluster *local, const online_opts *o, c
 
     if (rc == 0)
         rc = cli_consumer_signature(f, local, lns, provider_id, nonce, key, &sig, &sig_len);
-    if (rc == 0 && (*tenant = cli_tenant_from_key(key, o->cluster_id, sig, sig_len, o->pubkey_format)) == NULL)
+    if (rc == 0 &&
+        (*tenant = cli_tenant_from_key(key, o->cluster_id, sig, sig_len, o->pubkey_format, o->revocable)) == NULL)
         rc = cli_flow_fail(f, local, TG_EXIT_USAGE, "cannot build the Tenant");
     free(sig);
     EVP_PKEY_free(key);

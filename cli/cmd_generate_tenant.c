@@ -53,7 +53,7 @@ int cli_generate_tenant_online(int argc, char **argv)
     if ((rc = cli_online_open_one(cmd, &o, &c, &f)) == 0) {
         if ((rc = cli_online_discover_ids(&f, &o, &c, NULL)) == 0)
             rc = cli_consumer_tenant(&f, &c, o.install_ns, o.cluster_id, o.remote_id, nonce,
-                                     o.pubkey_format, &tenant);
+                                     o.pubkey_format, o.revocable, &tenant);
         cli_cluster_close(&c);
     }
     OPENSSL_cleanse(nonce, sizeof(nonce));

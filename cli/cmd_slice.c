@@ -20,7 +20,7 @@
 typedef struct slice_opts {
     const char *kubeconfig, *context, *remote_id, *output, *timeout;
     const char *class_, *cpu, *memory, *pods;
-    int no_virtual_node, wait;
+    int no_virtual_node, wait, revocable;
     const char *name;                                   /* the operand */
     const char *resources[CLI_SLICE_MAX_RESOURCES];     /* --resource, repeatable */
     size_t nresources;
@@ -53,6 +53,8 @@ static const char create_usage[] =
     "  --cpu Q, --memory Q, --pods Q   quantities asked for (e.g. 4, 8Gi, 110)\n"
     "  --resource NAME=Q        any other resource, repeatable (e.g. nvidia.com/gpu=2)\n"
     "  --no-virtual-node        do not ask for a virtual node (no liqo.io/create-virtual-node)\n"
+    "  --revocable              a certificate the provider can revoke alone (its own group in\n"
+    "                           place of Group <consumer>: no Liqo offload rights)\n"
     "  --timeout DURATION       how long to wait for the verdict (default 2m)\n"
     "  -o, --output FMT         print the ResourceSlice as yaml or json instead of applying it\n"
     "  -h, --help               show this help\n"
@@ -150,6 +152,7 @@ static int parse(const char *cmd, const char *usage, unsigned allowed, int argc,
         { "memory", required_argument, 'M', TAKES(F_REQUEST, &o->memory), NULL },
         { "pods", required_argument, 'D', TAKES(F_REQUEST, &o->pods), NULL },
         { "no-virtual-node", no_argument, 'V', NULL, TAKES(F_REQUEST, &o->no_virtual_node) },
+        { "revocable", no_argument, 'R', NULL, TAKES(F_REQUEST, &o->revocable) },
         { "timeout", required_argument, 't', TAKES(F_TIMEOUT, &o->timeout), NULL },
         { "wait", no_argument, 'w', NULL, TAKES(F_WAIT, &o->wait) },
         { "output", required_argument, 'o', TAKES(F_OUTPUT, &o->output), NULL },
@@ -232,7 +235,7 @@ int cli_slice_create(int argc, char **argv)
         return cli_usage_error(cmd, create_usage, "NAME is required");
     r = (cli_slice_request){.name = o.name, .provider_id = o.remote_id, .class_ = o.class_, .cpu = o.cpu,
                             .memory = o.memory, .pods = o.pods, .nresources = o.nresources,
-                            .no_virtual_node = o.no_virtual_node};
+                            .no_virtual_node = o.no_virtual_node, .revocable = o.revocable};
     memcpy(r.resources, o.resources, sizeof(r.resources));
     r.namespace_ = "check";
     if ((obj = cli_slice_object(&r, err, sizeof(err))) == NULL)   /* bad flags before any call */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "kube/tenant_json.h"
+#include "pki/cert_group.h"
 #include "pki/csr.h"
 #include "pki/keys.h"
 
@@ -25,11 +26,16 @@ int cli_consumer_signature(cli_flow *f, cli_cluster *c, const char *ns, const ch
 }
 
 json_object *cli_tenant_from_key(EVP_PKEY *key, const char *own_id, const unsigned char *sig,
-                                 size_t sig_len, tg_pubkey_format format)
+                                 size_t sig_len, tg_pubkey_format format, int revocable)
 {
     size_t pub_len = 0;
     unsigned char *pub = tg_key_public_spec(key, format, &pub_len);
-    char *csr = tg_csr_build(key, own_id, NULL);
+    char group[TG_CERT_GROUP_MAX];
+    /* a fresh group each time: a new Tenant is a new certificate, revocable on its own */
+    int grouped = revocable && tg_cert_group_make(own_id, group, sizeof(group)) == 0;
+    char *csr = revocable && !grouped ? NULL
+                                      : tg_csr_build_group(key, own_id, TG_CSR_ORGANIZATION, grouped ? group : NULL,
+                                                           NULL);
     json_object *tenant = NULL;
 
     if (pub != NULL && csr != NULL)
@@ -40,7 +46,7 @@ json_object *cli_tenant_from_key(EVP_PKEY *key, const char *own_id, const unsign
 }
 
 int cli_consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns, const char *own_id,
-                        const char *provider_id, const char *nonce, tg_pubkey_format format,
+                        const char *provider_id, const char *nonce, tg_pubkey_format format, int revocable,
                         json_object **tenant)
 {
     char ns[128];
@@ -56,7 +62,7 @@ int cli_consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns, con
         cli_flow_step(f, c->scope, "Tenant namespace correctly ensured");
         rc = cli_consumer_signature(f, c, ns, provider_id, nonce, key, &sig, &sig_len);
     }
-    if (rc == 0 && (*tenant = cli_tenant_from_key(key, own_id, sig, sig_len, format)) == NULL)
+    if (rc == 0 && (*tenant = cli_tenant_from_key(key, own_id, sig, sig_len, format, revocable)) == NULL)
         rc = cli_flow_fail(f, c, TG_EXIT_USAGE, "cannot build the Tenant (public key or CSR)");
     if (rc == 0)
         cli_flow_step(f, c->scope, "Tenant correctly generated");

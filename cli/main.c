@@ -24,6 +24,7 @@ static const tg_command commands[] = {
     { "install", "record this cluster's id where Liqo keeps it (no Liqo needed)", cmd_install },
     { "preflight", "before peering: can these two clusters peer? one line per check",
       cmd_preflight },
+    { "revoke", "provider: revoke one consumer certificate at once (--revocable ones)", cmd_revoke },
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))

@@ -328,16 +328,17 @@ int cli_consumer_signature(cli_flow *f, cli_cluster *c, const char *ns, const ch
                            const char *nonce, EVP_PKEY *key, unsigned char **sig, size_t *sig_len);
 
 /* The Tenant of own_id: public key (in format) and CSR made with the cluster
- * key, sig the signer's signature of the nonce. NULL when a part cannot be built. */
+ * key, sig the signer's signature of the nonce; revocable: the CSR carries a
+ * fresh per-certificate group (pki/cert_group.h). NULL when a part cannot be built. */
 json_object *cli_tenant_from_key(EVP_PKEY *key, const char *own_id, const unsigned char *sig,
-                                 size_t sig_len, tg_pubkey_format format);
+                                 size_t sig_len, tg_pubkey_format format, int revocable);
 
 /* The Tenant for nonce, from the consumer cluster c: reads the cluster key
  * (first, so that a missing key changes nothing), ensures the tenant
  * namespace, gets the signature and builds the Tenant. Prints progress with
  * c->scope. */
 int cli_consumer_tenant(cli_flow *f, cli_cluster *c, const char *install_ns, const char *own_id,
-                        const char *provider_id, const char *nonce, tg_pubkey_format format,
+                        const char *provider_id, const char *nonce, tg_pubkey_format format, int revocable,
                         json_object **tenant);
 
 /* The Identity for consumer remote_id from provider c: waits for the Tenant's

@@ -37,6 +37,7 @@ int cli_online_parse(const char *cmd, const char *usage, unsigned allowed, unsig
           TAKES(F_REMOTE_TENANT_NS, &o->remote_tenant_ns), NULL },
         { "public-key-format", required_argument, 'P', TAKES(F_PUBKEY_FORMAT, &pubkey_format), NULL },
         { "key-type", required_argument, 'Y', TAKES(F_PUBKEY_FORMAT, &key_type), NULL },
+        { "revocable", no_argument, 'G', NULL, TAKES(F_PUBKEY_FORMAT, &o->revocable) },
         { "remote-namespace", required_argument, 'S', TAKES(F_REMOTE_NS, &o->remote_ns), NULL },
         { "auth-url", required_argument, 'U', TAKES(F_AUTH_URL, &o->auth_url), NULL },
         { "token", required_argument, 'k', TAKES(F_AUTH_URL, &o->token), NULL },

@@ -39,6 +39,7 @@ typedef struct online_opts {
     int as_json, wait, force, provider_side;
     tg_pubkey_format pubkey_format;
     int key_type;                        /* --key-type, -1 when not given */
+    int revocable;                       /* --revocable: a per-certificate group in the CSR */
     char cluster_id_buf[TG_CLUSTERID_MAX + 1], remote_id_buf[TG_CLUSTERID_MAX + 1];
 } online_opts;
 
@@ -58,7 +59,10 @@ typedef struct online_opts {
     "  --public-key-format raw|pem  how the Tenant carries an Ed25519 key: raw 32\n"             \
     "                           bytes (default; every Liqo provider reads it) or PEM\n"          \
     "                           (Liqo 1.0.2+). RSA and ECDSA keys are always PEM and\n"          \
-    "                           need a Liqo 1.0.3+ provider\n"
+    "                           need a Liqo 1.0.3+ provider\n"                                 \
+    "  --revocable              put a fresh per-certificate group in the CSR, so the\n"         \
+    "                           provider can revoke this certificate alone (`revoke`;\n"      \
+    "                           a tenantgate provider in standalone or replace mode)\n"
 
 #define IDS_HELP                                                                                 \
     "  --cluster-id ID          the consumer (local) cluster's id (default: its\n"              \

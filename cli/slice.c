@@ -121,9 +121,12 @@ json_object *cli_slice_object(const cli_slice_request *r, char *err, size_t err_
     json_object_object_add(labels, "liqo.io/remoteID", json_object_new_string(r->provider_id));
     json_object_object_add(labels, "liqo.io/replication", json_object_new_string("true"));
     json_object_object_add(meta, "labels", labels);
-    if (!r->no_virtual_node) {
+    if (!r->no_virtual_node || r->revocable) {
         json_object *ann = json_object_new_object();
-        json_object_object_add(ann, "liqo.io/create-virtual-node", json_object_new_string("true"));
+        if (!r->no_virtual_node)
+            json_object_object_add(ann, "liqo.io/create-virtual-node", json_object_new_string("true"));
+        if (r->revocable)
+            json_object_object_add(ann, CLI_SLICE_REVOCABLE_ANNOTATION, json_object_new_string("true"));
         json_object_object_add(meta, "annotations", ann);
     }
     json_object_object_add(obj, "metadata", meta);

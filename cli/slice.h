@@ -18,7 +18,12 @@ typedef struct cli_slice_request {
     const char *resources[CLI_SLICE_MAX_RESOURCES];   /* "name=quantity" */
     size_t nresources;
     int no_virtual_node;
+    int revocable;                     /* annotation tenantgate.io/revocable: the signer's CSR carries a group */
 } cli_slice_request;
+
+/* On a consumer's slice: the consumer signer makes its CSR in the revocable
+ * form (docs/revocation.md "Slices"). */
+#define CLI_SLICE_REVOCABLE_ANNOTATION "tenantgate.io/revocable"
 
 /* A slice name: a lowercase DNS subdomain of at most 253 characters. */
 int cli_slice_name_valid(const char *name);

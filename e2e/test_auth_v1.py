@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import CONSUMER_ID, NS, PROVIDER_ID, installed  # noqa: F401
@@ -206,6 +207,57 @@ def test_one_string_peering_matches_authenticate_and_slices_work(cli, provider, 
                        "--timeout", "120s")
     assert rc == 0, out + err
     assert comparable(identity(consumer)) == comparable(via_auth)
+
+
+CERT_GROUP = re.compile(r"tenantgate\.io/cert:[^,\s/]+:[0-9a-f]{32}")
+
+
+def kubeconfig_cert_group(path):
+    user = yaml.safe_load(Path(path).read_text())["users"][0]["user"]
+    found = CERT_GROUP.findall(openssl("x509", "-noout", "-subject",
+                                       input=base64.b64decode(user["client-certificate-data"])).decode())
+    assert len(found) == 1, found
+    return found[0], user["client-certificate-data"]
+
+
+def test_one_string_peering_revocable_at_once(cli, provider, consumer, auth_v1, webhook,  # noqa: F811
+                                              provider_signer, consumer_signer, unpeer, tmp_path):  # noqa: F811
+    """Issue 48 item 1, token flow: the v1 one-string peering with --revocable gives certificate A
+    bound by its group; a new request gives B; `revoke` A: A's next request AS A gets 403
+    through the real API server, B keeps working."""
+    wait_for(lambda: consumer.exists("secret", "authentication-keys", "-n", NS), timeout=60,
+             what="the consumer signer's authentication-keys")
+    rc, out, err = consumer_run(cli, consumer, one_string(cli, provider, auth_v1, "--single-use"), "--revocable")
+    assert rc == 0, out + err
+    kc_a = kubeconfig_of(consumer, identity(consumer), tmp_path / "a.kubeconfig")
+    group_a, _ = kubeconfig_cert_group(kc_a)
+    ns = f"liqo-tenant-{CONSUMER_ID}"
+    assert provider.kubectl("get", f"resourceslices.{GROUP}", "-n", ns, kubeconfig=kc_a, check=False).returncode == 0
+
+    # B: a new request (authenticate --revocable again), issued at once with a new group
+    rc, out, err = cli("authenticate", "--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig",
+                       provider.kubeconfig, "--cluster-id", CONSUMER_ID, "--remote-cluster-id", PROVIDER_ID,
+                       "--revocable", "--timeout", "120s")
+    assert rc == 0, out + err
+
+    def issued_b():
+        crt = (provider.get_json("tenant", CONSUMER_ID, "-n", ns).get("status", {})
+               .get("authParams", {}).get("signedCRT"))
+        if not crt:
+            return None
+        found = CERT_GROUP.findall(openssl("x509", "-noout", "-subject",
+                                           input=base64.b64decode(crt)).decode())
+        return crt if found and found[0] != group_a else None
+    crt_b = wait_for(issued_b, timeout=60, what="certificate B with a new group")
+    kc_b = tmp_path / "b.kubeconfig"
+    kc_b.write_text(kc_a.read_text().replace(kubeconfig_cert_group(kc_a)[1], crt_b))
+
+    rc, out, err = cli("revoke", "--certificate", kc_a, "--kubeconfig", provider.kubeconfig)
+    assert rc == 0, out + err
+    assert f"revoked {group_a} (user {CONSUMER_ID})" in out, out
+    r = provider.kubectl("get", f"resourceslices.{GROUP}", "-n", ns, kubeconfig=kc_a, check=False)
+    assert r.returncode != 0 and "forbidden" in r.stderr.lower(), r
+    assert provider.kubectl("get", f"resourceslices.{GROUP}", "-n", ns, kubeconfig=kc_b, check=False).returncode == 0
 
 
 def test_wrong_expired_revoked_tokens_get_one_answer(cli, provider, consumer, auth_v1, webhook,  # noqa: F811

@@ -238,6 +238,119 @@ def test_authenticate_unauthenticate_and_again(cli, provider, consumer, provider
     assert rc == 0, err
 
 
+# --- revocation at once (docs/revocation.md) -------------------------------------------
+
+CERT_GROUP = re.compile(r"tenantgate\.io/cert:[^,\s/]+:[0-9a-f]{32}")
+
+
+def cert_group_of(pem):
+    subject = openssl("x509", "-noout", "-subject", input=pem).decode()
+    found = CERT_GROUP.findall(subject)
+    assert len(found) == 1, subject
+    return found[0]
+
+
+def kubeconfig_cert(path):
+    user = yaml.safe_load(Path(path).read_text())["users"][0]["user"]
+    return base64.b64decode(user["client-certificate-data"])
+
+
+def with_cert(path, pem, out):
+    """The kubeconfig at path with its client certificate replaced (same key)."""
+    kc = yaml.safe_load(Path(path).read_text())
+    kc["users"][0]["user"]["client-certificate-data"] = base64.b64encode(pem).decode()
+    out.write_text(yaml.safe_dump(kc))
+    return out
+
+
+def test_revoke_one_certificate_at_once(cli, provider, consumer, provider_signer, consumer_signer,
+                                        ids, cleanup, tmp_path):
+    """Issue 48 item 1, ControlPlane: certificate A, then B (a new request: a new group), then
+    `revoke` A: A's next request AS A gets 403 through the real API server, B keeps working;
+    the revoked group is never signed again (NameRevoked) and another identity's group is
+    refused at admission (NameReserved)."""
+    cid, pid = ids
+    pns = f"liqo-tenant-{cid}"
+    both = ("--kubeconfig", consumer.kubeconfig, "--remote-kubeconfig", provider.kubeconfig,
+            "--cluster-id", cid, "--remote-cluster-id", pid)
+    rc, out, err = cli("authenticate", *both, "--revocable")
+    assert rc == 0, out + err
+    kc_a = consumer_kubeconfig(consumer, pid, tmp_path, "a.kubeconfig")
+    cert_a = kubeconfig_cert(kc_a)
+    group_a = cert_group_of(cert_a)
+    assert group_a.startswith(f"tenantgate.io/cert:{cid}:")
+    assert_access(provider, kc_a, cid)
+    # the rights are the group's, not the user name's (a revoked certificate still carries it)
+    rb = provider.get_json("rolebinding", "liqo-binding-tenantgate-remote-consumer", "-n", pns)
+    assert rb["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                               "name": group_a}], rb["subjects"]
+    tenant_a = provider.get_json("tenant", cid, "-n", pns)
+
+    # certificate B: the same key, a new request with a new group, issued at once
+    rc, out, err = cli("authenticate", *both, "--revocable")
+    assert rc == 0, out + err
+
+    def issued_b():
+        crt = (provider.get_json("tenant", cid, "-n", pns).get("status", {})
+               .get("authParams", {}).get("signedCRT"))
+        pem = base64.b64decode(crt) if crt else b""
+        return pem if pem and cert_group_of(pem) != group_a else None
+    cert_b = wait_for(issued_b, timeout=60, what="certificate B with a new group")
+    kc_b = with_cert(kc_a, cert_b, tmp_path / "b.kubeconfig")
+    assert_access(provider, kc_b, cid)
+    assert_access(provider, kc_a, cid)        # A is still bound: the consumer may be switching
+
+    rc, out, err = cli("revoke", "--certificate", kc_a, "--kubeconfig", provider.kubeconfig)
+    assert rc == 0, out + err
+    assert f"revoked {group_a} (user {cid})" in out, out
+    assert f"removed from RoleBinding {pns}/liqo-binding-tenantgate-remote-consumer" in out, out
+    r = provider.kubectl("get", "resourceslices.authentication.liqo.io", "-n", pns, kubeconfig=kc_a,
+                         check=False)
+    assert r.returncode != 0 and "forbidden" in r.stderr.lower(), r
+    assert_access(provider, kc_b, cid)
+
+    # the consumer's key signs a request carrying the revoked group again (as the holder of the
+    # leaked credential would ask): its CSR is denied, B keeps working
+    key = base64.b64decode(consumer.get_json("secret", "authentication-keys", "-n", "liqo")
+                           ["data"]["privateKey"])
+    key_file = tmp_path / "key.pem"
+    key_file.write_bytes(key)
+
+    def tenant_with_group(group):
+        csr = openssl("req", "-new", "-key", str(key_file), "-subj",
+                      f"/O={group.replace('/', chr(92) + '/')}/O=liqo.io/CN={cid}")
+        t = {k: tenant_a[k] for k in ("apiVersion", "kind", "spec")}
+        t["metadata"] = {"name": cid, "namespace": pns}
+        t["spec"] = dict(t["spec"], csr=base64.b64encode(csr).decode())
+        return t
+    provider.apply(tenant_with_group(group_a))
+
+    def denied_revoked():
+        for csr in provider.get_json("csr", "-l", f"liqo.io/remote-cluster-id={cid}")["items"]:
+            for c in (csr.get("status") or {}).get("conditions") or []:
+                if c.get("type") == "Denied" and c.get("reason") == "NameRevoked":
+                    return c
+        return None
+    denied = wait_for(denied_revoked, timeout=60, what="the revoked group's CSR denied NameRevoked")
+    assert group_a in denied["message"] and "expected a fresh certificate group" in denied["message"]
+    assert_access(provider, kc_b, cid)
+    r = provider.kubectl("get", "resourceslices.authentication.liqo.io", "-n", pns, kubeconfig=kc_a,
+                         check=False)
+    assert r.returncode != 0 and "forbidden" in r.stderr.lower(), r
+
+    # a request carrying another identity's group (nonce signature valid) is refused at apply
+    r = provider.apply(tenant_with_group("tenantgate.io/cert:c-other:" + "0" * 32), check=False)
+    assert r.returncode != 0 and "NameReserved" in r.stderr, r
+    assert "expected a certificate group of " + cid in r.stderr, r
+
+    # a certificate without a group (Liqo's consumers) is refused, saying why
+    plain = tmp_path / "plain.pem"
+    plain.write_bytes(openssl("req", "-x509", "-key", str(key_file), "-subj", f"/O=liqo.io/CN={cid}",
+                              "-days", "1"))
+    rc, out, err = cli("revoke", "--certificate", plain, "--kubeconfig", provider.kubeconfig)
+    assert rc == EXIT_REJECTED and "carries no per-certificate group" in err, out + err
+
+
 # What `openssl ... -text` prints for each --key-type's public key (docs/cli.md "Key types")
 KEY_TYPE_TEXT = {"rsa2048": "Public-Key: (2048 bit)", "ecdsa-p256": "NIST CURVE: P-256"}
 

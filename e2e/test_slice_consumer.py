@@ -16,6 +16,7 @@ in the consumer's group."""
 import base64
 import hashlib
 import json
+import re
 import time
 import uuid
 from pathlib import Path
@@ -160,6 +161,26 @@ def test_slice_request_identity_and_kubeconfig(cli, provider, consumer, peered, 
     wait_for(lambda: not consumer.exists("identity", "resourceslice-mypool", "-n", ns)
              and not consumer.exists("secret", "kubeconfig-resourceslice-mypool", "-n", ns),
              timeout=60, what="Identity and kubeconfig garbage-collected")
+
+
+def test_revocable_slice_request(cli, provider, consumer, peered):
+    """`create resourceslice --revocable`: the consumer signer's CSR carries a fresh group of the
+    slice user in place of O=<consumer> (docs/revocation.md "Slices"), and the provider's webhook
+    admits the replicated copy."""
+    cid, pid, kc = peered
+    ns = f"liqo-tenant-{pid}"
+    rc, out, err = cli("create", "resourceslice", "revpool", "--remote-cluster-id", pid, "--revocable",
+                       "--kubeconfig", consumer.kubeconfig, "--timeout", "1s")
+    assert rc == 4, err                         # no provider controller answers here
+    spec = _filled(consumer, ns, "revpool")
+    user = f"revpool-{hashlib.sha256(cid.encode()).hexdigest()[:12]}"
+    subject = openssl("req", "-in", "/dev/stdin", "-noout", "-subject", "-nameopt", "RFC2253",
+                      input=base64.b64decode(spec["csr"])).decode().strip()
+    assert re.fullmatch(rf"subject=CN={user},O=tenantgate.io/cert:{user}:[0-9a-f]{{32}}", subject), subject
+    proc = _replicate(provider, kc, cid, consumer.get_json("rslice", "revpool", "-n", ns))
+    assert proc.returncode == 0, proc.stderr
+    provider.kubectl("delete", "rslice", "revpool", "-n", f"liqo-tenant-{cid}")
+    consumer.kubectl("delete", "rslice", "revpool", "-n", ns)
 
 
 def test_slice_of_unknown_provider_is_left_alone_with_a_reason(cli, consumer, consumer_signer, namespace):

@@ -12,6 +12,7 @@ import base64
 import calendar
 import hashlib
 import json
+import secrets
 import time
 
 import pytest
@@ -24,6 +25,10 @@ from bed import openssl, wait_for
 
 GROUP = "authentication.liqo.io"
 POLICY = "tenantgate-resourceslice-policy"
+CLUSTERWIDE = "liqo-binding-liqo-virtual-kubelet-remote-clusterwide-"
+# a resource request the clusterwide ClusterRole allows (e2e/testdata): 404 when authorized (no
+# such API is served), 403 when not
+SCRAPE = "/apis/metrics.liqo.io/v1beta1/scrape/node/metrics"
 
 
 def user_of(name, cid):
@@ -149,6 +154,103 @@ def test_accepted_slice_gets_a_certificate_and_no_rights_of_its_own(provider, pe
     provider.kubectl("delete", "rslice", "pool-a", "-n", pns)
     wait_for(lambda: not provider.exists("secret", "liqo-remote-certificate-pool-a", "-n", pns),
              timeout=60, what="cache Secret garbage-collected")
+
+
+def der(tag, body):
+    n = len(body)
+    if n < 0x80:
+        return bytes([tag, n]) + body
+    size = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([tag, 0x80 | len(size)]) + size + body
+
+
+def ed25519_csr(key_file, subject, tmp_path):
+    """A PEM CSR for subject [(oid DER, value), ...] under an Ed25519 key, assembled here: openssl
+    req refuses an O longer than X.509's 64-character bound, which a slice user's group exceeds
+    (Kubernetes and tenantgate read it; Go's x509 sets no bound)."""
+    spki = openssl("pkey", "-in", str(key_file), "-pubout", "-outform", "DER")
+    name = der(0x30, b"".join(der(0x31, der(0x30, oid + der(0x0C, v.encode()))) for oid, v in subject))
+    info = der(0x30, der(0x02, b"\x00") + name + spki + der(0xA0, b""))
+    tbs = tmp_path / "csr-info.der"
+    tbs.write_bytes(info)
+    sig = openssl("pkeyutl", "-sign", "-inkey", str(key_file), "-rawin", "-in", str(tbs))
+    body = der(0x30, info + der(0x30, der(0x06, bytes([0x2B, 0x65, 0x70]))) + der(0x03, b"\x00" + sig))
+    lines = base64.encodebytes(body).decode().replace("\n", "")
+    return ("-----BEGIN CERTIFICATE REQUEST-----\n" +
+            "\n".join(lines[i:i + 64] for i in range(0, len(lines), 64)) +
+            "\n-----END CERTIFICATE REQUEST-----\n")
+
+
+OID_O, OID_CN = der(0x06, bytes([0x55, 0x04, 0x0A])), der(0x06, bytes([0x55, 0x04, 0x03]))
+
+
+def scrape(provider, kc):
+    """What the API server answers kc's user for SCRAPE: "allowed" (authorized, 404) or "forbidden"."""
+    r = provider.kubectl("get", "--raw", SCRAPE, kubeconfig=kc, check=False)
+    if "(Forbidden)" in r.stderr:
+        return "forbidden"
+    assert "(NotFound)" in r.stderr, r
+    return "allowed"
+
+
+def test_revoke_one_slice_certificate_at_once(cli, provider, peer, tmp_path):
+    """Issue 48 item 1, slices (docs/revocation.md "Slices"): two slice certificates made with their
+    slice user's group in place of O=<consumer>; their rights are that group's ClusterRoleBinding.
+    `revoke` A: A's next request AS A gets 403 through the real API server, B keeps working, and
+    the signer does not bind A's group again."""
+    cid, pns, key, _ = peer
+    groups, kcs = {}, {}
+    for name in ("rv-a", "rv-b"):
+        user = user_of(name, cid)
+        groups[name] = f"tenantgate.io/cert:{user}:{secrets.token_hex(16)}"
+        obj = slice_object(peer, name, tmp_path)
+        csr = ed25519_csr(key, [(OID_O, groups[name]), (OID_CN, user)], tmp_path)
+        obj["spec"]["csr"] = base64.b64encode(csr.encode()).decode()
+        r = provider.kubectl("create", "-f", "-", input=obj, kubeconfig=peer[3], check=False)
+        assert r.returncode == 0, r.stderr
+    for name in groups:
+        wait_condition(provider, pns, name, "Authentication", "Accepted")
+        kcs[name] = slice_kubeconfig(provider, peer, name, tmp_path)
+        who = json.loads(provider.kubectl("auth", "whoami", "-o", "json", kubeconfig=kcs[name]).stdout)
+        # no Group <consumer>: Liqo's offload bindings of it would outlive a revocation
+        assert groups[name] in who["status"]["userInfo"]["groups"], who
+        assert cid not in who["status"]["userInfo"]["groups"], who
+        crb = provider.get_json("clusterrolebinding", CLUSTERWIDE + user_of(name, cid))
+        assert crb["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                    "name": groups[name]}], crb
+        wait_for(lambda: scrape(provider, kcs[name]) == "allowed", timeout=10,
+                 what=f"{name}'s rights through its group")
+
+    rc, out, err = cli("revoke", "--certificate", kcs["rv-a"], "--kubeconfig", provider.kubeconfig)
+    assert rc == 0, out + err
+    assert f"removed from ClusterRoleBinding {CLUSTERWIDE}{user_of('rv-a', cid)}" in out, out
+    # the authorizer's cache follows the binding within its watch latency
+    wait_for(lambda: scrape(provider, kcs["rv-a"]) == "forbidden", timeout=5, what="A refused AS A")
+    assert scrape(provider, kcs["rv-b"]) == "allowed"
+
+    # the signer's next pass of the slice (a resource added) binds the group no more
+    provider.kubectl("patch", "rslice", "rv-a", "-n", pns, "--type", "merge",
+                     "-p", json.dumps({"spec": {"resources": {"cpu": "3"}}}))
+    wait_for(lambda: provider.get_json("rslice", "rv-a", "-n", pns)["status"]["resources"].get("cpu") == "3",
+             timeout=20, what="the slice reconciled again")
+    crb = provider.get_json("clusterrolebinding", CLUSTERWIDE + user_of("rv-a", cid))
+    assert not crb.get("subjects"), crb
+    assert scrape(provider, kcs["rv-a"]) == "forbidden"
+    assert scrape(provider, kcs["rv-b"]) == "allowed"
+
+    # a ClusterRoleBinding of the bare user (made by hand, or guard mode's kind) would outlive the
+    # revocation: refused, nothing changed
+    user_b = user_of("rv-b", cid)
+    provider.kubectl("create", "clusterrolebinding", f"by-hand-{user_b}", "--clusterrole", "view",
+                     "--user", user_b)
+    rc, out, err = cli("revoke", "--certificate", kcs["rv-b"], "--kubeconfig", provider.kubeconfig)
+    provider.kubectl("delete", "clusterrolebinding", f"by-hand-{user_b}")
+    assert rc == 1 and f"ClusterRoleBinding by-hand-{user_b} binds the user {user_b} itself" in out + err, \
+        out + err
+    assert scrape(provider, kcs["rv-b"]) == "allowed"
+    for name in groups:
+        provider.kubectl("delete", "rslice", name, "-n", pns)
+        provider.kubectl("delete", "clusterrolebinding", CLUSTERWIDE + user_of(name, cid))
 
 
 def test_policy_denies_a_slice_past_a_limit_with_the_amount(provider, peer, tmp_path):

@@ -21,6 +21,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include "cert_group.h"
 #include "digest_cache.h"
 #include "ed25519.h"
 #include "pem_block.h"
@@ -46,6 +47,11 @@ char *tg_csr_build(EVP_PKEY *key, const char *cluster_id, size_t *pem_len)
 
 char *tg_csr_build_subject(EVP_PKEY *key, const char *cn, const char *org, size_t *pem_len)
 {
+    return tg_csr_build_group(key, cn, org, NULL, pem_len);
+}
+
+char *tg_csr_build_group(EVP_PKEY *key, const char *cn, const char *org, const char *group, size_t *pem_len)
+{
     X509_REQ *req = NULL;
     X509_NAME *name = NULL;
     BIO *bio = NULL;
@@ -62,7 +68,8 @@ char *tg_csr_build_subject(EVP_PKEY *key, const char *cn, const char *org, size_
     if (req == NULL || name == NULL || bio == NULL)
         goto out;
     /* O first, then CN: the order Liqo's Go code writes. */
-    if (!add_name_entry(name, NID_organizationName, org) || !add_name_entry(name, NID_commonName, cn))
+    if (!add_name_entry(name, NID_organizationName, org) ||
+        (group && !add_name_entry(name, NID_organizationName, group)) || !add_name_entry(name, NID_commonName, cn))
         goto out;
     if (!X509_REQ_set_version(req, X509_REQ_VERSION_1) || !X509_REQ_set_subject_name(req, name) ||
         !X509_REQ_set_pubkey(req, key))
@@ -160,6 +167,95 @@ static void entry_value(const X509_NAME_ENTRY *e, char *out, size_t out_len, uns
              *utf8_len > SHOWN_MAX ? "..." : "");
 }
 
+/* An O entry whose value is in the per-certificate group form (any case). */
+static int entry_is_cert_group(const X509_NAME_ENTRY *e)
+{
+    unsigned char *utf8 = NULL;
+    int n, is;
+
+    if (OBJ_obj2nid(X509_NAME_ENTRY_get_object(e)) != NID_organizationName)
+        return 0;
+    n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(e));
+    if (n < 0) {
+        ERR_clear_error();
+        return 0;
+    }
+    is = (size_t)n >= sizeof(TG_CERT_GROUP_PREFIX) - 1 && memchr(utf8, '\0', (size_t)n) == NULL &&
+         tg_cert_group_is_form((const char *)utf8);
+    OPENSSL_free(utf8);
+    return is;
+}
+
+/* The one per-certificate group of subject into out ("" when none): 0, or
+ * -1 when there are several. */
+static int find_cert_group(const TG_NAME *subject, char *out, size_t out_len)
+{
+    int count = 0;
+
+    out[0] = '\0';
+    for (int i = 0; i < tg_name_entry_count(subject); i++) {
+        const X509_NAME_ENTRY *e = tg_name_entry(subject, i);
+        unsigned char *utf8 = NULL;
+        int n;
+
+        if (!entry_is_cert_group(e))
+            continue;
+        if (++count > 1)
+            return -1;
+        n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(e));
+        snprintf(out, out_len, "%.*s", n < 0 ? 0 : n, n < 0 ? "" : (const char *)utf8);
+        OPENSSL_free(utf8);
+    }
+    return 0;
+}
+
+/* Step 9 for a per-certificate group: at most one, in the exact form, of
+ * the CN's identity (pki/cert_group.h). Bound and revoked are the
+ * approver's to check: they need the cluster's state. */
+static int check_cert_group(const TG_NAME *subject, const tg_csr_subject *want, tg_verdict *v)
+{
+    char group[TG_CERT_GROUP_MAX + 8];
+    tg_verdict gv;
+
+    if (find_cert_group(subject, group, sizeof(group)) != 0)
+        return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH,
+                               "spec.csr: expected at most one O=" TG_CERT_GROUP_PREFIX
+                               "... in the subject, found more");
+    if (!group[0])
+        return 0;
+    tg_verdict_init(&gv);
+    if (tg_cert_group_decide(group, want->cn, NULL, &gv) != 0)
+        return tg_verdict_deny_code(v, gv.code, gv.reason, "spec.csr: %s", gv.message);
+    return 0;
+}
+
+/* A subject whose per-certificate group stands for want->org: that O must
+ * be absent, since a certificate carrying it keeps every right bound to it
+ * after its group is revoked. 1 when so (O is then not looked for), 0 when
+ * the usual O is wanted, -1 with v. */
+static int group_in_place_of_org(const TG_NAME *subject, const tg_csr_subject *want, tg_verdict *v)
+{
+    char group[TG_CERT_GROUP_MAX + 8];
+
+    if (!want->allow_cert_group || !want->group_replaces_org)
+        return 0;
+    if (find_cert_group(subject, group, sizeof(group)) != 0)
+        return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH,
+                               "spec.csr: expected at most one O=" TG_CERT_GROUP_PREFIX
+                               "... in the subject, found more");
+    if (!group[0])
+        return 0;
+    for (int i = 0; i < tg_name_entry_count(subject); i++) {
+        const X509_NAME_ENTRY *e = tg_name_entry(subject, i);
+        if (OBJ_obj2nid(X509_NAME_ENTRY_get_object(e)) == NID_organizationName && !entry_is_cert_group(e))
+            return tg_verdict_deny(v, TG_CSR_SUBJECT_MISMATCH,
+                                   "spec.csr: expected the certificate group in place of O=%.*s (a certificate "
+                                   "carrying that group too keeps its rights after a revocation), found both",
+                                   SHOWN_MAX, want->org);
+    }
+    return 1;
+}
+
 /* Step 9: exactly one CN and exactly one O, equal to the expected ones. */
 static int check_subject(const TG_NAME *subject, const tg_csr_subject *want, tg_verdict *v)
 {
@@ -168,7 +264,11 @@ static int check_subject(const TG_NAME *subject, const tg_csr_subject *want, tg_
         const char *label;
     } wanted[] = {{NID_commonName, "CN"}, {NID_organizationName, "O"}};
 
-    for (size_t w = 0; w < sizeof(wanted) / sizeof(wanted[0]); w++) {
+    int no_org = group_in_place_of_org(subject, want, v);
+
+    if (no_org < 0)
+        return -1;
+    for (size_t w = 0; w < sizeof(wanted) / sizeof(wanted[0]) - (size_t)no_org; w++) {
         int is_cn = wanted[w].nid == NID_commonName;
         const char *expect = is_cn ? want->cn : want->org;
         const char *why = is_cn ? want->cn_source : want->org_source;
@@ -180,6 +280,8 @@ static int check_subject(const TG_NAME *subject, const tg_csr_subject *want, tg_
 
         for (int i = 0; i < tg_name_entry_count(subject); i++) {
             const X509_NAME_ENTRY *e = tg_name_entry(subject, i);
+            if (!is_cn && want->allow_cert_group && entry_is_cert_group(e))
+                continue;   /* checked on its own rules (check_cert_group) */
             if (OBJ_obj2nid(X509_NAME_ENTRY_get_object(e)) == wanted[w].nid) {
                 found = e;
                 count++;
@@ -248,7 +350,7 @@ int tg_csr_check_with_key(const unsigned char *pem, size_t pem_len, const char *
                           tg_verdict *v, X509_REQ **out_req)
 {
     tg_csr_subject want = {.cn = cluster_id ? cluster_id : "", .cn_source = "spec.clusterID",
-                           .org = TG_CSR_ORGANIZATION};
+                           .org = TG_CSR_ORGANIZATION, .allow_cert_group = 1};
 
     return tg_csr_check_subject(pem, pem_len, &want, expected_spki, spki_len, expected_key, v, out_req);
 }
@@ -319,7 +421,8 @@ int tg_csr_check_subject(const unsigned char *pem, size_t pem_len, const tg_csr_
 
     /* Steps 8 and 9. */
     if (check_forbidden_content(req->info->subject, req->info->attributes, v) != 0 ||
-        check_subject(req->info->subject, want, v) != 0)
+        check_subject(req->info->subject, want, v) != 0 ||
+        (want->allow_cert_group && check_cert_group(req->info->subject, want, v) != 0))
         goto out;
 
     /* No key to compare (a slice of a TolerateNoHandshake Tenant, tenantgate-auth's
@@ -364,4 +467,26 @@ int tg_csr_check(const unsigned char *pem, size_t pem_len, const char *cluster_i
                  tg_verdict *v, X509_REQ **out_req)
 {
     return tg_csr_check_with_key(pem, pem_len, cluster_id, expected_spki, spki_len, NULL, v, out_req);
+}
+
+int tg_csr_cert_group(const unsigned char *pem, size_t pem_len, char *out, size_t out_len)
+{
+    unsigned char *der = NULL;
+    const unsigned char *p;
+    long der_len = 0;
+    char found[128];
+    TG_REQ *req = NULL;
+    int rc = -1;
+
+    if (out_len > 0)
+        out[0] = '\0';
+    if (tg_pem_single_block(pem, pem_len, "CERTIFICATE REQUEST", &der, &der_len, found, sizeof(found)) != 0)
+        return -1;
+    p = der;
+    if ((req = d2i_TG_REQ(NULL, &p, der_len)) != NULL && find_cert_group(req->info->subject, out, out_len) == 0)
+        rc = out[0] ? 1 : 0;
+    ERR_clear_error();
+    TG_REQ_free(req);
+    OPENSSL_free(der);
+    return rc;
 }

@@ -18,9 +18,19 @@ char *tg_csr_build(EVP_PKEY *key, const char *cluster_id, size_t *pem_len);
 /* The same with any subject O=org, CN=cn (a ResourceSlice's, pki/slice.h). */
 char *tg_csr_build_subject(EVP_PKEY *key, const char *cn, const char *org, size_t *pem_len);
 
+/* The same with a second O, the per-certificate group (pki/cert_group.h;
+ * group NULL: none), after O=org. */
+char *tg_csr_build_group(EVP_PKEY *key, const char *cn, const char *org, const char *group, size_t *pem_len);
+
+/* The per-certificate group a CSR carries (an O in the form of
+ * pki/cert_group.h) into out: 1 found, 0 none, -1 unreadable or several.
+ * Reads only; the CSR is checked by tg_csr_check. */
+int tg_csr_cert_group(const unsigned char *pem, size_t pem_len, char *out, size_t out_len);
+
 /* Steps 7-10 over PEM text: exactly one CERTIFICATE REQUEST block and nothing
  * after it (7), valid self-signature (7), subject only O and CN, no extensions,
- * no other attributes (8), exactly one CN == cluster_id and one O == liqo.io (9),
+ * no other attributes (8), exactly one CN == cluster_id and one O == liqo.io,
+ * besides at most one O that is cluster_id's per-certificate group (9),
  * SubjectPublicKeyInfo DER equal to expected_spki (10). Returns 0 or -1 with v.
  * On success and if out_req is not NULL, *out_req receives the parsed request. */
 int tg_csr_check(const unsigned char *pem, size_t pem_len, const char *cluster_id,

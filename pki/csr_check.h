@@ -22,6 +22,9 @@ typedef struct tg_csr_subject {
     const char *org;
     const char *org_source;
     int any_key;
+    int allow_cert_group;   /* one more O: the CN's per-certificate group (pki/cert_group.h) */
+    int group_replaces_org; /* with allow_cert_group: a CSR carrying the group carries no O=org
+                             * (a revocable slice, docs/revocation.md "Slices") */
 } tg_csr_subject;
 
 /* Steps 7-10 with any expected subject: the Tenant's (CN=<cluster id>,

@@ -1,6 +1,8 @@
 /* name_owner.c - see name_owner.h. */
 #include "name_owner.h"
 
+#include "cert_group.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -48,6 +50,9 @@ int tg_name_reserved(const char *name, const char *provider_id, char *why, size_
     else if (strncmp(name, TG_NAME_LIQO_PEER_USER_PREFIX, strlen(TG_NAME_LIQO_PEER_USER_PREFIX)) == 0)
         msg = "expected a name outside the prefix " TG_NAME_LIQO_PEER_USER_PREFIX
               " (the users of liqoctl generate peering-user)";
+    else if (tg_cert_group_is_form(name))
+        msg = "expected a name outside the prefix " TG_CERT_GROUP_PREFIX
+              " (the per-certificate groups, which only their own certificate carries)";
     else if (provider_id && strcmp(name, provider_id) == 0)
         msg = "expected another cluster's id, found this cluster's own";
     if (msg)

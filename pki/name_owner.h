@@ -34,7 +34,9 @@ tg_name_path tg_name_path_parse(const char *s);
 
 /* 1 when name is in a reserved form, with why set ("expected ..."): empty,
  * "system:" in any case, Liqo's peering-user form, the provider's own id
- * (provider_id NULL: not checked). The forms no path of tenantgate issues. */
+ * (provider_id NULL: not checked), the per-certificate group form
+ * (pki/cert_group.h: it is checked on its own rules where a certificate may
+ * carry it). The forms no path of tenantgate issues as a name. */
 int tg_name_reserved(const char *name, const char *provider_id, char *why, size_t why_len);
 
 /* The NameClaim object name of name: "n-" + 64 hex of SHA-256(name) (a

@@ -35,11 +35,18 @@ int tg_slice_user_name(const char *name, const char *consumer_id, char *out, siz
 
 char *tg_slice_csr_build(EVP_PKEY *key, const char *name, const char *consumer_id, size_t *pem_len)
 {
+    return tg_slice_csr_build_group(key, name, consumer_id, NULL, pem_len);
+}
+
+char *tg_slice_csr_build_group(EVP_PKEY *key, const char *name, const char *consumer_id, const char *group,
+                               size_t *pem_len)
+{
     char cn[TG_SLICE_USER_MAX];
 
     if (tg_slice_user_name(name, consumer_id, cn, sizeof(cn)) != 0)
         return NULL;
-    return tg_csr_build_subject(key, cn, consumer_id, pem_len);
+    /* the group in place of O=<consumer>: see tg_slice_csr_check */
+    return group ? tg_csr_build_subject(key, cn, group, pem_len) : tg_csr_build_subject(key, cn, consumer_id, pem_len);
 }
 
 int tg_slice_csr_check(const tg_bytes *csr, const char *name, const char *consumer_id, const tg_bytes *tenant_key,
@@ -50,7 +57,11 @@ int tg_slice_csr_check(const tg_bytes *csr, const char *name, const char *consum
                            .cn_source = "<metadata.name>-<sha256(spec.consumerClusterID)[:12]>",
                            .org = consumer_id,
                            .org_source = "spec.consumerClusterID",
-                           .any_key = tenant_key == NULL};
+                           .any_key = tenant_key == NULL,
+                           /* or the slice user's own per-certificate group in
+                            * its place (docs/revocation.md "Slices") */
+                           .allow_cert_group = 1,
+                           .group_replaces_org = 1};
     tg_pubkey key = {0};
     int was_raw = 0, have_key = 0, rc;
     tg_verdict kv;

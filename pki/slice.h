@@ -24,9 +24,17 @@ int tg_slice_user_name(const char *name, const char *consumer_id, char *out, siz
 /* PEM CSR with the slice's subject, signed by key; malloc'd, NULL on error. */
 char *tg_slice_csr_build(EVP_PKEY *key, const char *name, const char *consumer_id, size_t *pem_len);
 
+/* The same for a revocable slice: O=group, the slice user's per-certificate
+ * group (pki/cert_group.h), in place of O=<consumer_id> (group NULL: the
+ * plain CSR). */
+char *tg_slice_csr_build_group(EVP_PKEY *key, const char *name, const char *consumer_id, const char *group,
+                               size_t *pem_len);
+
 /* PROTOCOL.md 5 steps 7-10 for a slice's CSR: one PEM block, self-signature, only O
  * and CN, no extensions or attributes, exactly CN=<user name> and
- * O=<consumer_id>, and the key of tenant_key (spec.publicKey of the consumer's
+ * O=<consumer_id>, or instead of that O exactly one O that is the slice user's
+ * own per-certificate group (another identity's: NameReserved; both O:
+ * CSRSubjectMismatch, as Group <consumer> would outlive a revocation), and the key of tenant_key (spec.publicKey of the consumer's
  * Tenant, raw or PEM). tenant_key NULL (a TolerateNoHandshake Tenant, as Liqo
  * skips it) checks everything but the key. 0, or -1 with v. */
 int tg_slice_csr_check(const tg_bytes *csr, const char *name, const char *consumer_id, const tg_bytes *tenant_key,

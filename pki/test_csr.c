@@ -11,6 +11,8 @@
 #include "pki/keys.h"
 
 #define ID "cl01"
+#define HEX "0123456789abcdef0123456789abcdef"
+#define CG(id) "O=tenantgate.io/cert:" id ":" HEX
 
 static const tg_key_type all_types[] = {TG_KEY_ED25519, TG_KEY_RSA2048, TG_KEY_ECDSA_P256};
 
@@ -97,6 +99,36 @@ static void test_any_key_strength(void **state)
     }
 }
 
+/* tg_csr_build_group writes the group as a second O, accepted for its own
+ * cluster id and read back by tg_csr_cert_group; a plain CSR has none. */
+static void test_build_with_group(void **state)
+{
+    const char *group = "tenantgate.io/cert:" ID ":" HEX;
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    size_t pem_len = 0, spki_len;
+    char *pem = tg_csr_build_group(key, ID, TG_CSR_ORGANIZATION, group, &pem_len);
+    char *plain = tg_csr_build(key, ID, NULL);
+    unsigned char *spki = th_spki(key, &spki_len);
+    char out[300];
+    tg_verdict v;
+
+    (void)state;
+    assert_non_null(pem);
+    tg_verdict_init(&v);
+    assert_int_equal(tg_csr_check((const unsigned char *)pem, pem_len, ID, spki, spki_len, &v, NULL), 0);
+    assert_int_equal(tg_csr_cert_group((const unsigned char *)pem, pem_len, out, sizeof(out)), 1);
+    assert_string_equal(out, group);
+    assert_int_equal(tg_csr_cert_group((const unsigned char *)plain, strlen(plain), out, sizeof(out)), 0);
+    assert_string_equal(out, "");
+    assert_int_equal(tg_csr_cert_group((const unsigned char *)"x", 1, out, sizeof(out)), -1);
+    tg_verdict_init(&v);
+    assert_int_equal(tg_csr_check((const unsigned char *)pem, pem_len, "cl02", spki, spki_len, &v, NULL), -1);
+    OPENSSL_free(spki);
+    free(plain);
+    free(pem);
+    EVP_PKEY_free(key);
+}
+
 static void test_build_rejects_bad_input(void **state)
 {
     EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
@@ -141,6 +173,20 @@ static const csr_case csr_cases[] = {
     {"wrong CN and other key", {.subject = {"O=liqo.io", "CN=cl02"}}, 1, TG_CSR_SUBJECT_MISMATCH, "cl02"},
     {"SAN and other key", {.subject = {"O=liqo.io", "CN=" ID}, .extension = "subjectAltName=DNS:x"}, 1, TG_CSR_FORBIDDEN_CONTENT, "subjectAltName"},
     {"version 2", {.subject = {"O=liqo.io", "CN=" ID}, .version = 1}, 0, TG_INVALID_CSR, "found 1"},
+    /* the per-certificate group (pki/cert_group.h): at most one, the CN's own */
+    {"cert group", {.subject = {"O=liqo.io", CG(ID), "CN=" ID}}, 0, TG_ACCEPTED, NULL},
+    {"cert group first", {.subject = {CG(ID), "O=liqo.io", "CN=" ID}}, 0, TG_ACCEPTED, NULL},
+    {"cert group alone", {.subject = {CG(ID), "CN=" ID}}, 0, TG_CSR_SUBJECT_MISMATCH,
+     "O=liqo.io in the subject, found 0"},
+    {"another id's cert group", {.subject = {"O=liqo.io", CG("cl02"), "CN=" ID}}, 0, TG_NAME_RESERVED,
+     "another identity"},
+    {"two cert groups",
+     {.subject = {"O=liqo.io", CG(ID), "O=tenantgate.io/cert:cl01:ffffffffffffffffffffffffffffffff", "CN=" ID}}, 0,
+     TG_CSR_SUBJECT_MISMATCH, "at most one"},
+    {"short cert group", {.subject = {"O=liqo.io", "O=tenantgate.io/cert:cl01:abc", "CN=" ID}}, 0, TG_NAME_RESERVED,
+     "lowercase hex"},
+    {"cert group in caps", {.subject = {"O=liqo.io", "O=TENANTGATE.IO/CERT:cl01:" HEX, "CN=" ID}}, 0,
+     TG_NAME_RESERVED, "expected"},
 };
 
 static void check_case(const csr_case *c, tg_key_type type)
@@ -164,7 +210,7 @@ static void check_case(const csr_case *c, tg_key_type type)
         X509_REQ_free(req);
     } else {
         assert_null(req);
-        assert_int_equal(v.code, 400);
+        assert_int_equal(v.code, c->reason == TG_NAME_RESERVED ? 403 : 400);
         assert_non_null(strstr(v.message, "expected"));
         assert_non_null(strstr(v.message, c->found));
     }
@@ -544,6 +590,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_and_check),
         cmocka_unit_test(test_build_rejects_bad_input),
+        cmocka_unit_test(test_build_with_group),
         cmocka_unit_test(test_hostile_csrs_ed25519),
         cmocka_unit_test(test_hostile_csrs_ecdsa),
         cmocka_unit_test(test_hostile_csrs_rsa),

@@ -2,6 +2,7 @@
  * vector, building, and the hostile requests the check must refuse. */
 #include "test_helpers.h"
 
+#include "pki/cert_group.h"
 #include "pki/csr.h"
 #include "pki/keys.h"
 #include "pki/slice.h"
@@ -11,6 +12,8 @@
 /* Liqo's docs show the Quota of slice mypool from consumer wispy-firefly as
  * mypool-c34af51dd912: sha256("wispy-firefly") starts c34af51dd912. */
 #define USER SLICE "-c34af51dd912"
+#define HEX "0123456789abcdef0123456789abcdef"
+#define CG(id) "O=tenantgate.io/cert:" id ":" HEX
 
 static void test_user_name(void **state)
 {
@@ -104,6 +107,39 @@ static void test_build_and_check(void **state)
     assert_null(tg_slice_csr_build(NULL, SLICE, CONSUMER, NULL));
 }
 
+/* A revocable slice's CSR: the slice user's group and no O=<consumer>,
+ * read back by tg_csr_cert_group and accepted by the check. */
+static void test_build_with_group(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    char group[TG_CERT_GROUP_MAX], out[TG_CERT_GROUP_MAX];
+    size_t len = 0;
+    char *pem, *pub = tg_key_public_pem(key, NULL);
+    tg_bytes csr, tkey = bytes_of(pub);
+    tg_verdict v;
+
+    assert_int_equal(tg_cert_group_make(USER, group, sizeof(group)), 0);
+    assert_non_null(pem = tg_slice_csr_build_group(key, SLICE, CONSUMER, group, &len));
+    assert_int_equal(tg_csr_cert_group((const unsigned char *)pem, len, out, sizeof(out)), 1);
+    assert_string_equal(out, group);
+    {
+        BIO *bio = BIO_new_mem_buf(pem, (int)len);
+        X509_REQ *req = PEM_read_bio_X509_REQ(bio, NULL, NULL, NULL);
+        X509_NAME *n = X509_REQ_get_subject_name(req);
+        assert_int_equal(X509_NAME_entry_count(n), 2);
+        assert_int_equal(X509_NAME_get_index_by_NID(n, NID_organizationName, -1), 0);
+        X509_REQ_free(req);
+        BIO_free(bio);
+    }
+    csr = bytes_of(pem);
+    tg_verdict_init(&v);
+    assert_int_equal(tg_slice_csr_check(&csr, SLICE, CONSUMER, &tkey, &v), 0);
+    assert_int_equal(v.reason, TG_ACCEPTED);
+    OPENSSL_free(pub);
+    free(pem);
+    EVP_PKEY_free(key);
+}
+
 typedef struct slice_case {
     const char *desc;
     th_csr_spec spec;
@@ -145,6 +181,19 @@ static const slice_case cases[] = {
      "spec.consumerClusterID"},
     {"version 2", {.subject = {"O=" CONSUMER, "CN=" USER}, .version = 1}, NULL, NULL, 0, 0, NULL, TG_INVALID_CSR,
      "found 1"},
+    /* a revocable slice (docs/revocation.md "Slices"): the slice user's own group, in place
+     * of O=<consumer>, whose bindings would outlive a revocation */
+    {"cert group", {.subject = {CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL, TG_ACCEPTED, NULL},
+    {"cert group and O=consumer", {.subject = {"O=" CONSUMER, CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+     TG_CSR_SUBJECT_MISMATCH, "in place of O=" CONSUMER},
+    {"the consumer's cert group", {.subject = {CG(CONSUMER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+     TG_NAME_RESERVED, "another identity"},
+    {"another slice's cert group", {.subject = {CG("other-c34af51dd912"), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+     TG_NAME_RESERVED, "another identity"},
+    {"two cert groups", {.subject = {CG(USER), CG(USER), "CN=" USER}}, NULL, NULL, 0, 0, NULL,
+     TG_CSR_SUBJECT_MISMATCH, "at most one"},
+    {"cert group, O=system:masters", {.subject = {CG(USER), "O=system:masters", "CN=" USER}}, NULL, NULL, 0, 0,
+     NULL, TG_CSR_SUBJECT_MISMATCH, "found both"},
 };
 
 static void test_hostile(void **state)
@@ -230,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_user_name),
         cmocka_unit_test(test_user_name_can_be_a_cluster_id),
         cmocka_unit_test(test_build_and_check),
+        cmocka_unit_test(test_build_with_group),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_not_a_csr),
         cmocka_unit_test(test_class_check),

@@ -5,7 +5,9 @@
  *  - fills the spec fields the consumer owns when they are missing:
  *    consumerClusterID (this cluster), providerClusterID (the slice's
  *    liqo.io/remote-cluster-id label, else its namespace's), and csr
- *    (CN <name>-<12 hex of sha256(consumer)>, O <consumer>, the cluster key).
+ *    (CN <name>-<12 hex of sha256(consumer)>, O <consumer>, the cluster key;
+ *    annotation tenantgate.io/revocable "true": O a fresh group of the slice
+ *    user instead, docs/revocation.md "Slices").
  *    An existing CSR is never regenerated: the provider keeps the certificate
  *    it issued for exactly that request.
  *  - once the provider's verdict is back in status: Authentication=Accepted
@@ -23,8 +25,11 @@
 #include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/cert_group.h"
 #include "pki/slice.h"
 
+/* On a consumer's slice: its CSR in the revocable form (the name cli/slice.h writes). */
+#define TG_ANNOTATION_REVOCABLE "tenantgate.io/revocable"
 #define SLICE_PATH TENANTS_API "/namespaces/%s/resourceslices/%s"
 #define IDENTITY_PATH TENANTS_API "/namespaces/%s/identities/%s"
 
@@ -40,6 +45,22 @@ static const char *provider_of(tg_api *api, json_object *slice, const char *ns, 
     if (rc_get_namespace(api, ns, nsobj, err, err_len) != 200)
         return NULL;
     return tg_json_path_string(*nsobj, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
+}
+
+/* The slice's CSR: Liqo's form, or with annotation tenantgate.io/revocable
+ * "true" a fresh group of the slice user in place of O=<consumer>
+ * (docs/revocation.md "Slices"). NULL on error. */
+static char *slice_csr(json_object *slice, EVP_PKEY *key, const char *name, const char *consumer)
+{
+    const char *rev = tg_json_path_string(slice, "metadata", "annotations", TG_ANNOTATION_REVOCABLE, NULL);
+    char user[TG_SLICE_USER_MAX], group[TG_CERT_GROUP_MAX];
+
+    if (!rev || strcmp(rev, "true") != 0)
+        return tg_slice_csr_build(key, name, consumer, NULL);
+    if (tg_slice_user_name(name, consumer, user, sizeof(user)) != 0 ||
+        tg_cert_group_make(user, group, sizeof(group)) != 0)
+        return NULL;
+    return tg_slice_csr_build_group(key, name, consumer, group, NULL);
 }
 
 /* Merge patch of the missing spec fields; 0 when nothing was missing or the
@@ -74,7 +95,7 @@ static int fill_spec(tg_signer *s, tg_api *api, json_object *slice, const char *
     if (!csr || !*csr) {
         if (!(key = tg_cluster_key(s, api, 0, err, err_len)))
             goto out;
-        if (!(pem = tg_slice_csr_build(key, name, consumer, NULL)) ||
+        if (!(pem = slice_csr(slice, key, name, consumer)) ||
             !(b64 = tg_base64_encode((unsigned char *)pem, strlen(pem), NULL))) {
             snprintf(err, err_len, "cannot build the slice's CSR");
             goto out;

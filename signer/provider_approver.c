@@ -6,15 +6,20 @@
 #include "signer/reconcile_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/log.h"
+#include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/cert_group.h"
+#include "pki/csr.h"
 #include "pki/slice.h"
 #include "signer/approve_decide.h"
 #include "signer/binding_index.h"
+#include "signer/cert_group_plan.h"
 #include "signer/name_claim.h"
 #include "signer/slice_policy_memo.h"
 #include "signer/tenant_scope.h"
@@ -239,6 +244,41 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json
     return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, s->cluster_id, d, err, err_len);
 }
 
+/* A per-certificate group that was revoked is never signed again: the
+ * revoked certificate still carries it (pki/cert_group.h). The records are
+ * read live: a revocation counts from the moment it is written. Its form and
+ * identity were checked with the request (tg_csr_check). 0, or -1 with err. */
+static int check_group_revoked(tg_signer *s, tg_api *api, json_object *csr, tg_approve_decision *d, char *err,
+                               size_t err_len)
+{
+    const char *req = tg_json_path_string(csr, "spec", "request", NULL);
+    char group[TG_CERT_GROUP_MAX], path[512];
+    json_object *cm = NULL;
+    unsigned char *pem;
+    size_t n = 0;
+    long r;
+    int has;
+
+    if (!d->approve || !req || !(pem = tg_base64_decode(req, strlen(req), &n, err, err_len)))
+        return 0;
+    has = tg_csr_cert_group(pem, n, group, sizeof(group));
+    free(pem);
+    if (has != 1)
+        return 0;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/" TG_REVOKED_CONFIGMAP, s->namespace_);
+    if ((r = tg_api_get(api, path, &cm, err, err_len)) != 200 && r != 404)
+        return -1;
+    if (tg_cert_group_revoked(tg_json_path(cm, "data", NULL), group)) {
+        d->approve = 0;
+        snprintf(d->reason, sizeof(d->reason), "%s", tg_reason_name(TG_NAME_REVOKED));
+        snprintf(d->message, sizeof(d->message), "expected a fresh certificate group, found %.200s revoked (the "
+                 "revoked certificate still carries it)", group);
+    }
+    json_object_put(cm);
+    return 0;
+}
+
+
 /* The decision on an undecided CSR, from what it names, read live: *tenant,
  * *slice and *nonce receive what was read (caller frees). 0, or -1 with err. */
 static int decide(tg_signer *s, tg_api *api, json_object *csr, json_object **tenant, json_object **slice,
@@ -254,7 +294,7 @@ static int decide(tg_signer *s, tg_api *api, json_object *csr, json_object **ten
             return -1;
         tg_approve_decide(csr, *tenant, *nonce, &pol, d);
     }
-    if (check_user_free(api, csr, *slice, d, err, err_len) != 0)
+    if (check_user_free(api, csr, *slice, d, err, err_len) != 0 || check_group_revoked(s, api, csr, d, err, err_len) != 0)
         return -1;
     return check_name_owner(s, api, *tenant, *slice, d, err, err_len);
 }

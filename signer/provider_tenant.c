@@ -14,6 +14,8 @@
 #include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/cert_group.h"
+#include "pki/csr.h"
 #include "pki/keys.h"
 #include "pki/signature.h"
 #include "signer/approve_decide.h"
@@ -154,6 +156,29 @@ static void count_verdict(tg_signer *s, const char *reason)
 /* ---------- the Tenant's certificate (tenant_plan.h) ---------- */
 
 /* The plan's view of status.authParams.signedCRT; *nb, *na its validity. */
+/* The current certificate carries the per-certificate group the request
+ * asks for (both none: Liqo's consumers). A request with a new group is a
+ * new certificate at once, as a new key is: the consumer asked for it to
+ * revoke the old one (docs/signer.md "Revocation"). */
+static int same_group(json_object *tenant, const unsigned char *crt, size_t crt_len)
+{
+    const char *csr = tg_json_path_string(tenant, "spec", "csr", NULL);
+    char want[TG_CERT_GROUP_MAX], have[TG_CERT_GROUP_MAX], cn[256], err[64];
+    unsigned char *pem;
+    size_t n = 0;
+    int64_t na;
+    int w = 0, h;
+
+    if (csr && (pem = tg_base64_decode(csr, strlen(csr), &n, err, sizeof(err))) != NULL) {
+        w = tg_csr_cert_group(pem, n, want, sizeof(want));
+        free(pem);
+    }
+    h = tg_cert_group_of_certificate((const char *)crt, crt_len, cn, sizeof(cn), have, sizeof(have), &na);
+    if (w != 1)
+        return h != 1;
+    return h == 1 && strcmp(want, have) == 0;
+}
+
 static void read_current(json_object *tenant, EVP_PKEY *key, tg_tenant_certs *in, time_t *nb, time_t *na)
 {
     const char *b64 = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
@@ -166,7 +191,7 @@ static void read_current(json_object *tenant, EVP_PKEY *key, tg_tenant_certs *in
     in->cur_present = 1;
     pem = tg_base64_decode(b64, strlen(b64), &len, err, sizeof(err));
     in->cur_due = !pem || tg_cert_validity(pem, len, nb, na) != 0 || tg_renewal_due(*nb, *na, time(NULL));
-    in->cur_for_key = pem && key && tg_cert_key_is(pem, len, key) == 1;
+    in->cur_for_key = pem && key && tg_cert_key_is(pem, len, key) == 1 && same_group(tenant, pem, len);
     free(pem);
 }
 

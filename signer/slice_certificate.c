@@ -17,6 +17,7 @@
 #include "kube/tenant_json.h"
 #include "signer/approve_decide.h"
 #include "signer/renewal.h"
+#include "signer/slice_cert_group.h"
 #include "signer/slice_plan.h"
 
 /* ---------- the certificate ---------- */
@@ -391,6 +392,15 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
             cr->signed_b64 = strdup(cur);
     }
 out:
+    /* every pass, cached or new: a revocable certificate's rights (slice_cert_group.h) */
+    if (rc == 0 && cr->signed_b64 && rs_bind_cert_group(c, cr->signed_b64) != 0) {
+        /* published all the same: without the binding it has no rights; soon again */
+        tg_log(TG_LOG_WARN, "resourceslice certificate group not bound", TG_LOG_STR("namespace", c->ns),
+               TG_LOG_STR("resourceslice", c->name), TG_LOG_STR("error", c->err));
+        if (cr->requeue_ms <= 0 || cr->requeue_ms > CACHE_LAG_MS * 5)
+            cr->requeue_ms = CACHE_LAG_MS * 5;
+    }
+
     free(stored);
     EVP_PKEY_free(key);
     json_object_put(sec);

@@ -9,8 +9,12 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/cert_group.h"
+#include "pki/csr.h"
+#include "signer/cert_group_plan.h"
 #include "signer/reconcile_common.h"
 
 #define RBAC_API "/apis/rbac.authorization.k8s.io/v1"
@@ -56,6 +60,24 @@ size_t tg_tenant_roles(json_object *list, const char **names, size_t max)
     return n;
 }
 
+/* Every subject a per-certificate group of cid, and the binding says it
+ * lists such groups (it may list none: every group revoked or expired). */
+static int lists_cert_groups(json_object *rb, json_object *subjects, const char *cid)
+{
+    tg_verdict v;
+
+    if (!tg_json_path_string(rb, "metadata", "annotations", TG_ANNOTATION_CERT_GROUPS, NULL))
+        return 0;
+    for (size_t i = 0; subjects && i < json_object_array_length(subjects); i++) {
+        json_object *sub = json_object_array_get_idx(subjects, i);
+        const char *kind = tg_json_path_string(sub, "kind", NULL), *who = tg_json_path_string(sub, "name", NULL);
+        tg_verdict_init(&v);
+        if (!kind || !who || strcmp(kind, "Group") != 0 || tg_cert_group_decide(who, cid, NULL, &v) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 int tg_tenant_binding_is_ours(json_object *rb, const char *cid)
 {
     const char *name = tg_json_path_string(rb, "metadata", "name", NULL);
@@ -68,7 +90,12 @@ int tg_tenant_binding_is_ours(json_object *rb, const char *cid)
     if (strncmp(name, TG_TENANT_BINDING_PREFIX, strlen(TG_TENANT_BINDING_PREFIX)) != 0 &&
         !(strncmp(name, TG_TENANT_LEGACY_BINDING_PREFIX, plen) == 0 && strcmp(name + plen, cid) == 0))
         return 0;
-    if (!subjects || !json_object_is_type(subjects, json_type_array) || json_object_array_length(subjects) != 1)
+    if (!subjects || !json_object_is_type(subjects, json_type_array))
+        return 0;
+    ref = tg_json_path_string(rb, "roleRef", "kind", NULL);
+    if (ref && strcmp(ref, "ClusterRole") == 0 && lists_cert_groups(rb, subjects, cid))
+        return 1;
+    if (json_object_array_length(subjects) != 1)
         return 0;
     sub = json_object_array_get_idx(subjects, 0);
     kind = tg_json_path_string(sub, "kind", NULL);
@@ -314,15 +341,188 @@ static long bind_roles(tg_signer *s, tg_api *api, const char *ns, const char *ci
     return r;
 }
 
+/* ---------- revocable identities: per-certificate groups ---------- */
+
+/* The revocation records (the ConfigMap's data; *data NULL when there are none). */
+static long read_revoked(tg_signer *s, tg_api *api, json_object **cm, json_object **data, char *err, size_t err_len)
+{
+    char path[512];
+    long r;
+
+    *data = NULL;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/" TG_REVOKED_CONFIGMAP, s->namespace_);
+    r = tg_api_get(api, path, cm, err, err_len);
+    if (r == 200)
+        *data = tg_json_path(*cm, "data", NULL);
+    return r == 404 ? 200 : r;
+}
+
+/* The per-certificate group the Tenant's request carries into group ("":
+ * none; Liqo's consumers never make one), and how long a certificate of it
+ * may live: the current certificate's NotAfter when it carries the group,
+ * else a bound (the certificate is not issued yet; the next reconcile
+ * records the real one). */
+#define UNISSUED_BOUND_S (8L * 24 * 3600)
+
+static void tenant_group(json_object *tenant, char *group, size_t len, int64_t *not_after)
+{
+    const char *csr = tg_json_path_string(tenant, "spec", "csr", NULL);
+    const char *crt = tg_json_path_string(tenant, "status", "authParams", "signedCRT", NULL);
+    char cn[256], cert_group[TG_CERT_GROUP_MAX], err[64];
+    unsigned char *pem = NULL;
+    size_t n = 0;
+    int64_t na = 0;
+
+    group[0] = '\0';
+    *not_after = (int64_t)time(NULL) + UNISSUED_BOUND_S;
+    if (csr && (pem = tg_base64_decode(csr, strlen(csr), &n, err, sizeof(err))) != NULL &&
+        tg_csr_cert_group(pem, n, group, len) != 1)
+        group[0] = '\0';
+    free(pem);
+    pem = NULL;
+    if (group[0] && crt && (pem = tg_base64_decode(crt, strlen(crt), &n, err, sizeof(err))) != NULL &&
+        tg_cert_group_of_certificate((const char *)pem, n, cn, sizeof(cn), cert_group, sizeof(cert_group), &na) == 1 &&
+        strcmp(cert_group, group) == 0)
+        *not_after = na;
+    free(pem);
+}
+
+static json_object *group_binding(const char *ns, const char *name, const char *cid, const char *role,
+                                  json_object *owners, const char *annotation, json_object *subjects)
+{
+    json_object *rb = json_object_new_object(), *meta = json_object_new_object();
+    json_object *labels = json_object_new_object(), *ann = json_object_new_object(), *ref = json_object_new_object();
+
+    json_object_object_add(rb, "apiVersion", rc_jstr("rbac.authorization.k8s.io/v1"));
+    json_object_object_add(rb, "kind", rc_jstr(ns ? "RoleBinding" : "ClusterRoleBinding"));
+    json_object_object_add(meta, "name", rc_jstr(name));
+    if (ns)
+        json_object_object_add(meta, "namespace", rc_jstr(ns));
+    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(ann, TG_ANNOTATION_CERT_GROUPS, rc_jstr(annotation));
+    json_object_object_add(meta, "annotations", ann);
+    if (ns && owners)
+        json_object_object_add(meta, "ownerReferences", json_object_get(owners));
+    json_object_object_add(rb, "metadata", meta);
+    json_object_object_add(rb, "subjects", json_object_get(subjects));
+    json_object_object_add(ref, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
+    json_object_object_add(ref, "kind", rc_jstr("ClusterRole"));
+    json_object_object_add(ref, "name", rc_jstr(role));
+    json_object_object_add(rb, "roleRef", ref);
+    return rb;
+}
+
+/* Make binding name list the identity's live groups. An existing binding is
+ * patched under its resourceVersion: `kubectl tenantgate revoke` removes a
+ * group under the same precondition, so neither write undoes the other (a
+ * conflict is retried with the records read again). */
+static long bind_group_one(tg_api *api, const char *ns, const char *name, const char *cid, const char *identity,
+                           const char *role, json_object *owners, const char *group, int64_t not_after,
+                           json_object *revoked, char *err, size_t err_len)
+{
+    char path[1024];
+    json_object *cur = NULL, *next, *subjects, *rb;
+    const char *ann, *rv;
+    long r;
+
+    if (ns)
+        snprintf(path, sizeof(path), RBAC_API "/namespaces/%s/rolebindings/%s", ns, name);
+    else
+        snprintf(path, sizeof(path), RBAC_API "/clusterrolebindings/%s", name);
+    if ((r = tg_api_get(api, path, &cur, err, err_len)) != 200 && r != 404)
+        return r;
+    ann = cur ? tg_json_path_string(cur, "metadata", "annotations", TG_ANNOTATION_CERT_GROUPS, NULL) : NULL;
+    next = tg_cert_groups_next(ann, identity, group, not_after, revoked, (int64_t)time(NULL));
+    subjects = tg_cert_groups_subjects(next);
+    if (cur && ann && strcmp(ann, json_object_to_json_string_ext(next, JSON_C_TO_STRING_PLAIN)) == 0 &&
+        tg_cert_groups_same(tg_json_path(cur, "subjects", NULL), subjects)) {
+        r = 200;   /* nothing to change */
+        goto out;
+    }
+    rb = group_binding(ns, name, cid, role, owners, json_object_to_json_string_ext(next, JSON_C_TO_STRING_PLAIN),
+                       subjects);
+    if (cur && (rv = tg_json_path_string(cur, "metadata", "resourceVersion", NULL)) != NULL) {
+        /* a merge patch with the resourceVersion read: refused (409) if changed since */
+        json_object_object_add(tg_json_path(rb, "metadata", NULL), "resourceVersion", rc_jstr(rv));
+        json_object_object_del(rb, "roleRef");   /* immutable */
+        r = tg_api_call(api, "PATCH", path, TG_KUBE_CT_MERGE_PATCH, rb, NULL, err, err_len);
+    } else {
+        *strrchr(path, '/') = '\0';
+        r = tg_api_call(api, "POST", path, TG_KUBE_CT_JSON, rb, NULL, err, err_len);
+    }
+    json_object_put(rb);
+    if (r == 201)
+        r = 200;
+    if (r == 200)
+        tg_log(TG_LOG_INFO, "consumer binding lists its certificate groups", TG_LOG_STR("namespace", ns ? ns : ""),
+               TG_LOG_STR("binding", name), TG_LOG_INT("groups", (long)json_object_object_length(next)));
+out:
+    json_object_put(subjects);
+    json_object_put(next);
+    json_object_put(cur);
+    return r;
+}
+
+/* A revocable identity: every RoleBinding lists Group subjects, one per
+ * live certificate group, and never the bare user (its rights would outlive
+ * a revocation). The ClusterRoleBinding of Group <consumer> is not the
+ * ControlPlane certificate's (it carries O=liqo.io): it is the slice
+ * certificates' and stays as it is. */
+static long bind_groups(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *owners,
+                        const char *group, int64_t not_after, char *err, size_t err_len)
+{
+    json_object *list = NULL, *cm = NULL, *revoked;
+    const char *roles[TG_TENANT_MAX_ROLES];
+    char name[320];
+    size_t n;
+    long r;
+
+    if ((r = read_revoked(s, api, &cm, &revoked, err, err_len)) != 200 ||
+        (r = list_roles(s, api, &list, err, err_len)) != 200)
+        goto out;
+    n = tg_tenant_roles(list, roles, TG_TENANT_MAX_ROLES);
+    for (size_t i = 0; i < n && r == 200; i++) {
+        snprintf(name, sizeof(name), TG_TENANT_BINDING_PREFIX "%s", roles[i]);
+        r = bind_group_one(api, ns, name, cid, cid, roles[i], owners, group, not_after, revoked, err, err_len);
+    }
+    if (r == 200)
+        r = prune(s, api, ns, cid, roles, n, err, err_len);
+out:
+    json_object_put(list);
+    json_object_put(cm);
+    return r;
+}
+
+long tg_cert_group_bind(tg_signer *s, tg_api *api, const char *name, const char *cid, const char *identity,
+                        const char *role, const char *group, int64_t not_after, char *err, size_t err_len)
+{
+    json_object *cm = NULL, *revoked;
+    long r;
+
+    if ((r = read_revoked(s, api, &cm, &revoked, err, err_len)) == 200)
+        r = bind_group_one(api, NULL, name, cid, identity, role, NULL, group, not_after, revoked, err, err_len);
+    json_object_put(cm);
+    return r;
+}
+
 long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *tenant, int present,
                     char *err, size_t err_len)
 {
     json_object *owners = present && tenant ? tenant_owners(tenant) : NULL;
-    char name[320];
+    char name[320], group[TG_CERT_GROUP_MAX];
+    int64_t not_after = 0;
     int posted = 0;
     long r;
 
-    r = present ? bind_roles(s, api, ns, cid, owners, err, err_len) : prune(s, api, ns, cid, NULL, 0, err, err_len);
+    group[0] = '\0';
+    if (present && tenant)
+        tenant_group(tenant, group, sizeof(group), &not_after);
+
+    if (group[0])
+        r = bind_groups(s, api, ns, cid, owners, group, not_after, err, err_len);
+    else
+        r = present ? bind_roles(s, api, ns, cid, owners, err, err_len) : prune(s, api, ns, cid, NULL, 0, err, err_len);
     json_object_put(owners);
     if (r != 200)
         return r;

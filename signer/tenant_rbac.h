@@ -8,6 +8,7 @@
 #define TG_SIGNER_TENANT_RBAC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -44,5 +45,14 @@ int tg_tenant_binding_is_ours(json_object *rb, const char *cid);
  * call, 200 when all is done, or -1. */
 long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *tenant, int present,
                     char *err, size_t err_len);
+
+/* ClusterRoleBinding name (to role, labelled with the consumer's id cid)
+ * lists identity's live per-certificate groups, group among them unless
+ * revoked (the records are read first; cert_group_plan.h), patched under
+ * the resourceVersion read, as for the tenant namespace's RoleBindings. For
+ * a revocable slice certificate (docs/revocation.md "Slices"). 200 when
+ * done, else the failing call's HTTP status or -1 with err. */
+long tg_cert_group_bind(tg_signer *s, tg_api *api, const char *name, const char *cid, const char *identity,
+                        const char *role, const char *group, int64_t not_after, char *err, size_t err_len);
 
 #endif

@@ -17,7 +17,11 @@
 #include "kube/cache.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/cert_group.h"
+#include "pki/csr.h"
+#include "pki/keys.h"
 #include "signer/approve_decide.h"
+#include "signer/cert_group_plan.h"
 #include "signer/reconcile_common.h"
 #include "signer/tenant_rbac.h"
 #include "signer/unpeer_plan.h"
@@ -574,6 +578,84 @@ static void test_binding_is_ours(void **state)
 }
 
 
+/* A revocable Tenant (its CSR carries group) as tg_tenant_bind reads it:
+ * only spec.csr and the owner fields count there. */
+static json_object *revocable_tenant(EVP_PKEY *key, const char *group)
+{
+    char *pem = tg_csr_build_group(key, "cl01", TG_CSR_ORGANIZATION, group, NULL);
+    char *b64 = rt_b64(pem, strlen(pem));
+    char text[4096];
+
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"cl01\",\"namespace\":\"" NS "\",\"uid\":\"u1\"},"
+             "\"spec\":{\"clusterID\":\"cl01\",\"csr\":\"%s\"}}", b64);
+    free(pem);
+    free(b64);
+    return tg_json_parse(text, strlen(text), NULL, 0);
+}
+
+static const char *subject_names(tg_api *api, char *buf, size_t len)
+{
+    json_object *subjects = tg_json_path(fake_api_object(api, RB), "subjects", NULL);
+
+    buf[0] = '\0';
+    for (size_t i = 0; subjects && i < json_object_array_length(subjects); i++) {
+        json_object *sub = json_object_array_get_idx(subjects, i);
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s %s", i ? "," : "",
+                 tg_json_path_string(sub, "kind", NULL), tg_json_path_string(sub, "name", NULL));
+    }
+    return buf;
+}
+
+/* A revocable Tenant's RoleBinding lists its groups, never the user (a
+ * binding of the user is turned into that form); a new request adds its
+ * group beside the old one; a revoked group is dropped and never listed
+ * again. The ClusterRoleBinding (slice certificates' Group cl01) stays. */
+static void test_revocable_tenant_binds_groups(void **state)
+{
+    const char *ga = TG_CERT_GROUP_PREFIX "cl01:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const char *gb = TG_CERT_GROUP_PREFIX "cl01:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    json_object *ta = revocable_tenant(key, ga), *tb = revocable_tenant(key, gb);
+    tg_api *api = fake_api_new();
+    char err[256], buf[512], want[512];
+    tg_signer s;
+
+    (void)state;
+    rt_signer_init(&s);
+    put_binding(api, RB, "cl01", TG_CONSUMER_CLUSTERROLE);   /* before: the user's */
+    assert_int_equal(tg_tenant_bind(&s, api, NS, "cl01", ta, 1, err, sizeof(err)), 200);
+    snprintf(want, sizeof(want), "Group %s", ga);
+    assert_string_equal(subject_names(api, buf, sizeof(buf)), want);
+    assert_non_null(tg_json_path_string(fake_api_object(api, RB), "metadata", "annotations",
+                                        TG_ANNOTATION_CERT_GROUPS, NULL));
+    assert_true(tg_tenant_binding_is_ours(fake_api_object(api, RB), "cl01"));
+    assert_false(tg_tenant_binding_is_ours(fake_api_object(api, RB), "cl02"));
+    assert_string_equal(tg_json_path_string(json_object_array_get_idx(
+                            tg_json_path(fake_api_object(api, CRB), "subjects", NULL), 0), "name", NULL), "cl01");
+
+    assert_int_equal(tg_tenant_bind(&s, api, NS, "cl01", tb, 1, err, sizeof(err)), 200);
+    snprintf(want, sizeof(want), "Group %s,Group %s", ga, gb);
+    assert_string_equal(subject_names(api, buf, sizeof(buf)), want);
+
+    fake_api_put(api, "/api/v1/namespaces/liqo/configmaps/" TG_REVOKED_CONFIGMAP,
+                 "{\"metadata\":{\"name\":\"" TG_REVOKED_CONFIGMAP "\",\"namespace\":\"liqo\"},"
+                 "\"data\":{\"cl01.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\":\"4102444800\"}}");
+    assert_int_equal(tg_tenant_bind(&s, api, NS, "cl01", tb, 1, err, sizeof(err)), 200);
+    snprintf(want, sizeof(want), "Group %s", gb);
+    assert_string_equal(subject_names(api, buf, sizeof(buf)), want);
+    assert_int_equal(tg_tenant_bind(&s, api, NS, "cl01", ta, 1, err, sizeof(err)), 200);   /* asked again */
+    assert_string_equal(subject_names(api, buf, sizeof(buf)), want);
+
+    /* deletion: the group binding goes like the user's did */
+    assert_int_equal(tg_tenant_bind(&s, api, NS, "cl01", NULL, 0, err, sizeof(err)), 200);
+    assert_null(fake_api_object(api, RB));
+    json_object_put(ta);
+    json_object_put(tb);
+    EVP_PKEY_free(key);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+}
+
 /* The Tenant informer's cache holding the Tenant as stored now. */
 static tg_cache *cache_of_tenant(tg_api *api)
 {
@@ -671,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_role_list_fails),
         cmocka_unit_test(test_roles_pure),
         cmocka_unit_test(test_binding_is_ours),
+        cmocka_unit_test(test_revocable_tenant_binds_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

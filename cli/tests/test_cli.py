@@ -441,7 +441,7 @@ class OfflineFlow(Base):
 class Usage(Base):
     HELP = [
         [], ["keygen"], ["nonce"], ["sign-nonce"], ["generate"], ["generate", "tenant"],
-        ["check"], ["preflight"],
+        ["check"], ["preflight"], ["revoke"],
     ]
 
     def test_help(self):
@@ -539,6 +539,13 @@ class Usage(Base):
             ["authenticate", "--auth-url", "https://127.0.0.1:9", "--token", "a.b", "--key-type", "ecdsa"],
             ["generate", "tenant", "--remote-cluster-id", "p", "--nonce", nonce, "--key-type", "RSA2048"],
             ["create", "nonce", "--remote-cluster-id", "p", "--key-type", "rsa2048"],
+            ["create", "nonce", "--remote-cluster-id", "p", "--revocable"],
+            # revoke: the certificate is read before any cluster is contacted
+            ["revoke"],
+            ["revoke", "--certificate", os.path.join(self.tmp, "missing.pem")],
+            ["revoke", "--certificate", self.write("notacert.txt", "hello\n")],
+            ["revoke", "--certificate", key, "--timeout", "soon"],
+            ["revoke", "--certificate", key, "extra"],
         ]
         for args in cases:
             with self.subTest(args=args):
@@ -552,6 +559,19 @@ class Usage(Base):
         rc, out, err = run("check", "--unknown-flag")
         self.assertIn("--unknown-flag", err)
         self.assertIn("Usage: kubectl-tenantgate check", err)
+
+    def test_revoke_refuses_a_certificate_without_group(self):
+        # a certificate of Liqo's form (O=liqo.io only) is refused, saying why, before any cluster
+        d = os.path.join(self.tmp, "plain")
+        os.makedirs(d, exist_ok=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ed25519", "-nodes", "-keyout",
+                        os.path.join(d, "k.pem"), "-out", os.path.join(d, "c.pem"), "-subj",
+                        "/O=liqo.io/CN=cl01", "-days", "1"], check=True, capture_output=True)
+        rc, out, err = run("revoke", "--certificate", os.path.join(d, "c.pem"), "--kubeconfig",
+                           os.path.join(self.tmp, "missing.kubeconfig"))
+        self.assertEqual((rc, out), (1, ""))
+        self.assertIn("carries no per-certificate group", err)
+        self.assertIn("its user cl01", err)
 
     def test_preflight_unreachable(self):
         # nothing listens on port 1: the first check says so, exit 3, no other check runs

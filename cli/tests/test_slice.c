@@ -83,6 +83,14 @@ static void test_object(void **state)
     assert_null(tg_json_path(o, "metadata", "annotations", NULL));
     assert_null(tg_json_path(o, "spec", "resources", NULL));
     json_object_put(o);
+
+    r = (cli_slice_request){.name = "s", .namespace_ = "n", .provider_id = "p", .no_virtual_node = 1,
+                            .revocable = 1};
+    o = cli_slice_object(&r, err, sizeof(err));
+    assert_string_equal(tg_json_path_string(o, "metadata", "annotations", CLI_SLICE_REVOCABLE_ANNOTATION, NULL),
+                        "true");
+    assert_null(tg_json_path(o, "metadata", "annotations", "liqo.io/create-virtual-node", NULL));
+    json_object_put(o);
 }
 
 static void test_object_refuses(void **state)
