@@ -506,6 +506,40 @@ long tg_cert_group_bind(tg_signer *s, tg_api *api, const char *name, const char 
     return r;
 }
 
+/* Delete the ClusterRoleBindings of cid's revocable slice certificates
+ * (tg_cert_group_bind): cluster-scoped, they cannot be owned by the Tenant,
+ * so they go when it does. Only those the signer makes: labelled with cid,
+ * named with the prefix, carrying the certificate-groups annotation. */
+static long prune_slice_group_bindings(tg_signer *s, tg_api *api, const char *cid, const char *own, char *err,
+                                       size_t err_len)
+{
+    char path[512];
+    json_object *list = NULL, *items;
+    size_t plen = strlen(TG_CLUSTERWIDE_BINDING_PREFIX);
+    long r;
+
+    snprintf(path, sizeof(path), RBAC_API "/clusterrolebindings?labelSelector=%s%%3D%s", TG_LABEL_REMOTE_CLUSTER_ID,
+             cid);
+    if ((r = tg_api_get(api, path, &list, err, err_len)) != 200) {
+        json_object_put(list);
+        return r;
+    }
+    items = tg_json_path(list, "items", NULL);
+    for (size_t i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items);
+         i++) {
+        json_object *rb = json_object_array_get_idx(items, i);
+        const char *name = tg_json_path_string(rb, "metadata", "name", NULL);
+        if (!name || strncmp(name, TG_CLUSTERWIDE_BINDING_PREFIX, plen) != 0 || strcmp(name, own) == 0 ||
+            !tg_json_path_string(rb, "metadata", "annotations", TG_ANNOTATION_CERT_GROUPS, NULL))
+            continue;
+        if ((r = delete_binding(s, api, NULL, name, err, err_len)) != 200)
+            break;
+        tg_log(TG_LOG_INFO, "slice certificate binding removed", TG_LOG_STR("clusterrolebinding", name));
+    }
+    json_object_put(list);
+    return r;
+}
+
 long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *tenant, int present,
                     char *err, size_t err_len)
 {
@@ -528,6 +562,8 @@ long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, 
         return r;
     snprintf(name, sizeof(name), TG_CLUSTERWIDE_BINDING_PREFIX "%s", cid);
     if (!present)
-        return delete_binding(s, api, NULL, name, err, err_len);
+        return (r = delete_binding(s, api, NULL, name, err, err_len)) != 200
+                   ? r
+                   : prune_slice_group_bindings(s, api, cid, name, err, err_len);
     return post_binding(s, api, NULL, name, cid, "Group", TG_CLUSTERWIDE_CLUSTERROLE, NULL, &posted, err, err_len);
 }

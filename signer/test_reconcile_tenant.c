@@ -411,14 +411,32 @@ static void test_unlabelled_role_is_unbound(void **state)
     fake_api_free(api);
 }
 
+/* A ClusterRoleBinding named name, labelled for who; with the annotation of
+ * a revocable slice certificate's groups when groups. */
+static void put_cluster_binding(tg_api *api, const char *name, const char *who, int groups)
+{
+    char path[512], text[1024];
+
+    snprintf(path, sizeof(path), CRBS "/%s", name);
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"" TG_LABEL_REMOTE_CLUSTER_ID
+             "\":\"%s\"}%s},\"subjects\":[],\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"x\"}}", name, who,
+             groups ? ",\"annotations\":{\"" TG_ANNOTATION_CERT_GROUPS "\":\"[]\"}" : "");
+    fake_api_put(api, path, text);
+}
+
 /* Deleting the Tenant removes every binding made for it, whatever the
- * roles are now, and nobody else's. */
+ * roles are now, and nobody else's: the ClusterRoleBindings of its revocable
+ * slice certificates too (cluster-scoped, the Tenant cannot own them). */
 static void test_deletion_leaves_no_binding(void **state)
 {
     tg_signer s;
     tg_api *api = liqo_setting(&s, T_DELETING);
 
     (void)state;
+    put_cluster_binding(api, TG_CLUSTERWIDE_BINDING_PREFIX "cl01-slice-a", "cl01", 1);
+    put_cluster_binding(api, TG_CLUSTERWIDE_BINDING_PREFIX "cl02-slice-a", "cl02", 1);
+    put_cluster_binding(api, "operators-cl01", "cl01", 1);
+    put_cluster_binding(api, TG_CLUSTERWIDE_BINDING_PREFIX "cl01-by-hand", "cl01", 0);
     put_binding(api, RB_LIQO, "cl01", "liqo-remote-controlplane");
     put_binding(api, RB_EXTRA, "cl01", "extra-ops");
     put_binding(api, RB, "cl01", TG_CONSUMER_CLUSTERROLE);
@@ -429,6 +447,10 @@ static void test_deletion_leaves_no_binding(void **state)
     assert_null(fake_api_object(api, RB_EXTRA));
     assert_null(fake_api_object(api, RB_LEGACY));
     assert_non_null(fake_api_object(api, RBS "/liqo-binding-someone"));
+    assert_null(fake_api_object(api, CRBS "/" TG_CLUSTERWIDE_BINDING_PREFIX "cl01-slice-a"));
+    assert_non_null(fake_api_object(api, CRBS "/" TG_CLUSTERWIDE_BINDING_PREFIX "cl02-slice-a"));
+    assert_non_null(fake_api_object(api, CRBS "/operators-cl01"));
+    assert_non_null(fake_api_object(api, CRBS "/" TG_CLUSTERWIDE_BINDING_PREFIX "cl01-by-hand"));
     rt_signer_clear(&s);
     fake_api_free(api);
 }
