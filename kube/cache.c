@@ -43,9 +43,9 @@ typedef struct cache_entry {
 } cache_entry;
 
 typedef struct index_bucket {
-    char *value;
     cache_entry *head;
     size_t count;                  /* entries in the chain: counts cost no walk */
+    char value[];                  /* in the bucket's own allocation */
 } index_bucket;
 
 struct tg_cache {
@@ -99,9 +99,7 @@ static void on_object_entry_free(struct lh_entry *le)
 
 static void on_bucket_free(struct lh_entry *le)
 {
-    index_bucket *b = lh_entry_v(le);
-    free(b->value);
-    free(b);
+    free(lh_entry_v(le));
 }
 
 static void free_strv(char **v)
@@ -524,14 +522,13 @@ static void index_add(tg_cache *c, cache_entry *e, const char *const values[IDX_
         if (le != NULL) {
             b = lh_entry_v(le);
         } else {
-            b = calloc(1, sizeof(*b));
-            if (b == NULL || (b->value = strdup(values[i])) == NULL ||
-                lh_table_insert(c->index[i], b->value, b) != 0) {
+            size_t len = strlen(values[i]);
+            if ((b = calloc(1, sizeof(*b) + len + 1)) != NULL)
+                memcpy(b->value, values[i], len + 1);
+            if (b == NULL || lh_table_insert(c->index[i], b->value, b) != 0) {
                 /* Out of memory: the object stays reachable by key, only
                  * this index misses it (a label index's users fall back to
                  * a live read); without a value, removal skips it too. */
-                if (b)
-                    free(b->value);
                 free(b);
                 continue;
             }
