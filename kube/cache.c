@@ -26,22 +26,26 @@
 enum { IDX_LABEL, IDX_NAMESPACE, IDX_NAME, IDX_COUNT };
 
 typedef struct cache_entry {
-    char *key;                     /* "ns/name", or "name" when cluster-scoped */
     json_object *obj;              /* tree mode: one reference; NULL in compact mode */
-    char *stored;                  /* compact mode: "<resourceVersion>\0<compact JSON>\0"
-                                    * in one allocation (see stored_new), the JSON empty
-                                    * when only the digest is kept; NULL in tree mode */
-    char *index_value[IDX_COUNT];  /* each index's value for this object, or NULL */
+    char *stored;                  /* compact mode: resourceVersion, namespace, name and
+                                    * the compact JSON without them, in one allocation
+                                    * (see stored_new), the JSON empty when only the
+                                    * digest is kept; NULL in tree mode */
+    const char *index_value[IDX_COUNT];  /* each index's value for this object: its
+                                    * bucket's own copy (one per value, not per
+                                    * object), or NULL */
     struct cache_entry *idx_next[IDX_COUNT];  /* others with the same value */
     void *digest;                  /* what the digest function made of the object, or NULL */
     void (*digest_free)(void *digest);   /* entries do not point back to their cache */
     int seen;                      /* relist mark */
+    char key[];                    /* "ns/name", or "name" when cluster-scoped: in the
+                                    * entry's own allocation, one malloc less an object */
 } cache_entry;
 
 typedef struct index_bucket {
-    char *value;
     cache_entry *head;
     size_t count;                  /* entries in the chain: counts cost no walk */
+    char value[];                  /* in the bucket's own allocation */
 } index_bucket;
 
 struct tg_cache {
@@ -50,6 +54,8 @@ struct tg_cache {
     struct lh_table *index[IDX_COUNT];  /* value -> index_bucket (owned), or NULL when off */
     char *index_label;
     char **keep;                   /* dotted paths to keep (NULL-terminated), or NULL: all */
+    char **keep_meta;              /* metadata members to keep beside the cache's own
+                                    * (tg_cache_keep_metadata), or NULL: all */
     char *rv;                      /* writer thread only */
     int synced;
     int compact;                   /* store JSON text, not trees (tg_cache_set_compact) */
@@ -83,9 +89,6 @@ static void entry_free(cache_entry *e)
         e->digest_free(e->digest);
     json_object_put(e->obj);
     free(e->stored);
-    free(e->key);
-    for (int i = 0; i < IDX_COUNT; i++)
-        free(e->index_value[i]);
     free(e);
 }
 
@@ -96,9 +99,14 @@ static void on_object_entry_free(struct lh_entry *le)
 
 static void on_bucket_free(struct lh_entry *le)
 {
-    index_bucket *b = lh_entry_v(le);
-    free(b->value);
-    free(b);
+    free(lh_entry_v(le));
+}
+
+static void free_strv(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
 }
 
 tg_cache *tg_cache_new(const char *index_label)
@@ -140,9 +148,8 @@ void tg_cache_free(tg_cache *c)
     if (c->objects)
         lh_table_free(c->objects);
     free(c->index_label);
-    for (size_t i = 0; c->keep && c->keep[i]; i++)
-        free(c->keep[i]);
-    free(c->keep);
+    free_strv(c->keep);
+    free_strv(c->keep_meta);
     free(c->rv);
     tg_cache_discard(c);
     pthread_rwlock_destroy(&c->lock);
@@ -187,20 +194,33 @@ int tg_cache_set_compact(tg_cache *c)
     return rc;
 }
 
-int tg_cache_keep_fields(tg_cache *c, const char *const *paths)
+/* A NULL-terminated copy of v into *to (left NULL when v is NULL). Returns
+ * 0, or -1 when *to is already set or out of memory (tg_cache_free
+ * releases the part made). */
+static int copy_strv(char ***to, const char *const *v)
 {
     size_t n = 0;
 
-    if (c->keep != NULL || paths == NULL)
+    if (*to != NULL || v == NULL)
         return -1;
-    while (paths[n])
+    while (v[n])
         n++;
-    if ((c->keep = calloc(n + 1, sizeof(*c->keep))) == NULL)
+    if ((*to = calloc(n + 1, sizeof(**to))) == NULL)
         return -1;
     for (size_t i = 0; i < n; i++)
-        if ((c->keep[i] = strdup(paths[i])) == NULL)
-            return -1;   /* tg_cache_free releases the part made */
+        if (((*to)[i] = strdup(v[i])) == NULL)
+            return -1;
     return 0;
+}
+
+int tg_cache_keep_fields(tg_cache *c, const char *const *paths)
+{
+    return copy_strv(&c->keep, paths);
+}
+
+int tg_cache_keep_metadata(tg_cache *c, const char *const *members)
+{
+    return copy_strv(&c->keep_meta, members);
 }
 
 int tg_cache_set_digest(tg_cache *c, void *(*digest)(json_object *obj), void (*digest_free)(void *digest))
@@ -325,6 +345,39 @@ static int keeps_path(char *const *keep, const char *path)
     return 0;
 }
 
+/* Whether metadata member name stays under tg_cache_keep_metadata: the
+ * cache's own (the key, the version), deletionTimestamp (a terminating
+ * object reads as such whatever the projection), the named ones, and the
+ * annotations when tg_cache_keep_fields names them. */
+static int keeps_meta_member(const tg_cache *c, const char *name)
+{
+    static const char *const own[] = {"name", "namespace", "resourceVersion", "deletionTimestamp", NULL};
+
+    if (keeps_path((char *const *)own, name) || keeps_path(c->keep_meta, name))
+        return 1;
+    return strcmp(name, "annotations") == 0 && (c->keep == NULL || keeps_path(c->keep, "metadata.annotations"));
+}
+
+/* Drop the metadata members tg_cache_keep_metadata does not keep: uid,
+ * creationTimestamp, generation, finalizers, ownerReferences cost about
+ * 150 bytes an object where no reader looks at them. */
+static void project_metadata(const tg_cache *c, json_object *meta)
+{
+    const char *drop[16];
+    size_t ndrop;
+
+    do {
+        ndrop = 0;
+        json_object_object_foreach(meta, name, val) {
+            (void)val;
+            if (!keeps_meta_member(c, name) && ndrop < sizeof(drop) / sizeof(drop[0]))
+                drop[ndrop++] = name;
+        }
+        for (size_t i = 0; i < ndrop; i++)
+            json_object_object_del(meta, drop[i]);
+    } while (ndrop == sizeof(drop) / sizeof(drop[0]));
+}
+
 static void strip(tg_cache *c, json_object *obj)
 {
     json_object *meta;
@@ -334,6 +387,8 @@ static void strip(tg_cache *c, json_object *obj)
          * trimmed cache would otherwise keep a second, untrimmed copy. */
         if (c->keep != NULL && !keeps_path(c->keep, "metadata.annotations"))
             json_object_object_del(meta, "annotations");
+        if (c->keep_meta != NULL)
+            project_metadata(c, meta);
     }
     if (c->keep != NULL && json_object_is_type(obj, json_type_object)) {
         char pre[256] = "";
@@ -343,44 +398,109 @@ static void strip(tg_cache *c, json_object *obj)
 
 /* --- compact entries --- */
 
-/* The stored form of an (already stripped) object: its resourceVersion,
- * which every relist compares and so must not cost a parse, then its compact
- * JSON text, in one allocation. Slashes are not escaped: certificates are
- * base64, full of them. With rv_only (the digest stands for the object) the
- * text is empty. Returns NULL when out of memory. */
+/* The members of metadata that the stored form keeps outside the JSON
+ * text, as plain strings: each is already there (the key, the version every
+ * relist compares without a parse), so the text need not say them again
+ * (about 100 bytes an object). */
+static const char *const outside[] = {"resourceVersion", "namespace", "name"};
+#define N_OUTSIDE (sizeof(outside) / sizeof(outside[0]))
+
+/* obj's compact text without the outside members, into *json (malloc'd).
+ * They are taken out of metadata for the serialisation and put back (at
+ * the end of metadata: handlers may see the members in another order).
+ * Slashes are not escaped: certificates are base64, full of them. */
+static int text_without_outside(json_object *obj, char **json, size_t *json_len)
+{
+    json_object *meta = tg_json_path(obj, "metadata", NULL), *held[N_OUTSIDE] = {NULL};
+    const char *text;
+    int rc = -1;
+
+    for (size_t i = 0; meta && i < N_OUTSIDE; i++)
+        if (json_object_object_get_ex(meta, outside[i], &held[i])) {
+            json_object_get(held[i]);
+            json_object_object_del(meta, outside[i]);
+        }
+    text = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                             json_len);
+    if (text && (*json = malloc(*json_len + 1)) != NULL) {
+        memcpy(*json, text, *json_len + 1);
+        rc = 0;
+    }
+    for (size_t i = N_OUTSIDE; i-- > 0;)
+        if (held[i] && json_object_object_add(meta, outside[i], held[i]) != 0)
+            json_object_put(held[i]);
+    return rc;
+}
+
+/* The stored form of an (already stripped) object, in one allocation:
+ * "<resourceVersion>\0<namespace>\0<name>\0<JSON text without them>\0".
+ * With rv_only (the digest stands for the object) the text is empty.
+ * Returns NULL when out of memory. */
 static char *stored_new(json_object *obj, int rv_only)
 {
-    size_t json_len = 0;
-    /* json-c keeps this text in obj until obj is freed; the caller's tree
-     * (the list or event) is short-lived, so we copy it and move on. */
-    const char *json = rv_only ? "" : json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN |
-                                                                             JSON_C_TO_STRING_NOSLASHESCAPE, &json_len);
-    const char *rv = object_rv(obj);
-    size_t rv_len = strlen(rv);
-    if (json == NULL)
+    const char *v[N_OUTSIDE];
+    size_t len[N_OUTSIDE], json_len = 0, total = 0, at = 0;
+    char *json = NULL, *s;
+
+    v[0] = object_rv(obj);
+    v[1] = tg_json_path_string(obj, "metadata", "namespace", NULL);
+    v[2] = tg_json_path_string(obj, "metadata", "name", NULL);
+    for (size_t i = 0; i < N_OUTSIDE; i++) {
+        v[i] = v[i] ? v[i] : "";
+        total += (len[i] = strlen(v[i])) + 1;
+    }
+    /* Copied before the text is made: the members go out of obj meanwhile. */
+    if ((s = malloc(total)) == NULL)
         return NULL;
-    char *s = malloc(rv_len + 1 + json_len + 1);
-    if (s == NULL)
+    for (size_t i = 0; i < N_OUTSIDE; i++) {
+        memcpy(s + at, v[i], len[i] + 1);
+        at += len[i] + 1;
+    }
+    if (!rv_only && text_without_outside(obj, &json, &json_len) != 0) {
+        free(s);
         return NULL;
-    memcpy(s, rv, rv_len + 1);
-    memcpy(s + rv_len + 1, json, json_len + 1);
-    return s;
+    }
+    char *grown = realloc(s, total + json_len + 1);
+    if (grown == NULL) {
+        free(s);
+        free(json);
+        return NULL;
+    }
+    memcpy(grown + total, json ? json : "", json_len + 1);
+    free(json);
+    return grown;
 }
 
 static const char *stored_json(const char *stored)
 {
-    return stored + strlen(stored) + 1;
+    for (size_t i = 0; i < N_OUTSIDE; i++)
+        stored += strlen(stored) + 1;
+    return stored;
 }
 
-/* A fresh tree (one reference) from the stored text, or NULL. The text is
- * json-c's own output, so plain parsing suffices (tg_json_parse_own, with
- * the thread's cached tokener); the depth limit is the one the object passed
- * on its way in. NULL only when out of memory: callers
- * treat it as "not found". */
+/* A fresh tree (one reference) from the stored text, the outside members
+ * put back, or NULL. The text is json-c's own output, so plain parsing
+ * suffices (tg_json_parse_own, with the thread's cached tokener); the depth
+ * limit is the one the object passed on its way in. NULL only when out of
+ * memory: callers treat it as "not found". */
 static json_object *stored_parse(const char *stored)
 {
     const char *json = stored_json(stored);
-    return *json ? tg_json_parse_own(json, strlen(json)) : NULL;
+    json_object *obj = *json ? tg_json_parse_own(json, strlen(json)) : NULL, *meta;
+
+    if (obj == NULL || !json_object_object_get_ex(obj, "metadata", &meta))
+        return obj;   /* every stored object has metadata (its name) */
+    for (size_t i = 0; i < N_OUTSIDE; stored += strlen(stored) + 1, i++) {
+        json_object *str;
+        if (*stored == '\0')
+            continue;
+        if ((str = json_object_new_string(stored)) == NULL || json_object_object_add(meta, outside[i], str) != 0) {
+            json_object_put(str);
+            json_object_put(obj);
+            return NULL;
+        }
+    }
+    return obj;
 }
 
 static const char *entry_rv(const cache_entry *e)
@@ -390,30 +510,30 @@ static const char *entry_rv(const cache_entry *e)
 
 /* --- the indexes --- */
 
-static void index_add(tg_cache *c, cache_entry *e)
+/* Put e in the bucket of each of its values (borrowed from its object). */
+static void index_add(tg_cache *c, cache_entry *e, const char *const values[IDX_COUNT])
 {
     for (int i = 0; i < IDX_COUNT; i++) {
-        if (c->index[i] == NULL || e->index_value[i] == NULL)
+        e->index_value[i] = NULL;
+        if (c->index[i] == NULL || values[i] == NULL)
             continue;
-        struct lh_entry *le = lh_table_lookup_entry(c->index[i], e->index_value[i]);
+        struct lh_entry *le = lh_table_lookup_entry(c->index[i], values[i]);
         index_bucket *b;
         if (le != NULL) {
             b = lh_entry_v(le);
         } else {
-            b = calloc(1, sizeof(*b));
-            if (b == NULL || (b->value = strdup(e->index_value[i])) == NULL ||
-                lh_table_insert(c->index[i], b->value, b) != 0) {
+            size_t len = strlen(values[i]);
+            if ((b = calloc(1, sizeof(*b) + len + 1)) != NULL)
+                memcpy(b->value, values[i], len + 1);
+            if (b == NULL || lh_table_insert(c->index[i], b->value, b) != 0) {
                 /* Out of memory: the object stays reachable by key, only
                  * this index misses it (a label index's users fall back to
-                 * a live read). The value goes, so that removal agrees. */
-                if (b)
-                    free(b->value);
+                 * a live read); without a value, removal skips it too. */
                 free(b);
-                free(e->index_value[i]);
-                e->index_value[i] = NULL;
                 continue;
             }
         }
+        e->index_value[i] = b->value;
         e->idx_next[i] = b->head;
         b->head = e;
         b->count++;
@@ -437,25 +557,24 @@ static void index_remove(tg_cache *c, cache_entry *e)
             }
         }
         e->idx_next[i] = NULL;
+        e->index_value[i] = NULL;   /* the bucket's, which may go now */
         if (b->head == NULL)
             lh_table_delete_entry(c->index[i], le);
     }
 }
 
-/* Fills values[] with the object's value for each index that is on
- * (strdup'd, NULL when the object has none or out of memory). */
-static void index_values_of(tg_cache *c, json_object *obj, char *values[IDX_COUNT])
+/* Fills values[] with the object's value for each index that is on (in
+ * obj, NULL when the object has none). */
+static void index_values_of(tg_cache *c, json_object *obj, const char *values[IDX_COUNT])
 {
-    const char *v[IDX_COUNT] = {NULL};
-
-    if (c->index[IDX_LABEL])
-        v[IDX_LABEL] = tg_json_string(tg_json_path(obj, "metadata", "labels", NULL), c->index_label);
-    if (c->index[IDX_NAMESPACE])
-        v[IDX_NAMESPACE] = tg_json_path_string(obj, "metadata", "namespace", NULL);
-    if (c->index[IDX_NAME])
-        v[IDX_NAME] = tg_json_path_string(obj, "metadata", "name", NULL);
     for (int i = 0; i < IDX_COUNT; i++)
-        values[i] = v[i] ? strdup(v[i]) : NULL;
+        values[i] = NULL;
+    if (c->index[IDX_LABEL])
+        values[IDX_LABEL] = tg_json_string(tg_json_path(obj, "metadata", "labels", NULL), c->index_label);
+    if (c->index[IDX_NAMESPACE])
+        values[IDX_NAMESPACE] = tg_json_path_string(obj, "metadata", "namespace", NULL);
+    if (c->index[IDX_NAME])
+        values[IDX_NAME] = tg_json_path_string(obj, "metadata", "name", NULL);
 }
 
 /* --- changes --- */
@@ -554,7 +673,7 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
                 c->digest_free(digest);
             return -1;   /* the entry keeps its last known state */
         }
-        char *iv[IDX_COUNT];
+        const char *iv[IDX_COUNT];
         index_values_of(c, obj, iv);
         set_digest(e, digest, c->digest_free);
         if (changes)
@@ -565,31 +684,30 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         index_remove(c, e);
         json_object_put(e->obj);
         e->obj = c->compact ? NULL : json_object_get(obj);
-        for (int i = 0; i < IDX_COUNT; i++) {
-            free(e->index_value[i]);
-            e->index_value[i] = iv[i];
-        }
-        index_add(c, e);
+        index_add(c, e, iv);
         return 0;
     }
-    cache_entry *e = calloc(1, sizeof(*e));
+    size_t key_len = strlen(key);
+    cache_entry *e = calloc(1, sizeof(*e) + key_len + 1);
     if (e == NULL) {
         free(key);
         return -1;
     }
-    e->key = key;
+    memcpy(e->key, key, key_len + 1);
+    free(key);
     set_digest(e, make_digest(c, obj), c->digest_free);
     if (c->compact)
         e->stored = stored_new(obj, c->digest_only && e->digest);
     else
         e->obj = json_object_get(obj);
-    index_values_of(c, obj, e->index_value);
     e->seen = 1;
     if ((c->compact && e->stored == NULL) || lh_table_insert(c->objects, e->key, e) != 0) {
         entry_free(e);
         return -1;
     }
-    index_add(c, e);
+    const char *iv[IDX_COUNT];
+    index_values_of(c, obj, iv);
+    index_add(c, e, iv);
     if (changes)
         change_push(changes, CH_ADD, NULL, NULL, obj);
     return 0;

@@ -56,6 +56,13 @@ int tg_cache_set_compact(tg_cache *c);
  * before the first list. paths is NULL-terminated and copied. Returns 0 or -1. */
 int tg_cache_keep_fields(tg_cache *c, const char *const *paths);
 
+/* Keep of metadata only name, namespace, resourceVersion, deletionTimestamp
+ * and these members ("labels", "uid"; the annotations still as
+ * tg_cache_keep_fields says): for caches whose readers look at no other
+ * metadata. Handlers see the projected objects too. Call once, before the
+ * first list. members is NULL-terminated and copied. Returns 0 or -1. */
+int tg_cache_keep_metadata(tg_cache *c, const char *const *members);
+
 /* Also index the objects by metadata.namespace and/or metadata.name
  * (TG_CACHE_BY_* flags), for readers that would otherwise walk every object
  * (the webhook's duplicate checks). Call before the first list. Returns 0,

@@ -29,6 +29,8 @@ typedef struct tg_informer_opts {
                                     * (tg_cache_index_metadata) */
     const char *const *keep_fields;/* NULL-terminated dotted paths to keep
                                     * (tg_cache_keep_fields), or NULL: all */
+    const char *const *keep_metadata; /* NULL-terminated metadata members to keep
+                                    * (tg_cache_keep_metadata), or NULL: all */
     long page_size;                /* list page size; 0: 500 */
     long watch_timeout_s;          /* server-side timeoutSeconds; 0: random in [300, 600) */
     uint64_t backoff_base_ms;      /* 0: 500 ms */

@@ -567,6 +567,79 @@ static void test_keep_fields_through_lists(void **state)
     tg_cache_free(c);
 }
 
+/* What of metadata a visitor or handler sees, as "member=value ..." for the
+ * members asked about ("-" when absent, "*" when not a string). */
+static void meta_seen(json_object *o, char *out, size_t len)
+{
+    static const char *const members[] = {"name", "namespace", "resourceVersion", "uid", "creationTimestamp",
+                                          "generation", "finalizers", "ownerReferences", "deletionTimestamp",
+                                          "annotations", "labels", NULL};
+    json_object *meta = tg_json_path(o, "metadata", NULL), *v;
+    size_t at = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; members[i] && at < len; i++) {
+        const char *text = "-";
+        if (meta && json_object_object_get_ex(meta, members[i], &v))
+            text = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "*";
+        at += (size_t)snprintf(out + at, len - at, "%s%s=%s", i ? " " : "", members[i], text);
+    }
+}
+
+static void on_meta_seen(json_object *o, void *data)
+{
+    meta_seen(o, data, 400);
+}
+
+static void on_meta_added(json_object *o, void *data)
+{
+    meta_seen(o, data, 400);
+}
+
+/* tg_cache_keep_metadata: of metadata only the cache's own members, the
+ * deletion mark and the named ones stay, in the visitors and the handlers,
+ * from a list and from a watch; the annotations still follow keep_fields. */
+static void test_keep_metadata(void **state)
+{
+    static const char *const meta_labels[] = {"labels", "uid", NULL};
+    static const char *const keep[] = {"spec.x", NULL}, *const keep_ann[] = {"spec.x", "metadata.annotations", NULL};
+    const char *json = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"resourceVersion\":\"7\",\"uid\":\"u1\","
+                       "\"creationTimestamp\":\"2026-12-07T00:00:00Z\",\"generation\":3,\"finalizers\":[\"f\"],"
+                       "\"ownerReferences\":[{\"uid\":\"o\"}],\"deletionTimestamp\":\"2026-12-07T00:00:01Z\","
+                       "\"annotations\":{\"a\":\"b\"},\"labels\":{\"l\":\"v\"},\"managedFields\":[{}]},"
+                       "\"spec\":{\"x\":1,\"y\":2}}";
+    const char *want = "name=a namespace=n resourceVersion=7 uid=u1 creationTimestamp=- generation=- finalizers=- "
+                       "ownerReferences=- deletionTimestamp=2026-12-07T00:00:01Z annotations=- labels=*";
+    const char *want_ann = "name=a namespace=n resourceVersion=7 uid=u1 creationTimestamp=- generation=- "
+                           "finalizers=- ownerReferences=- deletionTimestamp=2026-12-07T00:00:01Z annotations=* "
+                           "labels=*";
+
+    for (int variant = 0; variant < 4; variant++) {
+        int via_watch = variant & 1, annotations = variant >> 1;
+        char seen[400] = "", added[400] = "", err[200];
+        tg_cache_handlers h = {.on_add = on_meta_added, .data = added};
+        tg_cache *c = cache_new(state, NULL);
+        json_object *o = tg_json_parse(json, strlen(json), NULL, 0);
+
+        assert_non_null(c);
+        assert_non_null(o);
+        assert_int_equal(tg_cache_keep_fields(c, annotations ? keep_ann : keep), 0);
+        assert_int_equal(tg_cache_keep_metadata(c, meta_labels), 0);
+        assert_int_equal(tg_cache_keep_metadata(c, meta_labels), -1);   /* once only */
+        if (via_watch) {
+            tg_watch_event ev = {TG_WATCH_ADDED, o};
+            assert_int_equal(tg_cache_apply(c, &ev, &h, err, sizeof(err)), TG_CACHE_OK);
+            json_object_put(o);
+        } else {
+            assert_int_equal(list_replace(c, "10", &o, 1, &h), 0);
+        }
+        assert_int_equal(tg_cache_get(c, "n", "a", on_meta_seen, seen), 1);
+        assert_string_equal(seen, annotations ? want_ann : want);
+        assert_string_equal(added, annotations ? want_ann : want);
+        tg_cache_free(c);
+    }
+}
+
 static void test_keep_fields(void **state)
 {
     static const char *const keep[] = {"data.nonce", "status.certificate", "status.certificate.x", NULL};
@@ -1369,6 +1442,9 @@ static json_object *csr_like(unsigned i)
 }
 
 #define MEM_OBJECTS 1000
+/* test_compact_bytes_per_object's bounds (bytes per Tenant-like object) */
+#define TENANT_ENTRY_MAX 700
+#define TENANT_PROJECTED_MAX 560
 
 typedef struct cache_cost {
     size_t tenants, csrs;   /* bytes held by each cache of MEM_OBJECTS */
@@ -1442,6 +1518,59 @@ static void test_compact_memory(void **state)
     assert_true(compact.csrs * 2 < tree.csrs);
 }
 
+/* The bytes a compact cache holds per object, set up as the signer's
+ * Tenant cache is (informers.c: spec.clusterID, the namespace index, labels,
+ * uid and creation time of metadata), over MEM_OBJECTS Tenant-like objects;
+ * meta NULL: all of metadata. */
+static size_t tenant_cache_cost(const char *const *meta)
+{
+    static const char *const keep[] = {"spec.clusterID", NULL};
+    size_t before = heap_in_use();
+    tg_cache *c = tg_cache_new(NULL);
+    json_object *items = json_object_new_array();
+    char err[200];
+
+    assert_non_null(c);
+    assert_int_equal(tg_cache_set_compact(c), 0);
+    assert_int_equal(tg_cache_keep_fields(c, keep), 0);
+    assert_int_equal(tg_cache_index_metadata(c, TG_CACHE_BY_NAMESPACE), 0);
+    if (meta)
+        assert_int_equal(tg_cache_keep_metadata(c, meta), 0);
+    for (unsigned i = 0; i < MEM_OBJECTS; i++)
+        json_object_array_add(items, tenant_like(i));
+    assert_int_equal(tg_cache_stage(c, items, err, sizeof(err)), 0);
+    json_object_put(items);
+    assert_int_equal(tg_cache_commit(c, "5000", NULL, err, sizeof(err)), 0);
+    size_t after = heap_in_use();
+    /* the members kept outside the text read back */
+    assert_int_equal(tg_cache_get_by_namespace(c, "liqo-tenant-cl0042", NULL, NULL), 1);
+    char seen[400] = "";
+    assert_int_equal(tg_cache_get(c, "liqo-tenant-cl0042", "cl0042", on_meta_seen, seen), 1);
+    assert_non_null(strstr(seen, "name=cl0042 namespace=liqo-tenant-cl0042 resourceVersion=1042 "));
+    tg_cache_free(c);
+    return after > before ? (after - before) / MEM_OBJECTS : 0;
+}
+
+/* Issue 47: 10,000 consumers in 40 MB. A cache entry's own cost (entry,
+ * key, index, the text's repeated name, namespace and version) is much of
+ * what a trimmed object costs: bound it per object. glibc, 1,000 objects:
+ * 788 bytes before (key, index values and the whole text in allocations of
+ * their own), 662 once the entry holds its key and the text leaves out what
+ * the key and version say, 531 with metadata projected to the labels. */
+static void test_compact_bytes_per_object(void **state)
+{
+    static const char *const meta[] = {"labels", NULL};   /* as the signer keeps nonces */
+    (void)state;
+    json_object_put(tenant_like(0));   /* warm up the tokener */
+    size_t all = tenant_cache_cost(NULL), projected = tenant_cache_cost(meta);
+    printf("[ cache    ] Tenant cache as the signer's, bytes per object: %zu, metadata projected %zu\n", all,
+           projected);
+    if (all > TENANT_ENTRY_MAX)
+        fail_msg("a Tenant costs %zu bytes in the cache, over %d", all, TENANT_ENTRY_MAX);
+    if (projected > TENANT_PROJECTED_MAX)
+        fail_msg("a projected Tenant costs %zu bytes in the cache, over %d", projected, TENANT_PROJECTED_MAX);
+}
+
 /* Both modes run the same behaviour tests. */
 #define CACHE_TESTS(mode)                                                      \
     cmocka_unit_test_prestate(test_list_then_watch, (void *)(mode)),           \
@@ -1452,6 +1581,7 @@ static void test_compact_memory(void **state)
     cmocka_unit_test_prestate(test_concurrent_readers, (void *)(mode)),        \
     cmocka_unit_test_prestate(test_recorded_list_watch_equals_relist, (void *)(mode)), \
     cmocka_unit_test_prestate(test_keep_fields, (void *)(mode)),               \
+    cmocka_unit_test_prestate(test_keep_metadata, (void *)(mode)),             \
     cmocka_unit_test_prestate(test_keep_fields_through_lists, (void *)(mode)), \
     cmocka_unit_test_prestate(test_annotations_follow_keep_paths, (void *)(mode)), \
     cmocka_unit_test_prestate(test_index_and_handlers_follow_changes, (void *)(mode)), \
@@ -1470,6 +1600,7 @@ int main(void)
         cmocka_unit_test(test_compact_shows_same_objects),
         cmocka_unit_test(test_compact_visitor_gets_fresh_tree),
         cmocka_unit_test(test_compact_memory),
+        cmocka_unit_test(test_compact_bytes_per_object),
     };
     int failed = cmocka_run_group_tests_name("tree", tree_tests, NULL, NULL);
     failed += cmocka_run_group_tests_name("compact", compact_tests, NULL, NULL);

@@ -6,19 +6,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/linkhash.h>
+
 #include "kube/json.h"
 #include "pki/name_owner.h"
 
+/* A subject's bindings: their keys, each ended by '\n' (a key holds no
+ * newline: namespaces and names are DNS labels or paths without one). One
+ * record and one string a subject, where json-c's {subject: {key: null}}
+ * cost about 1,000 bytes a Tenant (an object, its 16-slot hash table, a
+ * copy of each key): at 10,000 Tenants 9 MB of the signer's peak. */
+typedef struct subject_keys {
+    char *keys;
+    char name[];
+} subject_keys;
+
 struct tg_binding_index {
     pthread_mutex_t mu;
-    json_object *by_name;   /* subject name -> {binding key: null}; under mu */
+    struct lh_table *by_name;   /* subject name -> subject_keys (owned); under mu */
 };
+
+static void on_subject_free(struct lh_entry *le)
+{
+    subject_keys *sk = lh_entry_v(le);
+    free(sk->keys);
+    free(sk);
+}
 
 tg_binding_index *tg_binding_index_new(void)
 {
     tg_binding_index *x = calloc(1, sizeof(*x));
-
-    if (!x || !(x->by_name = json_object_new_object())) {
+    if (!x || !(x->by_name = lh_kchar_table_new(64, on_subject_free))) {
         free(x);
         return NULL;
     }
@@ -30,7 +48,7 @@ void tg_binding_index_free(tg_binding_index *x)
 {
     if (!x)
         return;
-    json_object_put(x->by_name);
+    lh_table_free(x->by_name);
     pthread_mutex_destroy(&x->mu);
     free(x);
 }
@@ -48,22 +66,62 @@ static int binding_key(json_object *b, char *key, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+/* Where key's line starts in keys, or NULL. */
+static char *find_key(char *keys, const char *key)
+{
+    size_t n = strlen(key);
+
+    for (char *p = keys; p && *p; p = strchr(p, '\n') + 1)
+        if (strncmp(p, key, n) == 0 && p[n] == '\n')
+            return p;
+    return NULL;
+}
+
+static void add_key(tg_binding_index *x, const char *subject, const char *key)
+{
+    struct lh_entry *le = lh_table_lookup_entry(x->by_name, subject);
+    subject_keys *sk = le ? lh_entry_v(le) : NULL;
+    size_t have = sk && sk->keys ? strlen(sk->keys) : 0, n = strlen(key);
+    char *grown;
+
+    if (strchr(key, '\n') || (sk && find_key(sk->keys, key)))
+        return;   /* no valid name holds a newline; the key is there */
+    if (!sk) {
+        size_t sl = strlen(subject);
+        if (!(sk = calloc(1, sizeof(*sk) + sl + 1)))
+            return;   /* out of memory: as a binding not yet seen */
+        memcpy(sk->name, subject, sl + 1);
+        if (lh_table_insert(x->by_name, sk->name, sk) != 0) {
+            free(sk);
+            return;
+        }
+    }
+    if (!(grown = realloc(sk->keys, have + n + 2)))
+        return;
+    memcpy(grown + have, key, n);
+    memcpy(grown + have + n, "\n", 2);
+    sk->keys = grown;
+}
+
+static void drop_key(tg_binding_index *x, const char *subject, const char *key)
+{
+    struct lh_entry *le = lh_table_lookup_entry(x->by_name, subject);
+    subject_keys *sk = le ? lh_entry_v(le) : NULL;
+    char *at = sk ? find_key(sk->keys, key) : NULL;
+
+    if (!at)
+        return;
+    memmove(at, at + strlen(key) + 1, strlen(at + strlen(key) + 1) + 1);
+    if (*sk->keys == '\0')
+        lh_table_delete_entry(x->by_name, le);   /* frees sk */
+}
+
 static void note_subject(tg_binding_index *x, const char *subject, const char *key, int deleted)
 {
-    json_object *keys = NULL;
-
-    if (!json_object_object_get_ex(x->by_name, subject, &keys)) {
-        if (deleted || !(keys = json_object_new_object()))
-            return;
-        json_object_object_add(x->by_name, subject, keys);
-    }
-    if (!deleted) {
-        json_object_object_add(keys, key, NULL);
-        return;
-    }
-    json_object_object_del(keys, key);
-    if (json_object_object_length(keys) == 0)
-        json_object_object_del(x->by_name, subject);
+    if (deleted)
+        drop_key(x, subject, key);
+    else
+        add_key(x, subject, key);
 }
 
 void tg_binding_index_note(tg_binding_index *x, json_object *b, int deleted)
@@ -144,7 +202,7 @@ static tg_binding_owner owner_now(tg_cache *rb, tg_cache *crb, const char *key, 
 int tg_binding_index_foreign(tg_binding_index *x, tg_cache *rb, tg_cache *crb, const char *name, char *where,
                              size_t where_len)
 {
-    json_object *keys = NULL;
+    struct lh_entry *le;
     int found = 0;
 
     if (!x || !name)
@@ -152,14 +210,18 @@ int tg_binding_index_foreign(tg_binding_index *x, tg_cache *rb, tg_cache *crb, c
     /* The cache's read lock is taken inside ours; its writer calls the
      * handlers (and so tg_binding_index_note) after releasing it. */
     pthread_mutex_lock(&x->mu);
-    if (json_object_object_get_ex(x->by_name, name, &keys)) {
-        json_object_object_foreach(keys, key, unused) {
-            (void)unused;
+    if ((le = lh_table_lookup_entry(x->by_name, name)) != NULL) {
+        const subject_keys *sk = lh_entry_v(le);
+        for (const char *p = sk->keys, *nl; !found && p && (nl = strchr(p, '\n')); p = nl + 1) {
+            char key[320];
+            if ((size_t)(nl - p) >= sizeof(key))
+                continue;   /* never stored: binding_key's limit */
+            memcpy(key, p, (size_t)(nl - p));
+            key[nl - p] = '\0';
             /* TG_BINDING_TOKEN is tenantgate-auth's: the NameClaim tells it apart (NameOwned) */
             if (owner_now(rb, crb, key, name) == TG_BINDING_FOREIGN) {
                 snprintf(where, where_len, "%s %s", strchr(key, '/') ? "RoleBinding" : "ClusterRoleBinding", key);
                 found = 1;
-                break;
             }
         }
     }

@@ -44,6 +44,8 @@ typedef struct tg_informer_desc {
     const char *index_label;          /* or NULL */
     unsigned index_metadata;          /* TG_CACHE_BY_* */
     const char *const *keep_fields;   /* beside metadata */
+    const char *const *keep_metadata; /* of metadata, beside name, namespace, resourceVersion,
+                                       * deletionTimestamp; NULL: all (tg_cache_keep_metadata) */
     /* where the reconcilers find this cache in tg_signer, or 0: nowhere */
     size_t cache_offset;
     /* said of each object when the informer first meets it, in or out of

@@ -33,21 +33,38 @@ static const char *const keep_tenant_slice[] = {"spec.class", "spec.consumerClus
  * included): a binding with many subjects costs only their kinds and names. */
 static const char *const keep_binding[] = {"subjects.kind", "subjects.name", "roleRef.kind", "roleRef.name", NULL};
 
+/* The metadata each provider cache's readers look at beside the name,
+ * namespace, resourceVersion and deletionTimestamp (tg_cache_keep_metadata):
+ * at 10,000 Tenants the uid, creationTimestamp, generation, finalizers and
+ * ownerReferences nobody reads cost about 6 MB. The consumer side's caches
+ * keep all their metadata (their readers check finalizers and owners).
+ * Namespaces, nonces and bindings: labels only (the scope, the nonce's
+ * peer, tg_binding_owner_of). */
+static const char *const meta_labels[] = {"labels", NULL};
+/* A Tenant's uid and creation time tell its CSRs from a former Tenant's of
+ * the same name (provider_tenant.c); a CSR's and a Renew's creation time
+ * order them (the newest CSR, a Renew made after its Tenant). */
+static const char *const meta_tenant[] = {"labels", "uid", "creationTimestamp", NULL};
+static const char *const meta_created[] = {"labels", "creationTimestamp", NULL};
+
 #define IN_SIGNER(field) offsetof(tg_signer, field)
 
 const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     [TG_INF_NAMESPACES] = {.name = "namespace", .path = "/api/v1/namespaces", .keep_fields = keep_nothing,
-                           .cache_offset = IN_SIGNER(ns_cache)},
+                           .keep_metadata = meta_labels, .cache_offset = IN_SIGNER(ns_cache)},
     /* Found by label, which anyone who may create a Secret can set: by name
      * too, so labelled Secrets of other names are never listed. */
     [TG_INF_NONCES] = {.name = "nonce", .path = "/api/v1/secrets", .label_selector = "liqo.io/nonce=true",
                        .field_selector = "metadata.name=" TG_NONCE_SECRET, .keep_fields = keep_nonce,
-                       .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(nonce_cache)},
+                       .keep_metadata = meta_labels, .index_metadata = TG_CACHE_BY_NAMESPACE,
+                       .cache_offset = IN_SIGNER(nonce_cache)},
     [TG_INF_TENANTS] = {.name = "tenant", .path = AUTH_API "/tenants", .keep_fields = keep_cluster_id,
+                        .keep_metadata = meta_tenant,
                         .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(tenant_cache)},
     [TG_INF_CSRS] = {.name = "csr", .path = "/apis/certificates.k8s.io/v1/certificatesigningrequests",
                      .label_selector = TG_LABEL_TENANT_CSR "=true", .index_label = TG_LABEL_REMOTE_CLUSTER_ID,
-                     .keep_fields = keep_csr, .cache_offset = IN_SIGNER(csr_cache), .noticed = tg_note_foreign_csr},
+                     .keep_fields = keep_csr, .keep_metadata = meta_created, .cache_offset = IN_SIGNER(csr_cache),
+                     .noticed = tg_note_foreign_csr},
     [TG_INF_SIGNED_NONCES] = {.name = "signednonce", .path = "/api/v1/secrets",
                               .label_selector = "liqo.io/signed-nonce=true",
                               .field_selector = "metadata.name=" TG_SIGNED_NONCE_SECRET, .keep_fields = keep_nothing,
@@ -64,8 +81,8 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
                              .keep_fields = keep_nothing, .index_metadata = TG_CACHE_BY_NAMESPACE},
     [TG_INF_REMOTE_RENEWS] = {.name = "remoterenew", .path = AUTH_API "/renews",
                               .label_selector = "liqo.io/replicated=true,liqo.io/originID",
-                              .keep_fields = keep_nothing, .index_metadata = TG_CACHE_BY_NAMESPACE,
-                              .cache_offset = IN_SIGNER(renew_cache)},
+                              .keep_fields = keep_nothing, .keep_metadata = meta_created,
+                              .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(renew_cache)},
     /* Their deletion wakes the Identity that writes them (issue 36 #8). */
     [TG_INF_IDENTITY_SECRETS] = {.name = "idsecret", .path = "/api/v1/secrets",
                                  .label_selector = TG_LABEL_IDENTITY_TYPE, .keep_fields = keep_nothing,
@@ -77,8 +94,9 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     /* Every one, in any namespace: a binding anywhere that names a cluster id
      * or slice user grants it (NameBound, binding_index.h). */
     [TG_INF_ROLEBINDINGS] = {.name = "rolebinding", .path = "/apis/rbac.authorization.k8s.io/v1/rolebindings",
-                             .keep_fields = keep_binding, .cache_offset = IN_SIGNER(rb_cache)},
-    [TG_INF_CLUSTERROLEBINDINGS] = {.name = "clusterrolebinding",
+                             .keep_fields = keep_binding, .keep_metadata = meta_labels,
+                             .cache_offset = IN_SIGNER(rb_cache)},
+    [TG_INF_CLUSTERROLEBINDINGS] = {.name = "clusterrolebinding", .keep_metadata = meta_labels,
                                     .path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
                                     .keep_fields = keep_binding, .cache_offset = IN_SIGNER(crb_cache)},
     /* Only its events: a change wakes the Denied slices (provider_resourceslice.c).
