@@ -204,8 +204,11 @@ def third_party_crds(provider):
 
 def test_cert_manager_and_monitoring_objects_pass_a_server_side_dry_run(
         provider, crds, namespace, helm, third_party_crds):
-    ns = namespace(provider, "helm")
+    ns, tokens = namespace(provider, "helm"), namespace(provider, "tokens")
     docs = _docs(helm("template", "--namespace", ns, "--set", "certs.source=cert-manager",
+                      "--set", "auth.enabled=true", "--set", f"auth.tokenNamespace={tokens}",
+                      "--set", "certs.auth.dnsNames={auth.provider.example}",
+                      "--set", "certs.auth.ipAddresses={192.0.2.10}",
                       "--set", "monitoring.serviceMonitor.enabled=true",
                       "--set", "networkPolicy.enabled=true",
                       "--set", "networkPolicy.apiServerCIDRs={10.0.0.10/32}").stdout)
@@ -216,7 +219,31 @@ def test_cert_manager_and_monitoring_objects_pass_a_server_side_dry_run(
             assert d["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == \
                 f"{ns}/tenantgate-webhook", d["metadata"]
             assert all("caBundle" not in w["clientConfig"] for w in d["webhooks"]), d
+    certs = {d["metadata"]["name"]: d["spec"] for d in docs if d["kind"] == "Certificate"}
+    auth = certs["tenantgate-auth"]       # tenantgate-auth's, from the webhook's CA Issuer
+    assert (auth["secretName"], auth["issuerRef"]["name"]) == \
+        ("tenantgate-auth-tls", "tenantgate-webhook-ca"), auth
+    assert auth["dnsNames"] == [f"tenantgate-auth.{ns}.svc",
+                                f"tenantgate-auth.{ns}.svc.cluster.local",
+                                "auth.provider.example"], auth
+    assert auth["ipAddresses"] == ["192.0.2.10"], auth
     _dry_run(provider, docs)
+
+
+@pytest.mark.parametrize("source, secret", [
+    ("job", "tenantgate-auth-tls"), ("cert-manager", "tenantgate-auth-tls"),
+    ("secret", "operators-auth-tls")])
+def test_auth_server_mounts_the_secret_its_source_keeps(helm, source, secret):
+    """auth.enabled: tenantgate-auth serves the Secret certs.source fills (the Job's or
+    cert-manager's tenantgate-auth-tls, or the operator's own with source=secret)."""
+    args = ["--set", "auth.enabled=true", "--set", f"certs.source={source}"]
+    if source == "secret":
+        args += ["--set", f"certs.auth.secretName={secret}"]
+    docs = _docs(helm("template", "--namespace", "liqo", *args).stdout)
+    auth = next(d for d in docs if d["kind"] == "Deployment"
+                and d["metadata"]["name"] == "tenantgate-auth")
+    volumes = auth["spec"]["template"]["spec"]["volumes"]
+    assert [v["secret"]["secretName"] for v in volumes if "secret" in v] == [secret], volumes
 
 
 def _hook_configs(cluster, name):
@@ -243,25 +270,30 @@ def _serial(pem):
     return openssl("x509", "-noout", "-serial", input=pem).decode().strip()
 
 
-def test_cert_tool_keeps_its_ca_in_a_secret_and_renews_when_due(provider, namespace,
+def test_cert_tool_keeps_its_ca_in_a_secret_and_renews_when_due(provider, namespace, helm,
                                                                  source_dir, tmp_path):
     """certs.source=job's step, as its Job runs it: no lasting --out (a new directory each
     run), the CA in Secret tenantgate-webhook-ca, the serving certificate renewed only within
-    --renew-before-days of expiry, the caBundle written each time."""
+    --renew-before-days of expiry, the caBundle written each time. With auth on, the Job's
+    auth-certs container, run with exactly the chart's arguments, writes tenantgate-auth-tls
+    for the auth Service's names and the operator's, under the same CA, and leaves the
+    caBundle alone."""
     ns = namespace(provider, "helm")
     config = f"tenantgate-{ns}"
     _hook_configs(provider, config)
     env = dict(os.environ, KUBECTL=provider.kubectl_path)
 
-    def run(run_dir, renew_before):
-        p = subprocess.run([str(source_dir / "certs" / "tenantgate-certs"), "--out",
-                            str(tmp_path / run_dir), "--namespace", ns, "--apply",
-                            "--ca-secret", "tenantgate-webhook-ca", "--renew-before-days",
-                            str(renew_before), "--webhook-config", config,
+    def tool(*args):
+        p = subprocess.run([str(source_dir / "certs" / "tenantgate-certs"), *args,
                             "--kubeconfig", str(provider.kubeconfig)],
                            env=env, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stdout + p.stderr
         return p.stdout
+
+    def run(run_dir, renew_before):
+        return tool("--out", str(tmp_path / run_dir), "--namespace", ns, "--apply",
+                    "--ca-secret", "tenantgate-webhook-ca", "--renew-before-days",
+                    str(renew_before), "--webhook-config", config)
 
     try:
         out = run("first", 30)
@@ -281,6 +313,29 @@ def test_cert_tool_keeps_its_ca_in_a_secret_and_renews_when_due(provider, namesp
         for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
             hooks = provider.get_json(kind, config)["webhooks"]
             assert [base64.b64decode(h["clientConfig"]["caBundle"]) for h in hooks] == [ca], kind
+
+        job = next(d for d in _docs(helm(
+            "template", "--namespace", ns, "--set", "certs.source=job", "--set",
+            "auth.enabled=true", "--set", "certs.auth.dnsNames={auth.provider.example}",
+            "--set", "certs.auth.ipAddresses={192.0.2.10}").stdout) if d["kind"] == "Job")
+        init = job["spec"]["template"]["spec"]["initContainers"]
+        assert [c["name"] for c in init] == ["auth-certs"], init
+        args = [str(tmp_path / "auth") if a == "/work/auth" else a for a in init[0]["args"]]
+        out = tool(*args, "--webhook-config", config)  # were it to patch, these would show it
+        assert "CA read from Secret" in out and "caBundle" not in out, out
+        auth = _secret_pem(provider, ns, "tenantgate-auth-tls")
+        for check, name in (("-verify_hostname", f"tenantgate-auth.{ns}.svc"),
+                            ("-verify_hostname", f"tenantgate-auth.{ns}.svc.cluster.local"),
+                            ("-verify_hostname", "auth.provider.example"),
+                            ("-verify_ip", "192.0.2.10")):
+            openssl("verify", "-CAfile", str(tmp_path / "ca.crt"), "-purpose", "sslserver",
+                    check, name, input=auth)
+        with pytest.raises(subprocess.CalledProcessError):     # not the webhook's name
+            openssl("verify", "-CAfile", str(tmp_path / "ca.crt"), "-verify_hostname",
+                    f"tenantgate-webhook.{ns}.svc", input=auth)
+        for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
+            hooks = provider.get_json(kind, config)["webhooks"]
+            assert [base64.b64decode(h["clientConfig"]["caBundle"]) for h in hooks] == [ca], kind
     finally:
         for kind in ("validatingwebhookconfiguration", "mutatingwebhookconfiguration"):
             provider.kubectl("delete", kind, config, "--ignore-not-found", check=False)
@@ -288,11 +343,12 @@ def test_cert_tool_keeps_its_ca_in_a_secret_and_renews_when_due(provider, namesp
 
 def test_cert_job_account_writes_only_its_secrets_and_configurations(provider, namespace, helm):
     """certs.source=job's hook ServiceAccount, acting with its own token and exactly the
-    chart's hook RBAC: it stores its Secrets, but reads no other Secret of the namespace, writes
-    none elsewhere, and patches no webhook configuration but those named tenantgate."""
+    chart's hook RBAC (auth on): it stores and renews its Secrets (the CA, and with auth on
+    tenantgate-auth-tls), but reads no other Secret of the namespace, writes none elsewhere,
+    and patches no webhook configuration but those named tenantgate."""
     ns, other_ns = namespace(provider, "helm"), namespace(provider, "helm")
-    docs = [d for d in _docs(helm("template", "--namespace", ns, "--set",
-                                  "certs.source=job").stdout)
+    docs = [d for d in _docs(helm("template", "--namespace", ns, "--set", "certs.source=job",
+                                  "--set", "auth.enabled=true").stdout)
             if d["metadata"]["name"] == "tenantgate-certs" and d["kind"] != "Job"]
     assert {d["kind"] for d in docs} == {"ServiceAccount", "Role", "RoleBinding", "ClusterRole",
                                           "ClusterRoleBinding"}, docs
@@ -311,6 +367,11 @@ def test_cert_job_account_writes_only_its_secrets_and_configurations(provider, n
                    "--from-literal=k=v")
         assert p.returncode == 0, p.stderr
         assert as_job("-n", ns, "get", "secret", "tenantgate-webhook-ca").returncode == 0
+        for step in (("create", "secret", "generic", "tenantgate-auth-tls", "--from-literal=k=v"),
+                     ("get", "secret", "tenantgate-auth-tls"),
+                     ("patch", "secret", "tenantgate-auth-tls", "-p", '{"data":{"k":"eA=="}}')):
+            p = as_job("-n", ns, *step)
+            assert p.returncode == 0, (step, p.stderr)
         for attempt in (("-n", ns, "get", "secret", "unrelated"),
                         ("-n", ns, "patch", "secret", "unrelated", "-p", '{"data":{"k":"eA=="}}'),
                         ("-n", ns, "get", "secrets"),
