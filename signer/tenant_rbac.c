@@ -222,18 +222,25 @@ static int wanted(const char *name, const char **roles, size_t n)
     return 0;
 }
 
-/* Delete cid's bindings in ns that bind none of roles (n 0: all of them):
- * a role no longer labelled, the other mode's role, the old name. */
-static long prune(tg_signer *s, tg_api *api, const char *ns, const char *cid, const char **roles, size_t n,
-                  char *err, size_t err_len)
+/* What a listed binding must be to be deleted (prune_listed). */
+typedef int (*binding_doomed_fn)(json_object *rb, const char *name, const void *ctx);
+
+/* Delete the bindings labelled with cid (in ns; NULL: ClusterRoleBindings)
+ * that doomed picks. 200 when done, else the failing call's status. */
+static long prune_listed(tg_signer *s, tg_api *api, const char *ns, const char *cid, binding_doomed_fn doomed,
+                         const void *ctx, char *err, size_t err_len)
 {
     char path[1024];
     json_object *list = NULL, *items;
     long r;
 
     /* label keys are [a-z0-9./-]: only the '=' needs escaping */
-    snprintf(path, sizeof(path), RBAC_API "/namespaces/%s/rolebindings?labelSelector=%s%%3D%s", ns,
-             TG_LABEL_REMOTE_CLUSTER_ID, cid);
+    if (ns)
+        snprintf(path, sizeof(path), RBAC_API "/namespaces/%s/rolebindings?labelSelector=%s%%3D%s", ns,
+                 TG_LABEL_REMOTE_CLUSTER_ID, cid);
+    else
+        snprintf(path, sizeof(path), RBAC_API "/clusterrolebindings?labelSelector=%s%%3D%s",
+                 TG_LABEL_REMOTE_CLUSTER_ID, cid);
     if ((r = tg_api_get(api, path, &list, err, err_len)) != 200) {
         json_object_put(list);
         return r;
@@ -243,14 +250,38 @@ static long prune(tg_signer *s, tg_api *api, const char *ns, const char *cid, co
          i++) {
         json_object *rb = json_object_array_get_idx(items, i);
         const char *name = tg_json_path_string(rb, "metadata", "name", NULL);
-        if (!tg_tenant_binding_is_ours(rb, cid) || wanted(name, roles, n))
+        if (!name || !doomed(rb, name, ctx))
             continue;
         if ((r = delete_binding(s, api, ns, name, err, err_len)) != 200)
             break;
-        tg_log(TG_LOG_INFO, "consumer binding removed", TG_LOG_STR("namespace", ns), TG_LOG_STR("rolebinding", name));
+        tg_log(TG_LOG_INFO, "consumer binding removed", TG_LOG_STR("namespace", ns ? ns : ""),
+               TG_LOG_STR("binding", name));
     }
     json_object_put(list);
     return r;
+}
+
+typedef struct roles_kept {
+    const char *cid;
+    const char **roles;
+    size_t n;
+} roles_kept;
+
+static int binds_no_kept_role(json_object *rb, const char *name, const void *ctx)
+{
+    const roles_kept *k = ctx;
+
+    return tg_tenant_binding_is_ours(rb, k->cid) && !wanted(name, k->roles, k->n);
+}
+
+/* Delete cid's bindings in ns that bind none of roles (n 0: all of them):
+ * a role no longer labelled, the other mode's role, the old name. */
+static long prune(tg_signer *s, tg_api *api, const char *ns, const char *cid, const char **roles, size_t n,
+                  char *err, size_t err_len)
+{
+    roles_kept k = {cid, roles, n};
+
+    return prune_listed(s, api, ns, cid, binds_no_kept_role, &k, err, err_len);
 }
 
 /* The labelled ClusterRoles' list is remembered this long (a settled mark,
@@ -506,38 +537,14 @@ long tg_cert_group_bind(tg_signer *s, tg_api *api, const char *name, const char 
     return r;
 }
 
-/* Delete the ClusterRoleBindings of cid's revocable slice certificates
- * (tg_cert_group_bind): cluster-scoped, they cannot be owned by the Tenant,
- * so they go when it does. Only those the signer makes: labelled with cid,
- * named with the prefix, carrying the certificate-groups annotation. */
-static long prune_slice_group_bindings(tg_signer *s, tg_api *api, const char *cid, const char *own, char *err,
-                                       size_t err_len)
+/* A ClusterRoleBinding of a revocable slice certificate (tg_cert_group_bind):
+ * named with the prefix, carrying the certificate-groups annotation, not
+ * the Tenant's own (ctx). */
+static int is_slice_group_binding(json_object *rb, const char *name, const void *own)
 {
-    char path[512];
-    json_object *list = NULL, *items;
-    size_t plen = strlen(TG_CLUSTERWIDE_BINDING_PREFIX);
-    long r;
-
-    snprintf(path, sizeof(path), RBAC_API "/clusterrolebindings?labelSelector=%s%%3D%s", TG_LABEL_REMOTE_CLUSTER_ID,
-             cid);
-    if ((r = tg_api_get(api, path, &list, err, err_len)) != 200) {
-        json_object_put(list);
-        return r;
-    }
-    items = tg_json_path(list, "items", NULL);
-    for (size_t i = 0; items && json_object_is_type(items, json_type_array) && i < json_object_array_length(items);
-         i++) {
-        json_object *rb = json_object_array_get_idx(items, i);
-        const char *name = tg_json_path_string(rb, "metadata", "name", NULL);
-        if (!name || strncmp(name, TG_CLUSTERWIDE_BINDING_PREFIX, plen) != 0 || strcmp(name, own) == 0 ||
-            !tg_json_path_string(rb, "metadata", "annotations", TG_ANNOTATION_CERT_GROUPS, NULL))
-            continue;
-        if ((r = delete_binding(s, api, NULL, name, err, err_len)) != 200)
-            break;
-        tg_log(TG_LOG_INFO, "slice certificate binding removed", TG_LOG_STR("clusterrolebinding", name));
-    }
-    json_object_put(list);
-    return r;
+    return strncmp(name, TG_CLUSTERWIDE_BINDING_PREFIX, strlen(TG_CLUSTERWIDE_BINDING_PREFIX)) == 0 &&
+           strcmp(name, own) != 0 &&
+           tg_json_path_string(rb, "metadata", "annotations", TG_ANNOTATION_CERT_GROUPS, NULL) != NULL;
 }
 
 long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *tenant, int present,
@@ -561,9 +568,11 @@ long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, 
     if (r != 200)
         return r;
     snprintf(name, sizeof(name), TG_CLUSTERWIDE_BINDING_PREFIX "%s", cid);
-    if (!present)
-        return (r = delete_binding(s, api, NULL, name, err, err_len)) != 200
-                   ? r
-                   : prune_slice_group_bindings(s, api, cid, name, err, err_len);
+    if (!present) {
+        /* the slices' group bindings are cluster-scoped: the Tenant cannot own them */
+        if ((r = delete_binding(s, api, NULL, name, err, err_len)) != 200)
+            return r;
+        return prune_listed(s, api, NULL, cid, is_slice_group_binding, name, err, err_len);
+    }
     return post_binding(s, api, NULL, name, cid, "Group", TG_CLUSTERWIDE_CLUSTERROLE, NULL, &posted, err, err_len);
 }
