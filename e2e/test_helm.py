@@ -317,7 +317,8 @@ def test_cert_tool_keeps_its_ca_in_a_secret_and_renews_when_due(provider, namesp
         job = next(d for d in _docs(helm(
             "template", "--namespace", ns, "--set", "certs.source=job", "--set",
             "auth.enabled=true", "--set", "certs.auth.dnsNames={auth.provider.example}",
-            "--set", "certs.auth.ipAddresses={192.0.2.10}").stdout) if d["kind"] == "Job")
+            "--set", "certs.auth.ipAddresses={192.0.2.10}").stdout)
+            if d["kind"] == "Job" and d["metadata"]["name"] == "tenantgate-certs")
         init = job["spec"]["template"]["spec"]["initContainers"]
         assert [c["name"] for c in init] == ["auth-certs"], init
         args = [str(tmp_path / "auth") if a == "/work/auth" else a for a in init[0]["args"]]
@@ -387,6 +388,38 @@ def test_cert_job_account_writes_only_its_secrets_and_configurations(provider, n
                      "clusterrolebinding", "clusterrole"):
             name = config if "webhook" in kind else "tenantgate-certs"
             provider.kubectl("delete", kind, name, "--ignore-not-found", check=False)
+
+
+def test_cert_cleanup_account_deletes_only_the_jobs_secrets(provider, namespace, helm):
+    """certs.source=job's post-delete hook account, with its own token and exactly the chart's
+    RBAC (auth on): it deletes the Job's three Secrets (the CA's key among them) and nothing
+    else; it cannot read them."""
+    ns = namespace(provider, "helm")
+    docs = [d for d in _docs(helm("template", "--namespace", ns, "--set", "certs.source=job",
+                                  "--set", "auth.enabled=true").stdout)
+            if d["metadata"]["name"] == "tenantgate-certs-cleanup"]
+    assert {d["kind"] for d in docs} == {"ServiceAccount", "Role", "RoleBinding", "Job"}, docs
+    job = next(d for d in docs if d["kind"] == "Job")
+    assert job["metadata"]["annotations"]["helm.sh/hook"] == "post-delete"
+    mine = ("tenantgate-webhook-tls", "tenantgate-webhook-ca", "tenantgate-auth-tls")
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"][-3:] == list(mine)
+    for d in docs:
+        if d["kind"] != "Job":
+            provider.apply(d)
+    for name in mine + ("unrelated",):
+        provider.kubectl("-n", ns, "create", "secret", "generic", name, "--from-literal=k=v")
+    kc = provider.serviceaccount_kubeconfig(ns, "tenantgate-certs-cleanup")
+
+    def as_hook(*args):
+        return provider.kubectl("-n", ns, *args, kubeconfig=kc, check=False)
+    for attempt in (("get", "secret", "tenantgate-webhook-ca"), ("delete", "secret", "unrelated"),
+                    ("get", "secrets")):
+        p = as_hook(*attempt)
+        assert p.returncode != 0 and "forbidden" in p.stderr.lower(), (attempt, p.stderr)
+    p = as_hook("delete", "secret", "--ignore-not-found", *mine)
+    assert p.returncode == 0, p.stderr
+    left = {i["metadata"]["name"] for i in provider.get_json("secrets", "-n", ns)["items"]}
+    assert not left & set(mine) and "unrelated" in left, left
 
 
 @pytest.fixture(scope="module")

@@ -114,3 +114,9 @@ objectSelector:
 failurePolicy: {{ .Values.webhook.failurePolicy }}
 sideEffects: None
 {{- end -}}
+
+{{/* The Secrets the certificate Job keeps (certs.source=job), quoted and comma-separated. */}}
+{{- define "tg.certs.jobSecrets" -}}
+{{ .Values.certs.secretName | quote }}, "tenantgate-webhook-ca"
+{{- if include "tg.auth.enabled" . }}, {{ .Values.certs.auth.secretName | quote }}{{ end }}
+{{- end }}
