@@ -21,8 +21,8 @@ namespace it deletes.  From the oci-archives `make images` builds (webhook, sign
     --renew-before-days check) rotates the serving certificate under the same CA, and the
     webhook still admits;
   - `helm uninstall --wait` leaves nothing labelled part-of=tenantgate and no release Secret,
-    only the CRDs (kept, as Helm does) and the two Secrets the Job wrote (unlabelled: the
-    tool's, not Helm's; docs/helm.md).
+    only the CRDs (kept, as Helm does) and the cluster's key Secret; the Secrets the Job
+    wrote (the tool's, not Helm's) are deleted by the post-delete hook (docs/helm.md).
 
 The module's teardown deletes those CRDs and the `liqo` namespace (`make test-liqo-node` may be
 followed by other files).  The heavier node-bed checks (confinement, load, token
@@ -202,6 +202,30 @@ def test_helm_upgrade_rotates_a_certificate_due(node_provider, released, source_
     assert r.returncode != 0 and reason, r.stderr
 
 
+@pytest.mark.parametrize("mode, signer", [("guard", False), ("replace", True), ("standalone", True)])
+def test_helm_upgrade_switches_mode(node_provider, released, source_dir, mode, signer):
+    """`helm upgrade --set mode=...` (docs/LIQO.md): guard drops the signer, replace brings it
+    back with the provider controllers only, standalone with all; the webhook admits in each."""
+    c = node_provider
+    helm(c, source_dir, "upgrade", "--reuse-values", "--set", f"mode={mode}",
+         "--set", "apiServer.address=https://127.0.0.1:6443")
+    assert c.exists("deployment", SIGNER, "-n", NS) == signer, mode
+    if signer:
+        c.kubectl("rollout", "status", f"deployment/{SIGNER}", "-n", NS, "--timeout=240s",
+                  timeout=260)
+        args = c.get_json("deployment", SIGNER, "-n", NS)["spec"]["template"]["spec"][
+            "containers"][0]["args"]
+        assert any(a.startswith("--controllers=") for a in args) == (mode == "replace"), args
+        # the Lease outlives guard mode's removal: its holder must be one of the new pods
+        wait_for(lambda: any(p["metadata"]["name"] in (lease_holder(c) or "") for p in pods(c, SIGNER)),
+                 timeout=90, what=f"a {mode} signer pod holding the Lease")
+    else:
+        wait_for(lambda: not pods(c, SIGNER), timeout=120, what="the signer pods gone")
+    r = c.apply(tenant_in_wrong_namespace(f"t-{uuid.uuid4().hex[:6]}"), check=False)
+    reason, _ = denial(r.stderr)
+    assert r.returncode != 0 and reason, (mode, r.stderr)
+
+
 def test_helm_uninstall_leaves_only_the_crds(node_provider, released, source_dir):
     c = node_provider
     t0 = time.monotonic()
@@ -209,10 +233,11 @@ def test_helm_uninstall_leaves_only_the_crds(node_provider, released, source_dir
     left = {k for k in _ours(c) if k != ("Namespace", NS)}
     assert not left, left
     assert not c.get_json("secrets", "-n", NS, "-l", "owner=helm")["items"]
-    # Left on purpose, not labelled: the Job's two Secrets (the tool's) and the cluster's
-    # key that the signer's keys controller made (Liqo's Secret name; docs/helm.md).
+    # The Job's Secrets (the tool's, not Helm's) go with the post-delete hook; left on
+    # purpose: the cluster's key that the signer's keys controller made (Liqo's Secret name;
+    # docs/helm.md).
     secrets = {i["metadata"]["name"] for i in c.get_json("secrets", "-n", NS)["items"]}
-    assert secrets == {CA_SECRET, TLS_SECRET, "authentication-keys"}, secrets
+    assert secrets == {"authentication-keys"}, secrets
     wait_for(lambda: not pods(c, WEBHOOK) and not pods(c, SIGNER), timeout=120,
              what="the webhook and signer pods gone")
     for crd in TENANTGATE_CRDS:
