@@ -21,6 +21,8 @@ static tg_auth_reason auth_reason(tg_reason r)
         return TG_AUTH_WEAK_KEY;
     case TG_INVALID_PUBLIC_KEY:
         return TG_AUTH_UNSUPPORTED_KEY;
+    case TG_NAME_RESERVED:
+        return TG_AUTH_NAME_RESERVED;   /* a per-certificate group of another identity */
     default:
         return TG_AUTH_CSR_SUBJECT_MISMATCH;
     }
@@ -30,14 +32,17 @@ int tg_auth_csr_check(const unsigned char *pem, size_t len, const char *cluster_
                       char *why, size_t why_len)
 {
     tg_csr_subject want = {.cn = cluster_id, .cn_source = "cluster.clusterID", .org = TG_CSR_ORGANIZATION,
-                           .any_key = 1};
+                           .any_key = 1, .allow_cert_group = 1};
     tg_verdict v;
     X509_REQ *req = NULL;
     EVP_PKEY *key;
     int rc = 0;
 
     tg_verdict_init(&v);
-    /* any_key: pki holds the CSR's key to the strength policy (WeakKey, InvalidPublicKey). */
+    /* any_key: pki holds the CSR's key to the strength policy (WeakKey, InvalidPublicKey).
+     * allow_cert_group: a revocable consumer's second O, the CN's own per-certificate
+     * group (docs/revocation.md), on the Tenant CSR's rules; its revocation record is
+     * read before it is bound (issue.c). */
     if (tg_csr_check_subject(pem, len, &want, NULL, 0, NULL, &v, &req) != 0) {
         *reason = auth_reason(v.reason);
         snprintf(why, why_len, "%s", v.message);

@@ -9,8 +9,12 @@
 #include "auth/name_check.h"
 #include "kube/base64.h"
 #include "kube/json.h"
+#include "pki/cert_group.h"
+#include "pki/csr.h"
 
 #define CSR_API "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+/* the signer's records (signer/cert_group_plan.h), in the namespace both run in */
+#define REVOKED_CONFIGMAP "tenantgate-revoked-certificates"
 
 typedef struct chain {
     tg_kube_client *c;
@@ -18,6 +22,7 @@ typedef struct chain {
     char id[64];
     char ns[96];
     char csr_name[256];
+    char group[TG_CERT_GROUP_MAX]; /* the CSR's per-certificate group, or "" */
     unsigned char *csr_pem;
     size_t csr_len;
     uv_timer_t poll;
@@ -92,13 +97,52 @@ static void name_refused(chain *ch, const tg_auth_name_result *res)
     finish(ch);
 }
 
-/* The name is ours for the token path: now the RoleBinding decides. */
+/* A revoked group is never bound again: the revoked certificate still
+ * carries it until its NotAfter, and a new CSR with the same group would
+ * give it back its rights. No records (404) is nothing revoked. */
+static void on_records(tg_kube_request *req, const tg_kube_response *resp, void *data)
+{
+    chain *ch = data;
+    json_object *cm = resp->status == 200 ? tg_json_parse(resp->body, resp->body_len, NULL, 0) : NULL;
+    int revoked = cm && tg_cert_group_revoked(tg_json_path(cm, "data", NULL), ch->group);
+
+    json_object_put(cm);
+    if (resp->status != 200 && resp->status != 404) {
+        fail(ch, TG_AUTH_ISSUANCE_FAILED, "read the revocation records", resp);
+        finish(ch);
+    } else if (revoked) {
+        ch->res.reason = TG_AUTH_NAME_REVOKED;
+        snprintf(ch->res.why, sizeof(ch->res.why),
+                 "expected a per-certificate group with no revocation record: %s is revoked "
+                 "(ConfigMap %s/" REVOKED_CONFIGMAP "); a new request draws a new group",
+                 ch->group, ch->cfg->records_namespace);
+        finish(ch);
+    } else {
+        step_rolebinding(ch);
+    }
+}
+
+static void step_records(chain *ch)
+{
+    char path[256];
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/" REVOKED_CONFIGMAP, ch->cfg->records_namespace);
+    if (api_send(ch, "GET", path, NULL, on_records) != 0) {
+        ch->res.reason = TG_AUTH_ISSUANCE_FAILED;
+        finish(ch);
+    }
+}
+
+/* The name is ours for the token path: now the records (a group) and the
+ * RoleBinding decide. */
 static void on_claimed(const tg_auth_name_result *res, void *data)
 {
     chain *ch = data;
 
     if (!res->ok)
         name_refused(ch, res);
+    else if (ch->group[0])
+        step_records(ch);
     else
         step_rolebinding(ch);
 }
@@ -257,7 +301,7 @@ static void step_csr(chain *ch)
 
 static void step_rolebinding(chain *ch)
 {
-    json_object *doc = tg_auth_rolebinding_doc(ch->id, ch->cfg->cluster_role);
+    json_object *doc = tg_auth_rolebinding_doc(ch->id, ch->cfg->cluster_role, ch->group[0] ? ch->group : NULL);
     char path[256];
 
     snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ch->ns);
@@ -285,6 +329,9 @@ int tg_auth_issue_start(tg_kube_client *c, const tg_auth_issue_config *cfg, cons
     tg_auth_tenant_namespace(cluster_id, ch->ns, sizeof(ch->ns));
     memcpy(ch->csr_pem, csr_pem, csr_len);
     ch->csr_len = csr_len;
+    /* checked before (csr_policy.h): at most one, the CN's own, in the exact form */
+    if (tg_csr_cert_group(csr_pem, csr_len, ch->group, sizeof(ch->group)) != 1)
+        ch->group[0] = '\0';
     ch->done = done;
     ch->data = data;
     uv_timer_init(tg_kube_client_loop(c), &ch->poll);

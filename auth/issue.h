@@ -6,7 +6,10 @@
  *      then claim the name for the token path (NameOwned when another
  *      path won it);
  *   2. create RoleBinding tenantgate-auth-identity in it: already there means
- *      this cluster has an identity (IdentityAlreadyIssued, 403);
+ *      this cluster has an identity (IdentityAlreadyIssued, 403); it binds
+ *      the CSR's per-certificate group when it carries one (pki/cert_group.h,
+ *      checked by csr_policy.h), after reading the revocation records: a
+ *      revoked group is NameRevoked, nothing written; else User <id>;
  *   3. create the CSR (kubernetes.io/kube-apiserver-client);
  *   4. approve it (reason TenantgateTokenMatched);
  *   5. read it until kube-controller-manager has written the certificate.
@@ -26,11 +29,12 @@ typedef struct tg_auth_issue_config {
     long expiration_s;             /* the CSR's expirationSeconds; 0: the signer's default */
     uint64_t cert_wait_ms;         /* step 5's bound */
     uint64_t poll_ms;              /* step 5's period */
+    const char *records_namespace; /* ConfigMap tenantgate-revoked-certificates (docs/revocation.md) */
 } tg_auth_issue_config;
 
 typedef struct tg_auth_issue_result {
     tg_auth_reason reason;         /* Issued, IdentityAlreadyIssued, IssuanceFailed, CertificateTimeout,
-                                    * NameReserved, NameBound, NameOwned */
+                                    * NameReserved, NameBound, NameOwned, NameRevoked */
     char why[768];                 /* for the log and the answer; no secrets */
     const char *cert_pem;          /* Issued: the certificate (valid during the callback) */
     size_t cert_len;

@@ -49,7 +49,7 @@ json_object *tg_auth_namespace_doc(const char *cluster_id)
     return doc("v1", "Namespace", m);
 }
 
-json_object *tg_auth_rolebinding_doc(const char *cluster_id, const char *cluster_role)
+json_object *tg_auth_rolebinding_doc(const char *cluster_id, const char *cluster_role, const char *group)
 {
     char ns[96];
     json_object *d, *ref = json_object_new_object(), *subj = json_object_new_object(),
@@ -61,8 +61,8 @@ json_object *tg_auth_rolebinding_doc(const char *cluster_id, const char *cluster
     json_object_object_add(ref, "kind", json_object_new_string("ClusterRole"));
     json_object_object_add(ref, "name", json_object_new_string(cluster_role));
     json_object_object_add(subj, "apiGroup", json_object_new_string("rbac.authorization.k8s.io"));
-    json_object_object_add(subj, "kind", json_object_new_string("User"));
-    json_object_object_add(subj, "name", json_object_new_string(cluster_id));
+    json_object_object_add(subj, "kind", json_object_new_string(group ? "Group" : "User"));
+    json_object_object_add(subj, "name", json_object_new_string(group ? group : cluster_id));
     json_object_array_add(subjects, subj);
     json_object_object_add(d, "roleRef", ref);
     json_object_object_add(d, "subjects", subjects);

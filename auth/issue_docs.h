@@ -21,8 +21,10 @@ void tg_auth_tenant_namespace(const char *cluster_id, char *buf, size_t len);
 json_object *tg_auth_namespace_doc(const char *cluster_id);
 
 /* RoleBinding TG_AUTH_ROLEBINDING in the tenant namespace: ClusterRole
- * cluster_role to User <id>. */
-json_object *tg_auth_rolebinding_doc(const char *cluster_id, const char *cluster_role);
+ * cluster_role to User <id>, or to Group <group> alone when group is not
+ * NULL (the certificate's per-certificate group, docs/revocation.md): the
+ * user is then not bound, so removing the group ends that certificate's rights. */
+json_object *tg_auth_rolebinding_doc(const char *cluster_id, const char *cluster_role, const char *group);
 
 /* CSR "tenantgate-auth-<id>-" (generateName) for TG_AUTH_CSR_SIGNER, usage
  * client auth, request = base64(pem); expiration_s 0: the signer's default. */

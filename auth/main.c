@@ -269,6 +269,7 @@ int main(int argc, char **argv)
     st.cfg.limits.burst = (double)st.burst;
     st.cfg.limits.free_failures = (unsigned)st.free_failures;
     st.cfg.issue.expiration_s = st.expiration;
+    st.cfg.issue.records_namespace = st.ns;
     signal(SIGPIPE, SIG_IGN);
     return run(&st);
 }

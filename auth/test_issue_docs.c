@@ -22,7 +22,7 @@ static json_object *parse(const char *s)
 
 static void test_objects(void **state)
 {
-    json_object *ns = tg_auth_namespace_doc(ID), *rb = tg_auth_rolebinding_doc(ID, "role-x");
+    json_object *ns = tg_auth_namespace_doc(ID), *rb = tg_auth_rolebinding_doc(ID, "role-x", NULL);
     json_object *csr = tg_auth_csr_doc(ID, (const unsigned char *)"PEM", 3, 3600);
 
     assert_string_equal(tg_json_path_string(ns, "metadata", "name", NULL), "liqo-tenant-" ID);
@@ -40,6 +40,20 @@ static void test_objects(void **state)
     json_object_put(ns);
     json_object_put(rb);
     json_object_put(csr);
+}
+
+/* A revocable certificate's binding names its group and not the user: removing
+ * the group (kubectl tenantgate revoke) must leave the certificate nothing. */
+static void test_rolebinding_of_group(void **state)
+{
+    const char *g = "tenantgate.io/cert:" ID ":0123456789abcdef0123456789abcdef";
+    json_object *rb = tg_auth_rolebinding_doc(ID, "role-x", g);
+    json_object *subjects = tg_json_path(rb, "subjects", NULL);
+
+    assert_int_equal(json_object_array_length(subjects), 1);
+    assert_string_equal(tg_json_string(json_object_array_get_idx(subjects, 0), "kind"), "Group");
+    assert_string_equal(tg_json_string(json_object_array_get_idx(subjects, 0), "name"), g);
+    json_object_put(rb);
 }
 
 static void test_approve(void **state)
@@ -100,7 +114,8 @@ static void test_origin_token_secret(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_objects), cmocka_unit_test(test_approve),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_objects), cmocka_unit_test(test_rolebinding_of_group),
+                                       cmocka_unit_test(test_approve),
                                        cmocka_unit_test(test_read_status), cmocka_unit_test(test_origin_token_secret)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -227,6 +227,38 @@ static void test_csr_policy(void **state)
     assert_int_equal(reason, TG_AUTH_INVALID_CSR);
 }
 
+static tg_auth_reason check_group_csr(const char *group, char *why, size_t why_len)
+{
+    EVP_PKEY *key = make_key("ED25519");
+    size_t len;
+    char *pem = tg_csr_build_group(key, ID, "liqo.io", group, &len);
+    tg_auth_reason reason = TG_AUTH_ISSUED;
+
+    assert_non_null(pem);
+    tg_auth_csr_check((unsigned char *)pem, len, ID, &reason, why, why_len);
+    print_message("%s -> %s %s\n", group, tg_auth_reason_name(reason), why);
+    free(pem);
+    EVP_PKEY_free(key);
+    return reason;
+}
+
+/* A revocable consumer's CSR carries its own per-certificate group beside
+ * O=liqo.io (docs/revocation.md); another identity's group, or a look-alike
+ * of the form, is NameReserved: the token buys no other identity's rights. */
+static void test_csr_cert_group(void **state)
+{
+    char why[400] = "";
+
+    assert_int_equal(check_group_csr("tenantgate.io/cert:" ID ":0123456789abcdef0123456789abcdef", why, sizeof(why)),
+                     TG_AUTH_ISSUED);
+    assert_int_equal(check_group_csr("tenantgate.io/cert:other:0123456789abcdef0123456789abcdef", why, sizeof(why)),
+                     TG_AUTH_NAME_RESERVED);
+    assert_non_null(strstr(why, "expected"));
+    assert_int_equal(check_group_csr("TenantGate.io/cert:" ID ":0123456789abcdef0123456789abcdef", why, sizeof(why)),
+                     TG_AUTH_NAME_RESERVED);
+    assert_int_equal(check_group_csr("tenantgate.io/cert:" ID ":0123", why, sizeof(why)), TG_AUTH_NAME_RESERVED);
+}
+
 /* Every --key-type (and Liqo's TLS compatibility mode, RSA-2048) is signed;
  * keys under the webhook's strength policy are not. */
 static void test_csr_key_types(void **state)
@@ -261,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_wire_format_parses),     cmocka_unit_test(test_absent_token_is_empty),
         cmocka_unit_test(test_malformed_bodies),       cmocka_unit_test(test_hostile_cluster_ids),
         cmocka_unit_test(test_oversized_token_and_body), cmocka_unit_test(test_csr_policy),
+        cmocka_unit_test(test_csr_cert_group),
         cmocka_unit_test(test_csr_key_types),
         cmocka_unit_test(test_uuid_shape),
         cmocka_unit_test(test_origin_token_is_not_the_token_checked),

@@ -37,10 +37,13 @@ def mint_cert(directory, cn, name):
     return cert, key
 
 
-def csr_b64(cn=CLUSTER, org="liqo.io"):
+def csr_b64(cn=CLUSTER, org="liqo.io", group=None):
     key = ed25519.Ed25519PrivateKey.generate()
-    csr = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, org), x509.NameAttribute(NameOID.COMMON_NAME, cn)])).sign(key, None)
+    names = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, org)]
+    if group:   # past X.509's advisory 64-character bound, as tenantgate writes it (docs/revocation.md)
+        names.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, group, _validate=False))
+    names.append(x509.NameAttribute(NameOID.COMMON_NAME, cn))
+    csr = x509.CertificateSigningRequestBuilder().subject_name(x509.Name(names)).sign(key, None)
     return base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode()
 
 
@@ -231,6 +234,10 @@ def test_good_token_reaches_the_csr_check_and_the_issuance(auth):
     assert status == 400 and body["reason"] == "CSRSubjectMismatch"
     status, body, _ = auth.post(identity_body(TOKEN, csr=csr_b64(org="system:masters")))
     assert status == 400 and body["reason"] == "CSRSubjectMismatch"
+    # a per-certificate group of another identity buys that identity's rights: refused
+    other = "tenantgate.io/cert:someone-else:" + "0f" * 16
+    status, body, _ = auth.post(identity_body(TOKEN, csr=csr_b64(group=other)))
+    assert status == 403 and body["reason"] == "NameReserved" and "expected" in body["message"]
     # the stand-in API refuses the namespace: the issuance fails, it is not a verdict on the token
     status, body, _ = auth.post(identity_body(TOKEN))
     assert status == 500 and body["reason"] == "IssuanceFailed"

@@ -60,9 +60,11 @@ def signer(consumer, consumer_rbac, signer_bin, auth_env, tmp_path):
     clean_secrets(consumer)
 
 
-def token_secret(consumer, auth, token, name="remote-token-p", ca=True, url=None):
+def token_secret(consumer, auth, token, name="remote-token-p", ca=True, url=None, revocable=False):
     data = {} if token is None else {"token": base64.b64encode(token.encode()).decode()}
     ann = {"tenantgate.io/auth-url": url or auth.client.url}
+    if revocable:
+        ann["tenantgate.io/revocable"] = "true"
     if ca:
         ann["tenantgate.io/auth-ca"] = Path(auth.serving["ca"]).read_text()
     consumer.apply({"apiVersion": "v1", "kind": "Secret",
@@ -144,6 +146,28 @@ def test_good_token_establishes_an_identity_that_works(provider, consumer, serve
     for log in signer.log_dir.glob("signer-authtoken-*.log"):     # both starts
         text = log.read_text(errors="replace")
         assert server.token() not in text and "PRIVATE KEY" not in text, log
+
+
+def test_revocable_identity_is_revoked_at_once(provider, consumer, server, signer, auth_env, cli, tmp_path):
+    """Issue 48 item 1 with the signer's own CSR: tenantgate.io/revocable on the token Secret gives
+    a certificate carrying a group of our id, bound by the provider instead of the user; `revoke`
+    of the result kubeconfig ends its rights at once (the request AS it is forbidden)."""
+    token_secret(consumer, server, server.token(), revocable=True)
+    wait_status(consumer, signer, "Established")
+    kc = tmp_path / "identity.kubeconfig"
+    kc.write_bytes(result_data(consumer, server)["kubeconfig"])
+    subject = openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253",
+                      input=result_data(consumer, server)["certificate"]).decode()
+    assert f"O=tenantgate.io/cert:{signer.cid}:" in subject, subject
+    get = ("get", "resourceslices.authentication.liqo.io", "-n", f"liqo-tenant-{signer.cid}")
+    assert provider.kubectl(*get, kubeconfig=kc, check=False).returncode == 0
+    rc, out, err = cli("revoke", "--certificate", kc, "--kubeconfig", provider.kubeconfig,
+                       "--namespace", auth_env["ns"])
+    assert rc == 0, out + err
+    r = wait_for(lambda: (lambda r: r if r.returncode != 0 else None)(provider.kubectl(*get, kubeconfig=kc,
+                                                                                       check=False)),
+                 timeout=10, interval=0.1, what="the revoked certificate refused")
+    assert "forbidden" in r.stderr.lower(), r
 
 
 def test_wrong_token_is_denied(consumer, server, signer):

@@ -31,6 +31,7 @@ import pytest
 
 from bed import HostProcess, free_port, mint_serving_cert, openssl, wait_for
 from tenantgate_services import built, http_get
+from test_slice_provider import OID_CN, OID_O, ed25519_csr
 
 SA = "tenantgate-auth"
 CONSUMER_ROLE = "tenantgate-remote-consumer"
@@ -278,6 +279,60 @@ def test_good_token_gets_an_identity_that_works(provider, server, auth_env, tmp_
     status, answer, _, auth_status = server.client.identity(cid, server.token())
     assert status == 403 and answer["reason"] == "IdentityAlreadyIssued" and auth_status == "Denied"
     assert len(provider.get_json("csr", "-l", f"liqo.io/remote-cluster-id={cid}")["items"]) == 1
+
+
+def revocable_identity(provider, server, cid, group, tmp_path):
+    """(status, answer, kubeconfig or None): a v0.10 request whose CSR carries group beside
+    O=liqo.io, as the consumer signer's authtoken controller sends it with annotation
+    tenantgate.io/revocable "true" (assembled here: openssl req refuses the long O)."""
+    key = tmp_path / f"{cid}-{group[-6:]}.key"
+    openssl("genpkey", "-algorithm", "ed25519", "-out", str(key))
+    csr = ed25519_csr(key, [(OID_O, "liqo.io"), (OID_O, group), (OID_CN, cid)], tmp_path).encode()
+    status, answer, _, _ = server.client.identity(cid, server.token(), csr_pem=csr)
+    if status != 202:
+        return status, answer, None
+    cert = tmp_path / f"{cid}.crt"
+    cert.write_bytes(base64.b64decode(answer["certificate"]))
+    return status, answer, provider.cert_kubeconfig(cid, cert, key, path=tmp_path / f"{cid}.kubeconfig")
+
+
+def slices_as(provider, kubeconfig, cid):
+    """GET the tenant namespace's ResourceSlices AS the certificate's holder: the kubectl result."""
+    return provider.kubectl("get", "resourceslices.authentication.liqo.io", "-n", f"liqo-tenant-{cid}",
+                            kubeconfig=kubeconfig, check=False)
+
+
+def test_revocable_certificate_is_revoked_at_once(provider, server, auth_env, cli, tmp_path):
+    """Issue 48 item 1, Liqo v0.10's token path: a CSR with a per-certificate group gets
+    RoleBinding tenantgate-auth-identity of that group alone; `revoke` of certificate A ends A's
+    rights at once (403 AS A) while certificate B keeps its own; A's group is never bound again
+    (NameRevoked), read from the signer's records in the server's namespace."""
+    a_id, b_id = new_cluster_id(auth_env), new_cluster_id(auth_env)
+    group_a = f"tenantgate.io/cert:{a_id}:{secrets.token_hex(16)}"
+    status, answer, kc_a = revocable_identity(provider, server, a_id, group_a, tmp_path)
+    assert status == 202, answer
+    status, answer, kc_b = revocable_identity(provider, server, b_id,
+                                              f"tenantgate.io/cert:{b_id}:{secrets.token_hex(16)}", tmp_path)
+    assert status == 202, answer
+    rb = provider.get_json("rolebinding", "tenantgate-auth-identity", "-n", f"liqo-tenant-{a_id}")
+    assert [(x["kind"], x["name"]) for x in rb["subjects"]] == [("Group", group_a)]
+    assert slices_as(provider, kc_a, a_id).returncode == 0
+
+    rc, out, err = cli("revoke", "--certificate", tmp_path / f"{a_id}.crt", "--kubeconfig", provider.kubeconfig,
+                       "--namespace", auth_env["ns"])
+    assert rc == 0, out + err
+    assert f"revoked {group_a} (user {a_id})" in out and "tenantgate-auth-identity" in out, out
+    r = wait_for(lambda: (lambda r: r if r.returncode != 0 else None)(slices_as(provider, kc_a, a_id)),
+                 timeout=10, interval=0.1, what="certificate A refused")
+    assert "forbidden" in r.stderr.lower(), r
+    assert slices_as(provider, kc_b, b_id).returncode == 0
+
+    # the revoked group again, once the identity's binding is gone (a peering removed and redone):
+    # refused before anything is written
+    provider.kubectl("delete", "rolebinding", "tenantgate-auth-identity", "-n", f"liqo-tenant-{a_id}")
+    status, answer, _ = revocable_identity(provider, server, a_id, group_a, tmp_path)
+    assert status == 403 and answer["reason"] == "NameRevoked" and group_a in answer["message"], answer
+    assert not provider.exists("rolebinding", "tenantgate-auth-identity", "-n", f"liqo-tenant-{a_id}")
 
 
 def test_racing_requests_for_one_cluster_get_one_identity(provider, server, auth_env):

@@ -13,6 +13,9 @@
 #define TG_LABEL_AUTH_CLUSTER_ID "discovery.liqo.io/cluster-id"
 #define TG_ANN_AUTH_URL "tenantgate.io/auth-url"
 #define TG_ANN_AUTH_CA "tenantgate.io/auth-ca"
+/* "true": the CSR carries a fresh per-certificate group beside O=liqo.io, which
+ * tenantgate-auth binds instead of the user (docs/revocation.md). */
+#define TG_ANN_AUTH_REVOCABLE "tenantgate.io/revocable"
 #define TG_ANN_AUTH_STATUS "tenantgate.io/auth-status"
 #define TG_ANN_AUTH_REASON "tenantgate.io/auth-reason"
 /* A digest of the token that was denied: another token tries again. */

@@ -2,7 +2,8 @@
  * (docs/auth.md "Consumer side"): a Secret in the install namespace labelled
  * discovery.liqo.io/auth-token and discovery.liqo.io/cluster-id=<provider>
  * holds the provider's token; this controller makes a key of --key-type and a CSR
- * (CN = our cluster id, O = liqo.io), posts them with the token to the
+ * (CN = our cluster id, O = liqo.io; with annotation tenantgate.io/revocable
+ * "true" also O = a fresh per-certificate group, docs/revocation.md), posts them with the token to the
  * provider's authentication server (annotation tenantgate.io/auth-url, TLS
  * verified against the PEM in tenantgate.io/auth-ca), and stores key,
  * certificate, API server URL, CA and a kubeconfig in the Secret
@@ -24,6 +25,7 @@
 #include "kube/base64.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
+#include "pki/cert_group.h"
 #include "pki/csr.h"
 #include "pki/keys.h"
 #include "pki/tenant.h"
@@ -44,6 +46,7 @@ typedef struct auth_job {
     json_object *result_sec;     /* the live result Secret, or NULL */
     char *key_pem;               /* secret */
     size_t key_len;
+    int revocable;               /* annotation tenantgate.io/revocable "true" */
 } auth_job;
 
 /* 1 when two reasons start with the same code (the text before ':'). */
@@ -186,6 +189,20 @@ static json_object *request_body(tg_signer *s, const auth_job *j, const char *cs
     return body;
 }
 
+/* Liqo's CSR, or with a fresh group drawn for this request: a group is one
+ * request's, so a retry after a lost answer draws another (the provider
+ * binds the one of the CSR it signed). NULL on error. */
+static char *identity_csr(tg_signer *s, const auth_job *j, EVP_PKEY *k, size_t *len)
+{
+    char group[TG_CERT_GROUP_MAX];
+
+    if (!j->revocable)
+        return tg_csr_build(k, s->cluster_id, len);
+    if (tg_cert_group_make(s->cluster_id, group, sizeof(group)) != 0)
+        return NULL;
+    return tg_csr_build_group(k, s->cluster_id, TG_CSR_ORGANIZATION, group, len);
+}
+
 /* POST token and CSR to the provider's auth server. The HTTP status, or -1
  * with err; *answer on 2xx. */
 static long post_identity(tg_signer *s, const auth_job *j, const char *url, const char *ca, json_object **answer,
@@ -194,7 +211,7 @@ static long post_identity(tg_signer *s, const auth_job *j, const char *url, cons
     EVP_PKEY *k = tg_key_private_from_pem(j->key_pem, j->key_len);
     tg_kube_config cfg = {.server = (char *)url, .ca = (char *)ca, .ca_len = strlen(ca)};
     size_t csr_len = 0;
-    char *csr = k ? tg_csr_build(k, s->cluster_id, &csr_len) : NULL;
+    char *csr = k ? identity_csr(s, j, k, &csr_len) : NULL;
     json_object *body = NULL;
     tg_api *remote = NULL;
     long rc = -1;
@@ -335,6 +352,8 @@ static long procedure(tg_signer *s, tg_api *api, json_object *tok, auth_job *j)
                                                                                     : TG_RECONCILE_RETRY;
     }
     read_token(tok, j);
+    j->revocable = ann && tg_json_string(ann, TG_ANN_AUTH_REVOCABLE) &&
+                   strcmp(tg_json_string(ann, TG_ANN_AUTH_REVOCABLE), "true") == 0;
     /* Denied stays denied for this token (Liqo: "no other retries"); a new
      * token, or the status set back to Pending by hand, tries again. */
     if ((st == TG_AUTH_DENIED || st == TG_AUTH_EMPTY_DENIED) && denied && strcmp(denied, j->digest) == 0)

@@ -17,6 +17,7 @@
 #include "kube/kubeconfig.h"
 #include "kube/json.h"
 #include "kube/yaml.h"
+#include "pki/cert_group.h"
 #include "pki/csr.h"
 #include "pki/keys.h"
 #include "signer/auth_token_plan.h"
@@ -105,6 +106,7 @@ static const row rows[] = {
 };
 
 static EVP_PKEY *stored_key;   /* the key of R_KEY / R_FULL */
+static int revocable;          /* the token Secret says tenantgate.io/revocable "true" */
 static tg_key_type sent_type; /* the type of the key whose CSR is sent */
 
 static void store_token_secret(tg_api *api, const row *r)
@@ -123,6 +125,8 @@ static void store_token_secret(tg_api *api, const row *r)
                  CA_PEM);
     if (r->status)
         snprintf(ann + strlen(ann), sizeof(ann) - strlen(ann), ",\"%s\":\"%s\"", TG_ANN_AUTH_STATUS, r->status);
+    if (revocable)
+        snprintf(ann + strlen(ann), sizeof(ann) - strlen(ann), ",\"%s\":\"true\"", TG_ANN_AUTH_REVOCABLE);
     if (r->denied_token) {
         tg_auth_token_digest(r->denied_token, strlen(r->denied_token), digest);
         snprintf(ann + strlen(ann), sizeof(ann) - strlen(ann), ",\"%s\":\"%s\"", TG_ANN_AUTH_DENIED_TOKEN, digest);
@@ -368,6 +372,67 @@ static void test_good_token_writes_in_order(void **state)
     EVP_PKEY_free(stored_key);
 }
 
+/* The group of the CSR sent for a revocable identity, "" for none. */
+static void sent_group(tg_api *remote, size_t i, char group[TG_CERT_GROUP_MAX])
+{
+    json_object *w = json_object_array_get_idx(fake_api_writes(remote), i);
+    json_object *body = tg_json_parse(tg_json_string(w, "body"), strlen(tg_json_string(w, "body")), NULL, 0);
+    const char *b64 = tg_json_string(body, "certificateSigningRequest");
+    size_t len;
+    unsigned char *csr = tg_base64_decode(b64, strlen(b64), &len, NULL, 0);
+
+    assert_non_null(csr);
+    if (tg_csr_cert_group(csr, len, group, TG_CERT_GROUP_MAX) != 1)
+        group[0] = '\0';
+    free(csr);
+    json_object_put(body);
+}
+
+/* Annotation tenantgate.io/revocable "true": the CSR carries, beside
+ * O=liqo.io, a group of our own id that the provider accepts (the rules of
+ * pki/cert_group.h), drawn for each request; without it, none. */
+static void test_revocable_csr_carries_a_group(void **state)
+{
+    tg_api *api = fake_api_new(), *remote = fake_api_new();
+    char first[TG_CERT_GROUP_MAX], second[TG_CERT_GROUP_MAX];
+    tg_verdict v;
+    tg_signer s;
+
+    (void)state;
+    assert_non_null(stored_key = tg_key_generate(TG_KEY_ED25519));
+    rt_signer_init(&s);
+    s.cluster_id = SELF;
+    fake_api_serve(remote, URL);
+    revocable = 1;
+    store_token_secret(api, &rows[0]);
+    fake_api_fail(remote, "POST", "/identity/certificate", -1, 1);
+    tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p");
+    set_answer(remote, &rows[0]);
+    assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_OK);
+    check_request(api, remote, &rows[0]);
+    sent_group(remote, 0, first);
+    sent_group(remote, json_object_array_length(fake_api_writes(remote)) - 1, second);
+    tg_verdict_init(&v);
+    assert_int_equal(tg_cert_group_decide(first, SELF, NULL, &v), 0);
+    assert_int_equal(tg_cert_group_decide(second, SELF, NULL, &v), 0);
+    assert_string_not_equal(first, second);
+    revocable = 0;
+    fake_api_free(api);
+    fake_api_free(remote);
+    api = fake_api_new();
+    remote = fake_api_new();
+    fake_api_serve(remote, URL);
+    store_token_secret(api, &rows[0]);
+    set_answer(remote, &rows[0]);
+    assert_int_equal(tg_reconcile_auth_token(&s, api, "liqo", "remote-token-p"), TG_RECONCILE_OK);
+    sent_group(remote, 0, first);
+    assert_string_equal(first, "");
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    fake_api_free(remote);
+    EVP_PKEY_free(stored_key);
+}
+
 /* A retry that gets the same answer writes nothing: a write's watch event
  * would queue the key again at once, past the back-off. */
 static void test_same_failure_again_writes_nothing(void **state)
@@ -552,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_authtoken_rows),
         cmocka_unit_test(test_key_types),
         cmocka_unit_test(test_good_token_writes_in_order),
+        cmocka_unit_test(test_revocable_csr_carries_a_group),
         cmocka_unit_test(test_same_failure_again_writes_nothing),
         cmocka_unit_test(test_hostile_answer_stays_data),
         cmocka_unit_test(test_liqo_v0103_wire_format),
