@@ -87,13 +87,11 @@ json_object *rc_auth_params(tg_signer *s, const char *signed_b64, const char *pr
     return ap;
 }
 
-long rc_post_binding(tg_api *api, const char *ns, const char *name, const char *cid, const char *subject_kind,
-                     const char *subject, const char *role, json_object *owners, char *err, size_t err_len)
+json_object *rc_binding_doc(const char *ns, const char *name, const char *cid, const char *role,
+                           json_object *owners, json_object *subjects)
 {
     json_object *rb = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
-    json_object *subj = json_object_new_object(), *subjs = json_object_new_array(), *ref = json_object_new_object();
-    char path[1024];
-    long r;
+    json_object *ref = json_object_new_object();
 
     json_object_object_add(rb, "apiVersion", rc_jstr("rbac.authorization.k8s.io/v1"));
     json_object_object_add(rb, "kind", rc_jstr(ns ? "RoleBinding" : "ClusterRoleBinding"));
@@ -103,17 +101,30 @@ long rc_post_binding(tg_api *api, const char *ns, const char *name, const char *
     json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
     json_object_object_add(meta, "labels", labels);
     if (owners)
-        json_object_object_add(meta, "ownerReferences", owners);
+        json_object_object_add(meta, "ownerReferences", json_object_get(owners));
     json_object_object_add(rb, "metadata", meta);
-    json_object_object_add(subj, "kind", rc_jstr(subject_kind));
-    json_object_object_add(subj, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
-    json_object_object_add(subj, "name", rc_jstr(subject));
-    json_object_array_add(subjs, subj);
-    json_object_object_add(rb, "subjects", subjs);
+    json_object_object_add(rb, "subjects", json_object_get(subjects));
     json_object_object_add(ref, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
     json_object_object_add(ref, "kind", rc_jstr("ClusterRole"));
     json_object_object_add(ref, "name", rc_jstr(role));
     json_object_object_add(rb, "roleRef", ref);
+    return rb;
+}
+
+long rc_post_binding(tg_api *api, const char *ns, const char *name, const char *cid, const char *subject_kind,
+                     const char *subject, const char *role, json_object *owners, char *err, size_t err_len)
+{
+    json_object *subj = json_object_new_object(), *subjs = json_object_new_array(), *rb;
+    char path[1024];
+    long r;
+
+    json_object_object_add(subj, "kind", rc_jstr(subject_kind));
+    json_object_object_add(subj, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
+    json_object_object_add(subj, "name", rc_jstr(subject));
+    json_object_array_add(subjs, subj);
+    rb = rc_binding_doc(ns, name, cid, role, owners, subjs);
+    json_object_put(subjs);
+    json_object_put(owners);
     if (ns)
         snprintf(path, sizeof(path), "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings", ns);
     else

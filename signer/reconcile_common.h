@@ -126,6 +126,12 @@ long rc_create_csr(tg_signer *s, tg_api *api, const char *request_b64, const cha
 /* status.authParams for a certificate (base64 PEM): signedCRT, ca (the
  * configured bundle), apiServer and proxyURL (NULL: none). A new object. */
 json_object *rc_auth_params(tg_signer *s, const char *signed_b64, const char *proxy_url);
+/* A RoleBinding ns/name (ns NULL: a ClusterRoleBinding name) of subjects to
+ * ClusterRole `role`, labelled liqo.io/remote-cluster-id=cid, with
+ * ownerReferences owners (NULL: none); owners and subjects are borrowed. A
+ * new object. */
+json_object *rc_binding_doc(const char *ns, const char *name, const char *cid, const char *role,
+                           json_object *owners, json_object *subjects);
 /* POST a RoleBinding ns/name (ns NULL: a ClusterRoleBinding name) binding
  * subject (kind "User" or "Group") to ClusterRole `role`, labelled
  * liqo.io/remote-cluster-id=cid, with ownerReferences owners (taken, may be

@@ -418,29 +418,16 @@ static void tenant_group(json_object *tenant, char *group, size_t len, int64_t *
     free(pem);
 }
 
+/* The binding document of the group form: rc_binding_doc's, with the groups
+ * and their NotAfter in its annotation (cert_group_plan.h). */
 static json_object *group_binding(const char *ns, const char *name, const char *cid, const char *role,
                                   json_object *owners, const char *annotation, json_object *subjects)
 {
-    json_object *rb = json_object_new_object(), *meta = json_object_new_object();
-    json_object *labels = json_object_new_object(), *ann = json_object_new_object(), *ref = json_object_new_object();
+    json_object *rb = rc_binding_doc(ns, name, cid, role, ns ? owners : NULL, subjects);
+    json_object *ann = json_object_new_object();
 
-    json_object_object_add(rb, "apiVersion", rc_jstr("rbac.authorization.k8s.io/v1"));
-    json_object_object_add(rb, "kind", rc_jstr(ns ? "RoleBinding" : "ClusterRoleBinding"));
-    json_object_object_add(meta, "name", rc_jstr(name));
-    if (ns)
-        json_object_object_add(meta, "namespace", rc_jstr(ns));
-    json_object_object_add(labels, TG_LABEL_REMOTE_CLUSTER_ID, rc_jstr(cid));
-    json_object_object_add(meta, "labels", labels);
     json_object_object_add(ann, TG_ANNOTATION_CERT_GROUPS, rc_jstr(annotation));
-    json_object_object_add(meta, "annotations", ann);
-    if (ns && owners)
-        json_object_object_add(meta, "ownerReferences", json_object_get(owners));
-    json_object_object_add(rb, "metadata", meta);
-    json_object_object_add(rb, "subjects", json_object_get(subjects));
-    json_object_object_add(ref, "apiGroup", rc_jstr("rbac.authorization.k8s.io"));
-    json_object_object_add(ref, "kind", rc_jstr("ClusterRole"));
-    json_object_object_add(ref, "name", rc_jstr(role));
-    json_object_object_add(rb, "roleRef", ref);
+    json_object_object_add(tg_json_path(rb, "metadata", NULL), "annotations", ann);
     return rb;
 }
 
