@@ -9,13 +9,13 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/test_heap.h"
 #include "kube/cache.h"
 #include "kube/json.h"
 #include "kube/kubeconfig.h"
@@ -1363,27 +1363,6 @@ static void test_compact_visitor_gets_fresh_tree(void **state)
 
 /* --- memory: what the compact mode is for --- */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_ASAN 1
-#endif
-#endif
-
-#ifdef TG_ASAN
-/* ASan replaces malloc, so glibc's counters stay still: ask ASan. */
-size_t __sanitizer_get_current_allocated_bytes(void);
-static size_t heap_in_use(void)
-{
-    return __sanitizer_get_current_allocated_bytes();
-}
-#else
-static size_t heap_in_use(void)
-{
-    return mallinfo2().uordblks;
-}
-#endif
 
 /* A base64 string of len characters, different for every seed (as real
  * certificates are), slashes and pluses included. */
@@ -1477,11 +1456,11 @@ static cache_cost measure(int compact)
 {
     static const char *const keep_nothing[] = {NULL}, *const keep_csr[] = {"status.certificate", NULL};
     cache_cost cost;
-    size_t before = heap_in_use();
+    size_t before = tg_test_heap_in_use();
     tg_cache *tenants = fill(compact, keep_nothing, NULL, tenant_like);
-    size_t mid = heap_in_use();
+    size_t mid = tg_test_heap_in_use();
     tg_cache *csrs = fill(compact, keep_csr, INDEX, csr_like);
-    size_t after = heap_in_use();
+    size_t after = tg_test_heap_in_use();
     cost.tenants = mid > before ? mid - before : 0;
     cost.csrs = after > mid ? after - mid : 0;
 
@@ -1525,7 +1504,7 @@ static void test_compact_memory(void **state)
 static size_t tenant_cache_cost(const char *const *meta)
 {
     static const char *const keep[] = {"spec.clusterID", NULL};
-    size_t before = heap_in_use();
+    size_t before = tg_test_heap_in_use();
     tg_cache *c = tg_cache_new(NULL);
     json_object *items = json_object_new_array();
     char err[200];
@@ -1541,7 +1520,7 @@ static size_t tenant_cache_cost(const char *const *meta)
     assert_int_equal(tg_cache_stage(c, items, err, sizeof(err)), 0);
     json_object_put(items);
     assert_int_equal(tg_cache_commit(c, "5000", NULL, err, sizeof(err)), 0);
-    size_t after = heap_in_use();
+    size_t after = tg_test_heap_in_use();
     /* the members kept outside the text read back */
     assert_int_equal(tg_cache_get_by_namespace(c, "liqo-tenant-cl0042", NULL, NULL), 1);
     char seen[400] = "";

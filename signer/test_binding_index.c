@@ -5,38 +5,16 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/test_heap.h"
 #include "kube/cache.h"
 #include "kube/json.h"
 #include "signer/binding_index.h"
 
 #define SUBJECTS 1000
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_ASAN 1
-#endif
-#endif
-
-#ifdef TG_ASAN
-/* ASan replaces malloc, so glibc's counters stay still: ask ASan. */
-size_t __sanitizer_get_current_allocated_bytes(void);
-static size_t heap_in_use(void)
-{
-    return __sanitizer_get_current_allocated_bytes();
-}
-#else
-static size_t heap_in_use(void)
-{
-    malloc_trim(0);
-    return mallinfo2().uordblks;
-}
-#endif
 
 /* A RoleBinding ns/name binding User user to ClusterRole edit, or the
  * ClusterRoleBinding name when ns is NULL: made by nobody tenantgate knows. */
@@ -111,10 +89,10 @@ static void test_bytes_per_subject(void **state)
         bs[2 * i] = binding(ns, name, user);
         bs[2 * i + 1] = binding(NULL, name, user);
     }
-    size_t before = heap_in_use();
+    size_t before = tg_test_heap_in_use();
     for (int i = 0; i < 2 * SUBJECTS; i++)
         tg_binding_index_note(x, bs[i], 0);
-    size_t per = (heap_in_use() - before) / SUBJECTS;
+    size_t per = (tg_test_heap_in_use() - before) / SUBJECTS;
     printf("[ index    ] %d subjects, 2 bindings each: %zu bytes a subject\n", SUBJECTS, per);
     if (per > 300)
         fail_msg("the binding index holds %zu bytes a subject, over 300", per);

@@ -1,0 +1,30 @@
+/* test_heap.h - for unit tests that bound memory: the heap's bytes in use. */
+#ifndef TG_COMMON_TEST_HEAP_H
+#define TG_COMMON_TEST_HEAP_H
+
+#include <stddef.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TG_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TG_TEST_ASAN 1
+#endif
+#endif
+
+#ifdef TG_TEST_ASAN
+/* ASan replaces malloc, so glibc's counters stay still: ask ASan. */
+size_t __sanitizer_get_current_allocated_bytes(void);
+static inline size_t tg_test_heap_in_use(void)
+{
+    return __sanitizer_get_current_allocated_bytes();
+}
+#else
+#include <malloc.h>
+static inline size_t tg_test_heap_in_use(void)
+{
+    return mallinfo2().uordblks;
+}
+#endif
+
+#endif
