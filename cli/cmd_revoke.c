@@ -96,12 +96,6 @@ out:
     return rc;
 }
 
-static long call(cli_cluster *c, const char *method, const char *path, json_object *body, tg_kube_content_type ct,
-                 json_object **out, char **raw, char *terr, size_t terr_len)
-{
-    return cli_cluster_call(c, method, path, body, ct, out, raw, terr, terr_len);
-}
-
 /* 1 when a subject of b is kind/name. */
 static int names(json_object *b, const char *kind, const char *name)
 {
@@ -131,7 +125,7 @@ static int list_bindings(cli_flow *f, cli_cluster *c, const char *ns, json_objec
         snprintf(path, sizeof(path), RBAC "/namespaces/%s/rolebindings", ns);
     else
         snprintf(path, sizeof(path), RBAC "/clusterrolebindings");
-    st = call(c, "GET", path, NULL, TG_KUBE_CT_JSON, list, &raw, terr, sizeof(terr));
+    st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, list, &raw, terr, sizeof(terr));
     if (st == 404 && !cli_api_type_missing(st, raw))
         st = 200;   /* no tenant namespace: nothing bound there */
     if (st != 200)
@@ -175,7 +169,7 @@ static int record(cli_flow *f, cli_cluster *c, const char *ns, const revoke_targ
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/" REVOKED_CONFIGMAP, ns);
     snprintf(na, sizeof(na), "%lld", (long long)t->not_after);
-    st = call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &cur, &raw, terr, sizeof(terr));
+    st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &cur, &raw, terr, sizeof(terr));
     curdata = tg_json_path(cur, "data", NULL);
     if (curdata && json_object_is_type(curdata, json_type_object)) {
         json_object_object_foreach(curdata, k, v) {
@@ -196,11 +190,11 @@ static int record(cli_flow *f, cli_cluster *c, const char *ns, const revoke_targ
         json_object_object_add(body, "kind", json_object_new_string("ConfigMap"));
         *strrchr(path, '/') = '\0';
         ac.verb = "create";
-        st = call(c, "POST", path, body, TG_KUBE_CT_JSON, NULL, &raw, terr, sizeof(terr));
+        st = cli_cluster_call(c, "POST", path, body, TG_KUBE_CT_JSON, NULL, &raw, terr, sizeof(terr));
     } else {
         json_object_put(meta);
         if (st == 200)
-            st = call(c, "PATCH", path, body, TG_KUBE_CT_MERGE_PATCH, NULL, &raw, terr, sizeof(terr));
+            st = cli_cluster_call(c, "PATCH", path, body, TG_KUBE_CT_MERGE_PATCH, NULL, &raw, terr, sizeof(terr));
     }
     if (st != 200 && st != 201)
         rc = cli_flow_api_fail(f, c, &ac, st, raw, terr);
@@ -262,7 +256,7 @@ static int unbind_one(cli_flow *f, cli_cluster *c, const char *ns, const char *n
 
         free(raw);
         raw = NULL;
-        if ((st = call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &b, &raw, terr, sizeof(terr))) != 200 ||
+        if ((st = cli_cluster_call(c, "GET", path, NULL, TG_KUBE_CT_JSON, &b, &raw, terr, sizeof(terr))) != 200 ||
             !names(b, "Group", group)) {
             json_object_put(b);
             if (st == 404 || st == 200)
@@ -272,7 +266,7 @@ static int unbind_one(cli_flow *f, cli_cluster *c, const char *ns, const char *n
         free(raw);
         raw = NULL;
         patch = without_group(b, group);
-        st = call(c, "PATCH", path, patch, TG_KUBE_CT_MERGE_PATCH, NULL, &raw, terr, sizeof(terr));
+        st = cli_cluster_call(c, "PATCH", path, patch, TG_KUBE_CT_MERGE_PATCH, NULL, &raw, terr, sizeof(terr));
         *removed = st == 200;
         json_object_put(patch);
         json_object_put(b);
