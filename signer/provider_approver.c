@@ -22,6 +22,7 @@
 #include "signer/cert_group_plan.h"
 #include "signer/name_claim.h"
 #include "signer/slice_policy_memo.h"
+#include "signer/tenant_rbac.h"
 #include "signer/tenant_scope.h"
 
 typedef struct csr_look {
@@ -252,11 +253,10 @@ static int check_group_revoked(tg_signer *s, tg_api *api, json_object *csr, tg_a
                                size_t err_len)
 {
     const char *req = tg_json_path_string(csr, "spec", "request", NULL);
-    char group[TG_CERT_GROUP_MAX], path[512];
-    json_object *cm = NULL;
+    char group[TG_CERT_GROUP_MAX];
+    json_object *cm = NULL, *records;
     unsigned char *pem;
     size_t n = 0;
-    long r;
     int has;
 
     if (!d->approve || !req || !(pem = tg_base64_decode(req, strlen(req), &n, err, err_len)))
@@ -265,10 +265,11 @@ static int check_group_revoked(tg_signer *s, tg_api *api, json_object *csr, tg_a
     free(pem);
     if (has != 1)
         return 0;
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/" TG_REVOKED_CONFIGMAP, s->namespace_);
-    if ((r = tg_api_get(api, path, &cm, err, err_len)) != 200 && r != 404)
+    if (tg_revocation_records_read(s, api, &cm, &records, err, err_len) != 200) {
+        json_object_put(cm);
         return -1;
-    if (tg_cert_group_revoked(tg_json_path(cm, "data", NULL), group)) {
+    }
+    if (tg_cert_group_revoked(records, group)) {
         d->approve = 0;
         snprintf(d->reason, sizeof(d->reason), "%s", tg_reason_name(TG_NAME_REVOKED));
         snprintf(d->message, sizeof(d->message), "expected a fresh certificate group, found %.200s revoked (the "
@@ -277,7 +278,6 @@ static int check_group_revoked(tg_signer *s, tg_api *api, json_object *csr, tg_a
     json_object_put(cm);
     return 0;
 }
-
 
 /* The decision on an undecided CSR, from what it names, read live: *tenant,
  * *slice and *nonce receive what was read (caller frees). 0, or -1 with err. */

@@ -374,8 +374,8 @@ static long bind_roles(tg_signer *s, tg_api *api, const char *ns, const char *ci
 
 /* ---------- revocable identities: per-certificate groups ---------- */
 
-/* The revocation records (the ConfigMap's data; *data NULL when there are none). */
-static long read_revoked(tg_signer *s, tg_api *api, json_object **cm, json_object **data, char *err, size_t err_len)
+long tg_revocation_records_read(tg_signer *s, tg_api *api, json_object **cm, json_object **data, char *err,
+                                size_t err_len)
 {
     char path[512];
     long r;
@@ -496,7 +496,7 @@ static long bind_groups(tg_signer *s, tg_api *api, const char *ns, const char *c
     size_t n;
     long r;
 
-    if ((r = read_revoked(s, api, &cm, &revoked, err, err_len)) != 200 ||
+    if ((r = tg_revocation_records_read(s, api, &cm, &revoked, err, err_len)) != 200 ||
         (r = list_roles(s, api, &list, err, err_len)) != 200)
         goto out;
     n = tg_tenant_roles(list, roles, TG_TENANT_MAX_ROLES);
@@ -518,7 +518,7 @@ long tg_cert_group_bind(tg_signer *s, tg_api *api, const char *name, const char 
     json_object *cm = NULL, *revoked;
     long r;
 
-    if ((r = read_revoked(s, api, &cm, &revoked, err, err_len)) == 200)
+    if ((r = tg_revocation_records_read(s, api, &cm, &revoked, err, err_len)) == 200)
         r = bind_group_one(api, NULL, name, cid, identity, role, NULL, group, not_after, revoked, err, err_len);
     json_object_put(cm);
     return r;

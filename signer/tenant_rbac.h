@@ -46,6 +46,13 @@ int tg_tenant_binding_is_ours(json_object *rb, const char *cid);
 long tg_tenant_bind(tg_signer *s, tg_api *api, const char *ns, const char *cid, json_object *tenant, int present,
                     char *err, size_t err_len);
 
+/* The revocation records, read live: *cm the ConfigMap TG_REVOKED_CONFIGMAP
+ * of the signer's namespace (caller puts; NULL when there is none), *data
+ * its data (NULL: no records). 200 (none is 200 too), else the GET's status
+ * or -1 with err. */
+long tg_revocation_records_read(tg_signer *s, tg_api *api, json_object **cm, json_object **data, char *err,
+                                size_t err_len);
+
 /* ClusterRoleBinding name (to role, labelled with the consumer's id cid)
  * lists identity's live per-certificate groups, group among them unless
  * revoked (the records are read first; cert_group_plan.h), patched under
