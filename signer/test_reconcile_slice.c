@@ -671,6 +671,28 @@ static void test_issue_pass_reads_our_own_write(void **state)
     settled_clear(&s, api);
 }
 
+/* A slice never decided has no cache Secret to read: neither its first
+ * pass nor the one its CSR's issue wakes GETs it, however long the CSR took
+ * (the note of the first pass forgotten here), and the Secret is POSTed. */
+static void test_undecided_slice_reads_no_secret(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    char key[300];
+
+    fake_api_fail(api, "GET", SECRET, 500, 1);
+    wait_then_see_issued(w, &s, api, 1);
+    snprintf(key, sizeof(key), "slice-secret-absent/%s",
+             tg_json_path_string(fake_api_object(api, SLICE), "metadata", "uid", NULL));
+    tg_settled_forget(s.settled, key);
+    forget_writes(api);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    assert_string_equal(auth_status(api), "Accepted");
+    settled_clear(&s, api);
+}
+
 /* The cache Secret made meanwhile by someone else: our POST answers 409,
  * the pass fails, and the next one reads the Secret (and refuses it). */
 static void test_secret_made_meanwhile_is_read_next(void **state)
@@ -961,6 +983,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_csr_settles_both_views, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_policy_read_serves_slices_seen_before, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_issue_pass_reads_our_own_write, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_undecided_slice_reads_no_secret, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_secret_made_meanwhile_is_read_next, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_tenant_read_once_per_version, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_old_bindings_listed_per_namespace, world_setup, world_teardown),
