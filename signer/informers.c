@@ -41,6 +41,9 @@ static const char *const keep_binding[] = {"subjects.kind", "subjects.name", "ro
  * Namespaces, nonces and bindings: labels only (the scope, the nonce's
  * peer, tg_binding_owner_of). */
 static const char *const meta_labels[] = {"labels", NULL};
+/* A Namespace's uid owns the NameClaims made in its name (name_claim.h):
+ * from here, the approver makes them without a GET of the Namespace. */
+static const char *const meta_namespace[] = {"labels", "uid", NULL};
 /* A Tenant's uid and creation time tell its CSRs from a former Tenant's of
  * the same name (provider_tenant.c); a CSR's and a Renew's creation time
  * order them (the newest CSR, a Renew made after its Tenant). */
@@ -51,7 +54,7 @@ static const char *const meta_created[] = {"labels", "creationTimestamp", NULL};
 
 const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     [TG_INF_NAMESPACES] = {.name = "namespace", .path = "/api/v1/namespaces", .keep_fields = keep_nothing,
-                           .keep_metadata = meta_labels, .cache_offset = IN_SIGNER(ns_cache)},
+                           .keep_metadata = meta_namespace, .cache_offset = IN_SIGNER(ns_cache)},
     /* Found by label, which anyone who may create a Secret can set: by name
      * too, so labelled Secrets of other names are never listed. */
     [TG_INF_NONCES] = {.name = "nonce", .path = "/api/v1/secrets", .label_selector = "liqo.io/nonce=true",
