@@ -73,7 +73,7 @@ static int namespace_uid(tg_api *api, const char *ns, char *uid, char *err, size
 }
 
 int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const char *holder, const char *ns,
-                      const char *provider_id, tg_approve_decision *d, char *err, size_t err_len)
+                      const char *ns_uid, const char *provider_id, tg_approve_decision *d, char *err, size_t err_len)
 {
     char why[300], uid[64], p[160];
     json_object *doc;
@@ -84,7 +84,9 @@ int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const ch
         return 0;
     }
     err[0] = '\0';
-    if (namespace_uid(api, ns, uid, err, err_len) != 0)
+    if (ns_uid && *ns_uid && strlen(ns_uid) < sizeof(uid))
+        strcpy(uid, ns_uid);
+    else if (namespace_uid(api, ns, uid, err, err_len) != 0)
         return -1;
     doc = tg_name_claim_doc(name, path, holder, ns, uid);
     r = tg_api_call(api, "POST", TG_NAME_CLAIMS_PATH, TG_KUBE_CT_JSON, doc, NULL, err, err_len);

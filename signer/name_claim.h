@@ -12,13 +12,14 @@
 #include "signer/api.h"
 #include "signer/approve_decide.h"
 
-/* Claim name for path and holder (owned by Namespace ns, which must exist).
+/* Claim name for path and holder (owned by Namespace ns, which must exist,
+ * of uid ns_uid as the namespace informer shows it, or NULL: read live).
  * d is turned into a denial NameReserved (a reserved form; provider_id may
  * be NULL) or NameOwned (another path or holder has it). 0, or -1 with err
  * when the API failed (nothing decided: retry); without the NameClaim CRD
  * that is every time (fail closed). */
 int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const char *holder, const char *ns,
-                      const char *provider_id, tg_approve_decision *d, char *err, size_t err_len);
+                      const char *ns_uid, const char *provider_id, tg_approve_decision *d, char *err, size_t err_len);
 
 /* Deny d NameOwned when name's claim exists for another path or holder
  * than (path, holder); nothing when there is none. 0, or -1 with err. */

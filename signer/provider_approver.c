@@ -211,6 +211,33 @@ static int check_name_bound(tg_signer *s, const char *name, tg_approve_decision 
     return 0;
 }
 
+typedef struct uid_look {
+    char uid[64];
+} uid_look;
+
+static void on_ns_uid(json_object *o, void *data)
+{
+    uid_look *l = data;
+    const char *u = tg_json_path_string(o, "metadata", "uid", NULL);
+
+    if (u && strlen(u) < sizeof(l->uid))
+        strcpy(l->uid, u);
+}
+
+/* Namespace ns's uid as the namespace informer shows it (the owner of the
+ * NameClaims made in its name), or NULL: tg_name_claim_for reads it. A
+ * namespace deleted and made again under its name within the informer's
+ * lag gives a claim a gone owner: the garbage collector then removes the
+ * claim, as it would have with the namespace, and the next approval makes
+ * it again (NameClaims are checked by a create, never trusted from a cache). */
+static const char *ns_uid_of(tg_signer *s, const char *ns, uid_look *l)
+{
+    memset(l, 0, sizeof(*l));
+    if (s->ns_cache && tg_cache_synced(s->ns_cache))
+        tg_cache_get(s->ns_cache, NULL, ns, on_ns_uid, l);
+    return l->uid[0] ? l->uid : NULL;
+}
+
 /* One owner per name (name_claim.h), last before an approval: the user the
  * CSR carries is claimed for its path (a Tenant's cluster id; a slice's
  * user, whose group, its consumer's id, must be the Tenant flow's). A
@@ -226,13 +253,15 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json
     const char *consumer = tg_json_path_string(owner, "spec", slice ? "consumerClusterID" : "clusterID", NULL);
     const char *sname = tg_json_path_string(owner, "metadata", "name", NULL);
     char user[TG_SLICE_USER_MAX], holder[TG_SLICE_USER_MAX + 64];
+    uid_look l;
 
     if (!d->approve || !ns || !consumer || !sname)
         return 0;   /* an approval always has its Tenant or slice; nothing to claim otherwise */
     if (!slice) {
         if (check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
             return d->approve ? -1 : 0;
-        return tg_name_claim_for(api, consumer, TG_NAME_PATH_TENANT, consumer, ns, s->cluster_id, d, err, err_len);
+        return tg_name_claim_for(api, consumer, TG_NAME_PATH_TENANT, consumer, ns, ns_uid_of(s, ns, &l), s->cluster_id,
+                                 d, err, err_len);
     }
     if (tg_slice_user_name(sname, consumer, user, sizeof(user)) != 0)
         return 0;
@@ -242,7 +271,8 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json
     if (tg_name_claim_check(api, consumer, TG_NAME_PATH_TENANT, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
     snprintf(holder, sizeof(holder), "%.63s/%.253s", consumer, sname);
-    return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, s->cluster_id, d, err, err_len);
+    return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, ns_uid_of(s, ns, &l), s->cluster_id, d, err,
+                             err_len);
 }
 
 /* A per-certificate group that was revoked is never signed again: the

@@ -487,6 +487,43 @@ static void test_slice_csrs_share_a_tenant_read(void **state)
     EVP_PKEY_free(key);
 }
 
+/* The NameClaim of a slice's user is owned by its namespace as the
+ * namespace informer shows it: no GET of the Namespace (it would fail
+ * here); without that informer the Namespace is read live. */
+static void test_slice_claim_owner_from_ns_cache(void **state)
+{
+    static const char *const ns_items[] = {"{\"metadata\":{\"name\":\"" NS "\",\"uid\":\"u-cached\"}}", NULL};
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    char user[TG_SLICE_USER_MAX], obj[TG_NAME_CLAIM_OBJECT_MAX], path[256];
+    json_object *owners;
+
+    (void)state;
+    assert_non_null(key);
+    assert_int_equal(tg_slice_user_name(SLICE, "cl01", user, sizeof(user)), 0);
+    tg_name_claim_object(user, obj);
+    snprintf(path, sizeof(path), TG_NAME_CLAIMS_PATH "/%s", obj);
+    for (int cached = 1; cached >= 0; cached--) {
+        tg_api *api = fake_api_new();
+        tg_signer s;
+        rt_signer_init(&s);
+        if (cached)
+            s.ns_cache = rt_cache(NULL, ns_items);
+        store_slice_world(api, key);
+        if (cached)
+            fake_api_fail(api, "GET", "/api/v1/namespaces/" NS, 500, 1);
+        assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+        assert_string_equal(last_condition(api), "Approved");
+        owners = tg_json_path(fake_api_object(api, path), "metadata", "ownerReferences", NULL);
+        assert_non_null(owners);
+        assert_string_equal(tg_json_string(json_object_array_get_idx(owners, 0), "uid"), cached ? "u-cached" : "u-ns");
+        tg_cache_free(s.ns_cache);
+        s.ns_cache = NULL;
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
+    EVP_PKEY_free(key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -497,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_slice_user_bound),
         cmocka_unit_test(test_slice_group_bound),
         cmocka_unit_test(test_slice_csrs_share_a_tenant_read),
+        cmocka_unit_test(test_slice_claim_owner_from_ns_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
