@@ -34,20 +34,33 @@ static void claim_path(const char *name, char *path, size_t len)
     snprintf(path, len, TG_NAME_CLAIMS_PATH "/%s", obj);
 }
 
+long tg_name_claim_read(tg_api *api, const char *name, json_object **claim, char *err, size_t err_len)
+{
+    char p[160];
+
+    *claim = NULL;
+    claim_path(name, p, sizeof(p));
+    return tg_api_get(api, p, claim, err, err_len);
+}
+
+void tg_name_claim_judge(json_object *claim, const char *name, tg_name_path path, const char *holder,
+                         tg_approve_decision *d)
+{
+    if (claim)
+        compare(claim, name, path, holder, d);
+}
+
 int tg_name_claim_check(tg_api *api, const char *name, tg_name_path path, const char *holder,
                         tg_approve_decision *d, char *err, size_t err_len)
 {
-    char p[160];
     json_object *claim = NULL;
-    long r;
+    long r = tg_name_claim_read(api, name, &claim, err, err_len);
 
-    claim_path(name, p, sizeof(p));
-    r = tg_api_get(api, p, &claim, err, err_len);
     if (r == 404)
         return 0;
     if (r != 200)
         return -1;
-    compare(claim, name, path, holder, d);
+    tg_name_claim_judge(claim, name, path, holder, d);
     json_object_put(claim);
     return 0;
 }

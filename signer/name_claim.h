@@ -26,4 +26,11 @@ int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const ch
 int tg_name_claim_check(tg_api *api, const char *name, tg_name_path path, const char *holder,
                         tg_approve_decision *d, char *err, size_t err_len);
 
+/* The same in two steps, for a caller that keeps the read: name's claim
+ * read live (the HTTP status; *claim on 200), and the judgement of a claim
+ * (NULL: none, nothing to deny). */
+long tg_name_claim_read(tg_api *api, const char *name, json_object **claim, char *err, size_t err_len);
+void tg_name_claim_judge(json_object *claim, const char *name, tg_name_path path, const char *holder,
+                         tg_approve_decision *d);
+
 #endif

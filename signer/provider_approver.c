@@ -238,6 +238,31 @@ static const char *ns_uid_of(tg_signer *s, const char *ns, uid_look *l)
     return l->uid[0] ? l->uid : NULL;
 }
 
+/* The consumer's own claim, which a slice's group must be the Tenant
+ * flow's: as a read that started after the CSR was first seen left it, or
+ * live (slice_policy_memo.h; a claim committed before the CSR was created
+ * is in any such read, and a later one races a live read as much). A burst
+ * of a consumer's slice CSRs reads it once per batch. 0, or -1 with err. */
+static int check_group_claim(tg_signer *s, tg_api *api, json_object *csr, const char *consumer,
+                             tg_approve_decision *d, char *err, size_t err_len)
+{
+    char what[300];
+    uint64_t seen = rs_memo_seen_us(s, csr), start;
+    json_object *claim = NULL;
+    long r;
+
+    snprintf(what, sizeof(what), "nameclaim/%s", consumer);
+    if (!rs_memo_get(s, what, seen, &claim)) {
+        start = rs_memo_now_us();
+        if ((r = tg_name_claim_read(api, consumer, &claim, err, err_len)) != 200 && r != 404)
+            return -1;
+        rs_memo_put(s, what, start, claim);
+    }
+    tg_name_claim_judge(claim, consumer, TG_NAME_PATH_TENANT, consumer, d);
+    json_object_put(claim);
+    return 0;
+}
+
 /* One owner per name (name_claim.h), last before an approval: the user the
  * CSR carries is claimed for its path (a Tenant's cluster id; a slice's
  * user, whose group, its consumer's id, must be the Tenant flow's). A
@@ -245,7 +270,7 @@ static const char *ns_uid_of(tg_signer *s, const char *ns, uid_look *l)
  * both its user and its group (the certificate gets what either is bound
  * to), then a claim refusal denies the CSR (NameReserved, NameOwned).
  * 0, or -1 with err. */
-static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json_object *slice,
+static int check_name_owner(tg_signer *s, tg_api *api, json_object *csr, json_object *tenant, json_object *slice,
                             tg_approve_decision *d, char *err, size_t err_len)
 {
     json_object *owner = slice ? slice : tenant;
@@ -254,21 +279,25 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json
     const char *sname = tg_json_path_string(owner, "metadata", "name", NULL);
     char user[TG_SLICE_USER_MAX], holder[TG_SLICE_USER_MAX + 64];
     uid_look l;
+    int rc;
 
     if (!d->approve || !ns || !consumer || !sname)
         return 0;   /* an approval always has its Tenant or slice; nothing to claim otherwise */
     if (!slice) {
         if (check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
             return d->approve ? -1 : 0;
-        return tg_name_claim_for(api, consumer, TG_NAME_PATH_TENANT, consumer, ns, ns_uid_of(s, ns, &l), s->cluster_id,
-                                 d, err, err_len);
+        rc = tg_name_claim_for(api, consumer, TG_NAME_PATH_TENANT, consumer, ns, ns_uid_of(s, ns, &l), s->cluster_id,
+                               d, err, err_len);
+        snprintf(holder, sizeof(holder), "nameclaim/%s", consumer);
+        rs_memo_changed(s, holder);   /* claimed: no read from before serves check_group_claim */
+        return rc;
     }
     if (tg_slice_user_name(sname, consumer, user, sizeof(user)) != 0)
         return 0;
     if (check_name_bound(s, user, d, err, err_len) != 0 || !d->approve ||
         check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
-    if (tg_name_claim_check(api, consumer, TG_NAME_PATH_TENANT, consumer, d, err, err_len) != 0 || !d->approve)
+    if (check_group_claim(s, api, csr, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
     snprintf(holder, sizeof(holder), "%.63s/%.253s", consumer, sname);
     return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, ns_uid_of(s, ns, &l), s->cluster_id, d, err,
@@ -326,7 +355,7 @@ static int decide(tg_signer *s, tg_api *api, json_object *csr, json_object **ten
     }
     if (check_user_free(api, csr, *slice, d, err, err_len) != 0 || check_group_revoked(s, api, csr, d, err, err_len) != 0)
         return -1;
-    return check_name_owner(s, api, *tenant, *slice, d, err, err_len);
+    return check_name_owner(s, api, csr, *tenant, *slice, d, err, err_len);
 }
 
 /* Append the decision as an Approved or Denied condition to csr's status. */

@@ -524,6 +524,46 @@ static void test_slice_claim_owner_from_ns_cache(void **state)
     EVP_PKEY_free(key);
 }
 
+/* The consumer's own NameClaim, which a slice's group must be the Tenant
+ * flow's, is read once for the slice CSRs first seen before that read (the
+ * failing GET is never asked for the second); one seen after reads again
+ * and meets a claim of another path made meanwhile (NameOwned). */
+static void test_slice_csrs_share_a_group_claim_read(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    tg_api *api = fake_api_new();
+    tg_signer s;
+    char obj[TG_NAME_CLAIM_OBJECT_MAX], path[256];
+
+    (void)state;
+    assert_non_null(key);
+    tg_name_claim_object("cl01", obj);
+    snprintf(path, sizeof(path), TG_NAME_CLAIMS_PATH "/%s", obj);
+    rt_signer_init(&s);
+    s.settled = tg_settled_new();
+    store_slice_world(api, key);
+    json_object_object_add(tg_json_path(fake_api_object(api, CSR), "metadata", NULL), "uid",
+                           json_object_new_string("c1"));
+    copy_csr(api, "liqo-identity-s2", "c2");
+    copy_csr(api, "liqo-identity-s3", "c3");
+    rs_memo_note_seen(&s, fake_api_object(api, CSR));
+    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s2"));
+    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+    assert_string_equal(last_condition(api), "Approved");
+    fake_api_fail(api, "GET", path, 500, 1);
+    assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s2"), TG_RECONCILE_OK);
+    assert_true(strstr(rt_writes(api), "PUT " CSR_API "/liqo-identity-s2/approval 200") != NULL);
+    /* cl01 claimed by the token path meanwhile; the third, seen now, reads (fails, then reads it) */
+    fake_api_put_obj(api, path, tg_name_claim_doc("cl01", TG_NAME_PATH_TOKEN, "someone", NS, "u-ns"));
+    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s3"));
+    assert_int_not_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
+    assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
+    assert_non_null(strstr(rt_writes(api), "NameOwned"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    EVP_PKEY_free(key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_slice_group_bound),
         cmocka_unit_test(test_slice_csrs_share_a_tenant_read),
         cmocka_unit_test(test_slice_claim_owner_from_ns_cache),
+        cmocka_unit_test(test_slice_csrs_share_a_group_claim_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
