@@ -52,16 +52,6 @@ static long requeue_min(long a, long b)
     return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
 }
 
-/* The slice as a pass waiting for its CSR wrote it (api.h, "our own writes"): the pass
- * the CSR's issue wakes reads it back at that version instead of a GET. */
-#define SLICE_STASH_MS 30000
-
-static const char *slice_stash_key(const char *ns, const char *name, char *key, size_t len)
-{
-    snprintf(key, len, "slice-obj/%s/%s", ns, name);
-    return key;
-}
-
 /* Nothing to do until delay_ms as the pass left the slice (at the version
  * of `now`): the echo of its own status write then costs no GET. A CSR the
  * pass made counts as seen whether or not the cache shows it yet. */
@@ -151,7 +141,7 @@ static long reconcile_slice(slice_ctx *c)
     if (!res_denied)   /* a denial waits on the policy and the siblings, which no record follows */
         settle_pass(c, after ? after : c->slice, cr.made, ret);
     if (after && !accepted && !cr.denied && d.approve)   /* waiting for the CSR: its issue's pass reads this */
-        tg_api_keep(c->s->settled, slice_stash_key(c->ns, c->name, stash, sizeof(stash)), after, SLICE_STASH_MS);
+        tg_api_keep(c->s->settled, rs_slice_stash_key(c->ns, c->name, stash, sizeof(stash)), after, SLICE_STASH_MS);
 out:
     json_object_put(auth_cond);
     json_object_put(res_cond);
@@ -235,7 +225,7 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
             c.deps = deps;
     }
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
-    slice_stash_key(ns, name, stash, sizeof(stash));
+    rs_slice_stash_key(ns, name, stash, sizeof(stash));
     c.slice = tg_api_kept(s->settled, stash, rc_cached_rv(s->slice_cache, ns, name, cached_rv));
     tg_api_forget(s->settled, stash);   /* read once: the pass writes the next version */
     if (!c.slice) {

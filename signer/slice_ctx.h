@@ -5,6 +5,8 @@
 #ifndef TG_SIGNER_SLICE_CTX_H
 #define TG_SIGNER_SLICE_CTX_H
 
+#include <stdio.h>
+
 #include <json-c/json.h>
 
 #include "pki/slice.h"
@@ -37,6 +39,19 @@
  * ConfigMap wakes them at once (its watch); this is the safety net, and
  * what frees room among the siblings (maxPerTenant) waits for. */
 #define RES_DENIED_RECHECK_MS 60000
+
+/* The slice as a pass waiting for its CSR wrote it, or as the approver
+ * read it live to decide that CSR (api.h, "our own writes"): the pass the
+ * CSR's issue wakes reads it back at that version instead of a GET. The
+ * approver's read is the fresher in a burst (the pass's may be minutes
+ * old when the CSR's turn comes) and comes just before the issue. */
+#define SLICE_STASH_MS 30000
+
+static inline const char *rs_slice_stash_key(const char *ns, const char *name, char *key, size_t len)
+{
+    snprintf(key, len, "slice-obj/%s/%s", ns, name);
+    return key;
+}
 
 typedef struct slice_ctx {
     tg_signer *s;

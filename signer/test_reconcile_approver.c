@@ -20,6 +20,7 @@
 #include "pki/name_owner.h"
 #include "pki/slice.h"
 #include "signer/settled.h"
+#include "signer/slice_ctx.h"
 #include "signer/slice_policy_memo.h"
 #include "signer/approve_decide.h"
 #include "signer/binding_index.h"
@@ -564,6 +565,33 @@ static void test_slice_csrs_share_a_group_claim_read(void **state)
     EVP_PKEY_free(key);
 }
 
+/* The approver keeps its live read of a slice, at that version, for the
+ * pass the CSR's issue wakes (slice_ctx.h): that pass needs no GET. */
+static void test_slice_read_kept_for_the_issue_pass(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    tg_api *api = fake_api_new();
+    tg_signer s;
+    json_object *kept;
+    char stash[300];
+
+    (void)state;
+    assert_non_null(key);
+    rt_signer_init(&s);
+    s.settled = tg_settled_new();
+    store_slice_world(api, key);
+    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+    assert_string_equal(last_condition(api), "Approved");
+    kept = tg_api_kept(s.settled, rs_slice_stash_key(NS, SLICE, stash, sizeof(stash)),
+                       tg_json_path_string(fake_api_object(api, SLICE_PATH), "metadata", "resourceVersion", NULL));
+    assert_non_null(kept);
+    assert_string_equal(tg_json_path_string(kept, "metadata", "uid", NULL), "u1");
+    json_object_put(kept);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    EVP_PKEY_free(key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_slice_csrs_share_a_tenant_read),
         cmocka_unit_test(test_slice_claim_owner_from_ns_cache),
         cmocka_unit_test(test_slice_csrs_share_a_group_claim_read),
+        cmocka_unit_test(test_slice_read_kept_for_the_issue_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
