@@ -104,21 +104,29 @@ static int tenant_inputs(tg_api *api, json_object *csr, json_object **tenant, ch
 }
 
 /* The consumer's Tenant for a slice CSR: as a read that started after the
- * CSR was first seen left it, or live (slice_policy_memo.h: a Tenant change
- * made before the CSR was created is in any such read). The HTTP status. */
-static long slice_tenant(tg_signer *s, tg_api *api, json_object *csr, const char *path, json_object **tenant,
-                         char *err, size_t err_len)
+ * slice was first seen left it, or live (slice_policy_memo.h: a Tenant
+ * change made before the slice was created is in any such read, and a
+ * Tenant event retires the reads from before it). The slice, not the CSR,
+ * is the consumer's request: the CSR is ours, made for it, so a burst of a
+ * consumer's slices reads its Tenant once per batch, whenever their CSRs
+ * come. A live read is also kept for the slice passes (read_tenant). The
+ * HTTP status. */
+static long slice_tenant(tg_signer *s, tg_api *api, json_object *slice, const char *ns, const char *consumer,
+                         json_object **tenant, char *err, size_t err_len)
 {
-    char what[1100];
-    uint64_t seen = rs_memo_seen_us(s, csr), start;
+    char what[1100], path[1024];
+    uint64_t seen = rs_memo_seen_us(s, slice), start;
     long r;
 
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, consumer);
     snprintf(what, sizeof(what), "tenant%s", path + strlen(TENANTS_API));
     if (rs_memo_get(s, what, seen, tenant))
         return *tenant ? 200 : 404;
     start = rs_memo_now_us();
     if ((r = tg_api_get(api, path, tenant, err, err_len)) == 200 || r == 404)
         rs_memo_put(s, what, start, r == 200 ? *tenant : NULL);
+    if (r == 200 && s->settled)
+        tg_api_keep(s->settled, rs_slice_tenant_key(ns, consumer, what, sizeof(what)), *tenant, TENANT_READ_MS);
     return r;
 }
 
@@ -146,8 +154,8 @@ static int slice_decide(tg_signer *s, tg_api *api, json_object *csr, const tg_ap
     }
     consumer = *slice ? tg_json_path_string(*slice, "spec", "consumerClusterID", NULL) : NULL;
     if (consumer && tg_cluster_id_valid(consumer)) {
-        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%.*s/tenants/%s", (int)(slash - ref), ref, consumer);
-        if ((r = slice_tenant(s, api, csr, path, tenant, err, err_len)) != 200 && r != 404)
+        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - ref), ref);
+        if ((r = slice_tenant(s, api, *slice, ns, consumer, tenant, err, err_len)) != 200 && r != 404)
             return -1;
     }
     tg_approve_decide_slice(csr, *slice, *tenant, pol, d);
@@ -244,15 +252,16 @@ static const char *ns_uid_of(tg_signer *s, const char *ns, uid_look *l)
 }
 
 /* The consumer's own claim, which a slice's group must be the Tenant
- * flow's: as a read that started after the CSR was first seen left it, or
- * live (slice_policy_memo.h; a claim committed before the CSR was created
- * is in any such read, and a later one races a live read as much). A burst
- * of a consumer's slice CSRs reads it once per batch. 0, or -1 with err. */
-static int check_group_claim(tg_signer *s, tg_api *api, json_object *csr, const char *consumer,
+ * flow's: as a read that started after the slice was first seen left it,
+ * or live (slice_policy_memo.h, as slice_tenant; a claim committed before
+ * the slice was created is in any such read, and a later one races a live
+ * read as much). A burst of a consumer's slices reads it once per batch.
+ * 0, or -1 with err. */
+static int check_group_claim(tg_signer *s, tg_api *api, json_object *slice, const char *consumer,
                              tg_approve_decision *d, char *err, size_t err_len)
 {
     char what[300];
-    uint64_t seen = rs_memo_seen_us(s, csr), start;
+    uint64_t seen = rs_memo_seen_us(s, slice), start;
     json_object *claim = NULL;
     long r;
 
@@ -275,7 +284,7 @@ static int check_group_claim(tg_signer *s, tg_api *api, json_object *csr, const 
  * both its user and its group (the certificate gets what either is bound
  * to), then a claim refusal denies the CSR (NameReserved, NameOwned).
  * 0, or -1 with err. */
-static int check_name_owner(tg_signer *s, tg_api *api, json_object *csr, json_object *tenant, json_object *slice,
+static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json_object *slice,
                             tg_approve_decision *d, char *err, size_t err_len)
 {
     json_object *owner = slice ? slice : tenant;
@@ -302,7 +311,7 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *csr, json_ob
     if (check_name_bound(s, user, d, err, err_len) != 0 || !d->approve ||
         check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
-    if (check_group_claim(s, api, csr, consumer, d, err, err_len) != 0 || !d->approve)
+    if (check_group_claim(s, api, slice, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
     snprintf(holder, sizeof(holder), "%.63s/%.253s", consumer, sname);
     return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, ns_uid_of(s, ns, &l), s->cluster_id, d, err,
@@ -360,7 +369,7 @@ static int decide(tg_signer *s, tg_api *api, json_object *csr, json_object **ten
     }
     if (check_user_free(api, csr, *slice, d, err, err_len) != 0 || check_group_revoked(s, api, csr, d, err, err_len) != 0)
         return -1;
-    return check_name_owner(s, api, csr, *tenant, *slice, d, err, err_len);
+    return check_name_owner(s, api, *tenant, *slice, d, err, err_len);
 }
 
 /* Append the decision as an Approved or Denied condition to csr's status. */

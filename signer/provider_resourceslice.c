@@ -167,18 +167,17 @@ static void on_uid_visit(json_object *o, void *data)
     snprintf(l->rv, sizeof(l->rv), "%s", rv ? rv : "");
 }
 
-/* The slice's Tenant: as a pass of this consumer's slices last read it, while
- * the Tenant informer shows that very version (api.h, "our own writes"; a burst of a
- * consumer's slices reads it once), else live. The HTTP status. Kept past a
- * burst's queue (one Tenant per consumer: a few KB each). */
-#define TENANT_READ_MS 120000
+/* The slice's Tenant: as a pass of this consumer's slices or the approver
+ * last read it live, while the Tenant informer shows that very version
+ * (api.h, "our own writes"; a burst of a consumer's slices reads it once),
+ * else live. The HTTP status. */
 
 static long read_tenant(slice_ctx *c)
 {
     char path[1024], key[600], rv[RC_RV_LEN];
     long st;
 
-    snprintf(key, sizeof(key), "slice-tenant/%s/%s", c->ns, c->consumer);
+    rs_slice_tenant_key(c->ns, c->consumer, key, sizeof(key));
     if ((c->tenant = tg_api_kept(c->s->settled, key, rc_cached_rv(c->s->tenant_cache, c->ns, c->consumer, rv))))
         return 200;
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", c->ns, c->consumer);

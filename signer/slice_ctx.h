@@ -53,6 +53,18 @@ static inline const char *rs_slice_stash_key(const char *ns, const char *name, c
     return key;
 }
 
+/* A consumer's Tenant as a slice pass or the approver last read it live:
+ * the slice passes read it back while the Tenant informer shows that very
+ * version (read_tenant). Kept past a burst's queue (one Tenant per
+ * consumer: a few KB each). */
+#define TENANT_READ_MS 120000
+
+static inline const char *rs_slice_tenant_key(const char *ns, const char *consumer, char *key, size_t len)
+{
+    snprintf(key, len, "slice-tenant/%s/%s", ns, consumer);
+    return key;
+}
+
 typedef struct slice_ctx {
     tg_signer *s;
     tg_api *api;

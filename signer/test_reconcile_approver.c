@@ -450,9 +450,17 @@ static void copy_csr(tg_api *api, const char *name, const char *uid)
     fake_api_put_obj(api, path, c);
 }
 
-/* The slice CSRs first seen before a read of their Tenant started share
- * it (slice_policy_memo.h); one seen after reads again: a Tenant drained
- * just before it refuses it. */
+/* The slice as its consumer changed it (a new request, seen now). */
+static void new_generation(tg_api *api)
+{
+    json_object_object_add(tg_json_path(fake_api_object(api, SLICE_PATH), "metadata", NULL), "generation",
+                           json_object_new_int64(2));
+}
+
+/* The CSRs of slices first seen before a read of their Tenant started
+ * share it (slice_policy_memo.h), whenever the CSRs came; a slice seen
+ * after (a new generation here) reads again: a Tenant drained just before
+ * it refuses it. */
 static void test_slice_csrs_share_a_tenant_read(void **state)
 {
     EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
@@ -468,18 +476,17 @@ static void test_slice_csrs_share_a_tenant_read(void **state)
                            json_object_new_string("c1"));
     copy_csr(api, "liqo-identity-s2", "c2");
     copy_csr(api, "liqo-identity-s3", "c3");
-    rs_memo_note_seen(&s, fake_api_object(api, CSR));
-    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s2"));
+    rs_memo_note_seen(&s, fake_api_object(api, SLICE_PATH));
     assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
     assert_string_equal(last_condition(api), "Approved");
     /* the second was seen before that read: it serves (the failing GET is never asked) */
     fake_api_fail(api, "GET", TENANT, 500, 1);
     assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s2"), TG_RECONCILE_OK);
     assert_true(strstr(rt_writes(api), "PUT " CSR_API "/liqo-identity-s2/approval 200") != NULL);
-    /* the Tenant drained, then the third seen: it reads (and fails), then reads the drain */
+    /* the Tenant drained, then the slice changed: it reads (and fails), then reads the drain */
     json_object_object_add(tg_json_path(fake_api_object(api, TENANT), "spec", NULL), "tenantCondition",
                            json_object_new_string("Drained"));
-    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s3"));
+    new_generation(api);
     assert_int_not_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
     assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
     assert_non_null(strstr(rt_writes(api), "SliceTenantDrained"));
@@ -526,9 +533,10 @@ static void test_slice_claim_owner_from_ns_cache(void **state)
 }
 
 /* The consumer's own NameClaim, which a slice's group must be the Tenant
- * flow's, is read once for the slice CSRs first seen before that read (the
- * failing GET is never asked for the second); one seen after reads again
- * and meets a claim of another path made meanwhile (NameOwned). */
+ * flow's, is read once for the CSRs of slices first seen before that read
+ * (the failing GET is never asked for the second); a slice seen after (a
+ * new generation) reads again and meets a claim of another path made
+ * meanwhile (NameOwned). */
 static void test_slice_csrs_share_a_group_claim_read(void **state)
 {
     EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
@@ -547,16 +555,15 @@ static void test_slice_csrs_share_a_group_claim_read(void **state)
                            json_object_new_string("c1"));
     copy_csr(api, "liqo-identity-s2", "c2");
     copy_csr(api, "liqo-identity-s3", "c3");
-    rs_memo_note_seen(&s, fake_api_object(api, CSR));
-    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s2"));
+    rs_memo_note_seen(&s, fake_api_object(api, SLICE_PATH));
     assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
     assert_string_equal(last_condition(api), "Approved");
     fake_api_fail(api, "GET", path, 500, 1);
     assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s2"), TG_RECONCILE_OK);
     assert_true(strstr(rt_writes(api), "PUT " CSR_API "/liqo-identity-s2/approval 200") != NULL);
-    /* cl01 claimed by the token path meanwhile; the third, seen now, reads (fails, then reads it) */
+    /* cl01 claimed by the token path meanwhile; the slice changed: it reads (fails, then reads it) */
     fake_api_put_obj(api, path, tg_name_claim_doc("cl01", TG_NAME_PATH_TOKEN, "someone", NS, "u-ns"));
-    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s3"));
+    new_generation(api);
     assert_int_not_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
     assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
     assert_non_null(strstr(rt_writes(api), "NameOwned"));
@@ -565,8 +572,9 @@ static void test_slice_csrs_share_a_group_claim_read(void **state)
     EVP_PKEY_free(key);
 }
 
-/* The approver keeps its live read of a slice, at that version, for the
- * pass the CSR's issue wakes (slice_ctx.h): that pass needs no GET. */
+/* The approver keeps its live reads of a slice and of its Tenant, at their
+ * versions, for the pass the CSR's issue wakes (slice_ctx.h): that pass
+ * needs no GET. */
 static void test_slice_read_kept_for_the_issue_pass(void **state)
 {
     EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
@@ -586,6 +594,11 @@ static void test_slice_read_kept_for_the_issue_pass(void **state)
                        tg_json_path_string(fake_api_object(api, SLICE_PATH), "metadata", "resourceVersion", NULL));
     assert_non_null(kept);
     assert_string_equal(tg_json_path_string(kept, "metadata", "uid", NULL), "u1");
+    json_object_put(kept);
+    /* and its Tenant read, for every slice pass of cl01 while the informer shows that version */
+    kept = tg_api_kept(s.settled, rs_slice_tenant_key(NS, "cl01", stash, sizeof(stash)),
+                       tg_json_path_string(fake_api_object(api, TENANT), "metadata", "resourceVersion", NULL));
+    assert_non_null(kept);
     json_object_put(kept);
     rt_signer_clear(&s);
     fake_api_free(api);
