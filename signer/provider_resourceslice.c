@@ -215,12 +215,12 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
      * dependencies are read before the pass, so it sees at least them. */
     nsf = tg_ns_facts_lookup(s, ns, ns_cid, sizeof(ns_cid));
     if (nsf.known && nsf.tenant && nsf.cluster_id) {
-        if ((ret = rs_settled_left(s, ns, name, nsf.cluster_id)) > 0) {
+        if ((ret = rs_settled_left(s, ns, name, nsf.cluster_id, deps, sizeof(deps))) > 0) {
             rc_count_skip(s, "remoteresourceslice");
             return ret;
         }
         ret = TG_RECONCILE_OK;
-        if (s->settled && rs_settled_deps(s, ns, name, nsf.cluster_id, NULL, deps, sizeof(deps)) == 0)
+        if (deps[0])
             c.deps = deps;
     }
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
