@@ -10,8 +10,11 @@
  * and renew at 2/3 of the lifetime. The slice's user has no RoleBinding of
  * its own (as under Liqo); an older signer's is removed.
  *
- * The slice, its Tenant and its cache Secret are read live when a pass runs;
- * the echo of the pass's own status write runs none (slice_settled.h), and
+ * The slice is read live when a pass runs, unless the approver's or a
+ * waiting pass's copy is at the informer's version; its Tenant as a pass
+ * or the approver last read it, at the informer's version; its cache
+ * Secret only once the slice was decided (slice_certificate.c); the echo
+ * of the pass's own status write runs none (slice_settled.h), and
  * one read of the policy ConfigMap serves the slices seen before it started
  * (slice_policy_memo.h). The
  * CSRs of the slice and its sibling slices (the maxPerTenant sum) come from
