@@ -75,6 +75,18 @@ static void settle_pass(slice_ctx *c, json_object *now, const char *made, long d
                   have_ours ? with_ours : NULL, delay_ms);
 }
 
+/* A slice never decided, waiting for its CSR, whose Resources would be
+ * granted: nothing is written yet. The grant is decided again and written
+ * with the certificate, in the one status write of the slice's decision
+ * (Liqo writes one too), so the maxPerTenant ledger only ever holds grants
+ * as written - decided and written in one step under rs_res_mu - and a
+ * restart finds every grant in the slices' status (docs/signer.md). A
+ * denial is written at once, as before. */
+static int waits_undecided(slice_ctx *c, json_object *auth_cond, int accepted, int res_denied)
+{
+    return !auth_cond && !accepted && !res_denied && !rs_condition_of(c->slice, "Resources");
+}
+
 /* Authentication, certificate, Resources, status and binding of a live slice. */
 static long reconcile_slice(slice_ctx *c)
 {
@@ -83,7 +95,7 @@ static long reconcile_slice(slice_ctx *c)
     cert_result cr;
     json_object *st = json_object_new_object(), *auth_cond = NULL, *res_cond = NULL, *old_auth, *after = NULL;
     char msg[700], stash[600];
-    int res_denied = 0, accepted = 0;
+    int res_denied = 0, accepted = 0, decided;
     long ret = TG_RECONCILE_RETRY;
 
     memset(&cr, 0, sizeof(cr));
@@ -116,7 +128,14 @@ static long reconcile_slice(slice_ctx *c)
         }
     }
     pthread_mutex_lock(&rs_res_mu);
-    if (rs_resources_status(c, st, &res_cond, &res_denied) == 0) {
+    decided = rs_resources_status(c, st, &res_cond, &res_denied) == 0;
+    if (decided && waits_undecided(c, auth_cond, accepted, res_denied)) {
+        pthread_mutex_unlock(&rs_res_mu);
+        ret = cr.requeue_ms;
+        settle_pass(c, c->slice, cr.made, ret);
+        goto out;
+    }
+    if (decided) {
         int res_decided = res_cond != NULL, wrote;
         json_object_object_add(st, "conditions", rs_conditions_with(c->slice, auth_cond, res_cond));
         auth_cond = res_cond = NULL;
