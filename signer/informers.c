@@ -61,9 +61,12 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
                        .field_selector = "metadata.name=" TG_NONCE_SECRET, .keep_fields = keep_nonce,
                        .keep_metadata = meta_labels, .index_metadata = TG_CACHE_BY_NAMESPACE,
                        .cache_offset = IN_SIGNER(nonce_cache)},
+    /* By name too: the approver looks up the Tenants named like a slice's
+     * user, in any namespace, there rather than by a LIST per slice CSR. */
     [TG_INF_TENANTS] = {.name = "tenant", .path = AUTH_API "/tenants", .keep_fields = keep_cluster_id,
                         .keep_metadata = meta_tenant,
-                        .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(tenant_cache)},
+                        .index_metadata = TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME,
+                        .cache_offset = IN_SIGNER(tenant_cache)},
     [TG_INF_CSRS] = {.name = "csr", .path = "/apis/certificates.k8s.io/v1/certificatesigningrequests",
                      .label_selector = TG_LABEL_TENANT_CSR "=true", .index_label = TG_LABEL_REMOTE_CLUSTER_ID,
                      .keep_fields = keep_csr, .keep_metadata = meta_created, .cache_offset = IN_SIGNER(csr_cache),
