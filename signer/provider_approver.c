@@ -173,12 +173,41 @@ static int list_named(tg_api *api, const char *plural, const char *name, json_ob
     return tg_api_get(api, path, list, err, err_len) == 200 ? 0 : -1;
 }
 
+static void on_named_tenant(json_object *o, void *data)
+{
+    json_object *copy = NULL;
+
+    if (json_object_deep_copy(o, &copy, NULL) == 0)
+        json_object_array_add(data, copy);
+}
+
+/* The Tenants named name in any namespace, as the Tenant informer shows
+ * them (its by-name index), into a new {"items": [...]}, or NULL: no
+ * synced informer, LIST them. */
+static json_object *cached_tenants_named(tg_signer *s, const char *name)
+{
+    json_object *list, *items;
+
+    if (!s->tenant_cache || !tg_cache_synced(s->tenant_cache))
+        return NULL;
+    list = json_object_new_object();
+    items = json_object_new_array();
+    json_object_object_add(list, "items", items);
+    tg_cache_get_by_name(s->tenant_cache, name, on_named_tenant, items);
+    return list;
+}
+
 /* An approved decision stays one only when its user name is nobody else's
  * (approve_decide.h, issue 36 #7): a slice's user no Tenant's cluster id, a
- * Tenant's cluster id no slice's user. Read live, so that two approvals in
- * a row see each other. 0, or -1 with err. */
-static int check_user_free(tg_api *api, json_object *csr, json_object *slice, tg_approve_decision *d, char *err,
-                           size_t err_len)
+ * Tenant's cluster id no slice's user. A slice's user is looked up among
+ * the Tenant informer's (by name: the webhook admits a Tenant only under
+ * its cluster id), else LISTed; a Tenant's cluster id among the slices,
+ * LISTed live. What a cache does not show yet (a Tenant made a moment ago,
+ * or one of another name) the NameClaims settle: the Tenant path claims
+ * its cluster id, the slice path its user, and of two claims of one name
+ * the second is refused (NameOwned). 0, or -1 with err. */
+static int check_user_free(tg_signer *s, tg_api *api, json_object *csr, json_object *slice, tg_approve_decision *d,
+                           char *err, size_t err_len)
 {
     const char *cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
     char user[TG_SLICE_USER_MAX], sname[TG_SLICE_USER_MAX];
@@ -191,7 +220,7 @@ static int check_user_free(tg_api *api, json_object *csr, json_object *slice, tg
         if (tg_slice_user_name(tg_json_path_string(slice, "metadata", "name", NULL),
                                tg_json_path_string(slice, "spec", "consumerClusterID", NULL), user, sizeof(user)) != 0)
             return 0;   /* the decision checked both; nothing to look for */
-        if ((rc = list_named(api, "tenants", user, &list, err, err_len)) == 0)
+        if ((list = cached_tenants_named(s, user)) || (rc = list_named(api, "tenants", user, &list, err, err_len)) == 0)
             tg_approve_slice_user_free(slice, tg_json_path(list, "items", NULL), d);
     } else if (cid && tg_slice_user_slice_name(cid, sname, sizeof(sname)) == 0) {
         if ((rc = list_named(api, "resourceslices", sname, &list, err, err_len)) == 0)
@@ -367,7 +396,7 @@ static int decide(tg_signer *s, tg_api *api, json_object *csr, json_object **ten
             return -1;
         tg_approve_decide(csr, *tenant, *nonce, &pol, d);
     }
-    if (check_user_free(api, csr, *slice, d, err, err_len) != 0 || check_group_revoked(s, api, csr, d, err, err_len) != 0)
+    if (check_user_free(s, api, csr, *slice, d, err, err_len) != 0 || check_group_revoked(s, api, csr, d, err, err_len) != 0)
         return -1;
     return check_name_owner(s, api, *tenant, *slice, d, err, err_len);
 }

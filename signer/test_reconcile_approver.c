@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kube/base64.h"
+#include "kube/cache.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "pki/keys.h"
@@ -605,6 +606,53 @@ static void test_slice_read_kept_for_the_issue_pass(void **state)
     EVP_PKEY_free(key);
 }
 
+/* The Tenant informer by name, as informers.c indexes it. */
+static tg_cache *tenants_by_name(const char *const *items)
+{
+    tg_cache *c = tg_cache_new(NULL);
+    json_object *list = json_object_new_array();
+    char err[256] = "";
+
+    assert_non_null(c);
+    assert_int_equal(tg_cache_index_metadata(c, TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME), 0);
+    for (size_t i = 0; items[i]; i++)
+        json_object_array_add(list, tg_json_parse(items[i], strlen(items[i]), NULL, 0));
+    assert_int_equal(tg_cache_replace(c, list, "1", NULL, err, sizeof(err)), 0);
+    json_object_put(list);
+    return c;
+}
+
+/* A slice's user that is a Tenant's name somewhere, as the Tenant informer
+ * shows it, is refused (UserNameTaken) with no LIST of Tenants (it would
+ * fail here); one nobody has is approved, with no LIST either. */
+static void test_slice_user_taken_from_the_tenant_cache(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    char user[TG_SLICE_USER_MAX], text[4 * TG_SLICE_USER_MAX + 128];
+    const char *taken[] = {text, NULL}, *none[] = {NULL};
+
+    (void)state;
+    assert_non_null(key);
+    assert_int_equal(tg_slice_user_name(SLICE, "cl01", user, sizeof(user)), 0);
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"liqo-tenant-%s\"},"
+             "\"spec\":{\"clusterID\":\"%s\"}}", user, user, user);
+    for (int is_taken = 1; is_taken >= 0; is_taken--) {
+        tg_api *api = fake_api_new();
+        tg_signer s;
+        rt_signer_init(&s);
+        s.tenant_cache = tenants_by_name(is_taken ? taken : none);
+        store_slice_world(api, key);
+        fake_api_fail(api, "GET", TENANTS_API "/tenants", 500, 1);
+        assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+        assert_string_equal(last_condition(api), is_taken ? "Denied" : "Approved");
+        if (is_taken)
+            assert_non_null(strstr(rt_writes(api), "UserNameTaken"));
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
+    EVP_PKEY_free(key);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_slice_claim_owner_from_ns_cache),
         cmocka_unit_test(test_slice_csrs_share_a_group_claim_read),
         cmocka_unit_test(test_slice_read_kept_for_the_issue_pass),
+        cmocka_unit_test(test_slice_user_taken_from_the_tenant_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
