@@ -165,13 +165,20 @@ static tg_cache *csr_cache(const world *w, csr_kind kind)
     return rt_cache(TG_LABEL_REMOTE_CLUSTER_ID, kind == C_NONE ? NULL : items);
 }
 
-static void store_extra(tg_api *api, extra x)
+static tg_cache *cache_of(tg_api *api, const char *path);
+
+/* The old binding is stored and in the RoleBinding cache, as main.c's
+ * informer shows it (slice_rbac.c reads that cache when synced). */
+static void store_extra(tg_signer *s, tg_api *api, extra x)
 {
     if (x == X_OTHER_CSR)
         fake_api_put(api, SECRET, "{\"metadata\":{\"name\":\"liqo-remote-certificate-" NAME "\",\"namespace\":\"" NS
                      "\"},\"data\":{\"csr\":\"b3RoZXI=\",\"certificate\":\"\"}}");
-    if (x == X_RB)
+    if (x == X_RB) {
         fake_api_put(api, RB, "{\"metadata\":{\"name\":\"tenantgate-rslice-" NAME "\",\"namespace\":\"" NS "\"}}");
+        tg_cache_free(s->rb_cache);
+        s->rb_cache = cache_of(api, RB);
+    }
 }
 
 /* The status of the slice's Authentication condition as stored, or NULL. */
@@ -198,7 +205,7 @@ static void run_row(const world *w, const row *r)
     s.csr_cache = csr_cache(w, r->csr);
     store_slice(api, w, r->slice);
     store_tenant(api, w, r->tenant);
-    store_extra(api, r->x);
+    store_extra(&s, api, r->x);
     if (r->fail_path)
         fake_api_fail(api, r->fail_method, r->fail_path, r->fail_status, 1);
     ret = tg_reconcile_remote_slice(&s, api, NS, NAME);
@@ -712,7 +719,7 @@ static void test_secret_made_meanwhile_is_read_next(void **state)
     tg_api *api = settled_world(w, &s);
 
     wait_then_see_issued(w, &s, api, 0);
-    store_extra(api, X_OTHER_CSR);
+    store_extra(&s, api, X_OTHER_CSR);
     forget_writes(api);
     assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
     assert_string_equal(rt_writes(api), "POST " SECRETS " 409\n");
@@ -749,20 +756,46 @@ static void test_tenant_read_once_per_version(void **state)
     settled_clear(&s, api);
 }
 
-/* The old bindings are listed once a namespace: a slice absent from the
- * list needs no GET of its own (it would fail here); one in it is deleted. */
+/* The old binding is looked for in the RoleBinding cache when synced: a
+ * slice absent from it reads nothing (the list and the GET would fail
+ * here); one in it is deleted. */
+static void test_old_binding_from_cache(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+
+    fake_api_fail(api, "GET", RBS, 500, 1);
+    fake_api_fail(api, "GET", RB, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    settled_clear(&s, api);
+    api = settled_world(w, &s);
+    store_extra(&s, api, X_RB);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS "DELETE " RB " 200\n");
+    settled_clear(&s, api);
+}
+
+/* Without a synced RoleBinding cache the old bindings are listed once a
+ * namespace: a slice absent from the list needs no GET of its own (it
+ * would fail here); one in it is deleted. */
 static void test_old_bindings_listed_per_namespace(void **state)
 {
     world *w = *state;
     tg_signer s;
     tg_api *api = settled_world(w, &s);
 
+    tg_cache_free(s.rb_cache);
+    s.rb_cache = NULL;
     fake_api_fail(api, "GET", RB, 500, 1);
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
     assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
     settled_clear(&s, api);
     api = settled_world(w, &s);
-    store_extra(api, X_RB);
+    store_extra(&s, api, X_RB);
+    tg_cache_free(s.rb_cache);
+    s.rb_cache = NULL;
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
     assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS "DELETE " RB " 200\n");
     settled_clear(&s, api);
@@ -997,6 +1030,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_secret_made_meanwhile_is_read_next, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_tenant_read_once_per_version, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_old_bindings_listed_per_namespace, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_old_binding_from_cache, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_offered_classes, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_offered_storage_real_and_failing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_default_class_switches, world_setup, world_teardown),
