@@ -26,8 +26,11 @@ static const char *const keep_local_slice[] = {"spec.providerClusterID", "spec.c
  * (maxPerTenant): class, grant, and whether Resources is Accepted (of the
  * conditions only type and status: their messages would double the size);
  * spec.consumerClusterID tells this cluster's own local slices apart. */
-static const char *const keep_tenant_slice[] = {"spec.class", "spec.consumerClusterID", "status.resources",
-                                                "status.conditions.type", "status.conditions.status", NULL};
+/* The whole spec (class, consumer, resources, and the CSR, about 1 KB of
+ * base64): a slice's first pass, which makes its CSR, reads the slice from
+ * here instead of a GET (provider_resourceslice.c cached_first_pass). */
+static const char *const keep_tenant_slice[] = {"spec", "status.resources", "status.conditions.type",
+                                                "status.conditions.status", NULL};
 
 /* What tg_binding_owner_of reads of a binding besides its metadata (labels
  * included): a binding with many subjects costs only their kinds and names. */
