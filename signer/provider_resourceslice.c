@@ -11,7 +11,9 @@
  * its own (as under Liqo); an older signer's is removed.
  *
  * The slice is read live when a pass runs, unless the approver's or a
- * waiting pass's copy is at the informer's version; its Tenant as a pass
+ * waiting pass's copy is at the informer's version, or it was never decided
+ * (its first pass makes the CSR from the informer's copy, which keeps the
+ * spec; a verdict to write reads it live first); its Tenant as a pass
  * or the approver last read it, at the informer's version; its cache
  * Secret only once the slice was decided (slice_certificate.c); the echo
  * of the pass's own status write runs none (slice_settled.h), and
@@ -87,6 +89,30 @@ static int waits_undecided(slice_ctx *c, json_object *auth_cond, int accepted, i
     return !auth_cond && !accepted && !res_denied && !rs_condition_of(c->slice, "Resources");
 }
 
+/* The cached copy a verdict is about to be written from gives way to the
+ * live slice: 1 at the same version (what the pass decided from the copy
+ * holds), RS_NEED_LIVE moved since (the pass runs again on the live one),
+ * or the pass's return (gone, a failed read). */
+static long go_live(slice_ctx *c)
+{
+    char path[1024];
+    json_object *live = NULL;
+    const char *was, *now;
+    long st;
+
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", c->ns, c->name);
+    if ((st = tg_api_get(c->api, path, &live, c->err, sizeof(c->err))) != 200) {
+        json_object_put(live);
+        return st == 404 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
+    }
+    was = tg_json_path_string(c->slice, "metadata", "resourceVersion", NULL);
+    now = tg_json_path_string(live, "metadata", "resourceVersion", NULL);
+    c->copy = c->slice;
+    c->slice = live;
+    c->cached = 0;
+    return was && now && strcmp(was, now) == 0 ? 1 : RS_NEED_LIVE;
+}
+
 /* Authentication, certificate, Resources, status and binding of a live slice. */
 static long reconcile_slice(slice_ctx *c)
 {
@@ -118,6 +144,9 @@ static long reconcile_slice(slice_ctx *c)
             accepted = 1;
         }
     }
+    if (c->cached && auth_cond && (ret = go_live(c)) != 1)
+        goto out;   /* a verdict to write: from the live slice */
+    ret = TG_RECONCILE_RETRY;
     if (auth_cond && !accepted) {
         json_object_object_add(st, "authParams", NULL);   /* merge patch: remove */
         if (!old_auth || !rs_same_text(tg_json_string(old_auth, "message"), msg)) {
@@ -133,6 +162,11 @@ static long reconcile_slice(slice_ctx *c)
         pthread_mutex_unlock(&rs_res_mu);
         ret = cr.requeue_ms;
         settle_pass(c, c->slice, cr.made, ret);
+        goto out;
+    }
+    if (decided && c->cached) {
+        pthread_mutex_unlock(&rs_res_mu);
+        ret = RS_NEED_LIVE;
         goto out;
     }
     if (decided) {
@@ -226,6 +260,61 @@ static int cache_holds(tg_signer *s, const char *ns, const char *name, const cha
     return 1;
 }
 
+/* A never-decided slice's first pass needs only what the slice cache keeps
+ * (spec, metadata but annotations): a copy of it, so the pass that makes the
+ * CSR reads nothing live. NULL when the cache lacks the slice or holds a
+ * decided or going one (a pass that writes reads the slice live). */
+static void on_first_pass_visit(json_object *o, void *data)
+{
+    json_object **copy = data;
+    const char *csr = tg_json_path_string(o, "spec", "csr", NULL);
+
+    if (!csr || !*csr || tg_json_path(o, "status", "conditions", NULL) ||
+        tg_json_path(o, "metadata", "deletionTimestamp", NULL))
+        return;
+    if (json_object_deep_copy(o, copy, NULL) != 0) {
+        *copy = NULL;
+        return;
+    }
+    /* the projection drops them; an event's involvedObject names them */
+    json_object_object_add(*copy, "apiVersion", json_object_new_string("authentication.liqo.io/v1beta1"));
+    json_object_object_add(*copy, "kind", json_object_new_string("ResourceSlice"));
+}
+
+static json_object *cached_first_pass(tg_signer *s, const char *ns, const char *name)
+{
+    json_object *copy = NULL;
+
+    if (s->slice_cache && tg_cache_synced(s->slice_cache))
+        tg_cache_get(s->slice_cache, ns, name, on_first_pass_visit, &copy);
+    return copy;
+}
+
+static void slice_fields(slice_ctx *c)
+{
+    c->csr_b64 = tg_json_path_string(c->slice, "spec", "csr", NULL);
+    c->uid = tg_json_path_string(c->slice, "metadata", "uid", NULL);
+    c->consumer = tg_json_path_string(c->slice, "spec", "consumerClusterID", NULL);
+}
+
+/* RS_NEED_LIVE: the pass runs again on the live slice (read here unless
+ * go_live did); the same slice only: a recreated one waits for the cache
+ * (CACHE_LAG_MS). */
+static long rerun_live(slice_ctx *c)
+{
+    const char *uid = c->uid;   /* into the cached copy, kept in c->copy */
+    long st;
+
+    if (c->cached && (st = go_live(c)) != 1 && st != RS_NEED_LIVE)
+        return st;
+    c->csr_b64 = tg_json_path_string(c->slice, "spec", "csr", NULL);
+    c->uid = tg_json_path_string(c->slice, "metadata", "uid", NULL);
+    if (!c->uid || strcmp(c->uid, uid) != 0 || !c->csr_b64 || !*c->csr_b64 ||
+        tg_json_path(c->slice, "metadata", "deletionTimestamp", NULL))
+        return CACHE_LAG_MS;
+    return reconcile_slice(c);
+}
+
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     slice_ctx c = {.s = s, .api = api, .ns = ns, .name = name};
@@ -249,15 +338,15 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
     rs_slice_stash_key(ns, name, stash, sizeof(stash));
     c.slice = tg_api_kept(s->settled, stash, rc_cached_rv(s->slice_cache, ns, name, cached_rv));
     tg_api_forget(s->settled, stash);   /* read once: the pass writes the next version */
+    if (!c.slice && (c.slice = cached_first_pass(s, ns, name)))
+        c.cached = 1;
     if (!c.slice) {
         if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
             return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
         if (st != 200)
             goto fail;
     }
-    c.csr_b64 = tg_json_path_string(c.slice, "spec", "csr", NULL);
-    c.uid = tg_json_path_string(c.slice, "metadata", "uid", NULL);
-    c.consumer = tg_json_path_string(c.slice, "spec", "consumerClusterID", NULL);
+    slice_fields(&c);
     /* Every slice of a tenant namespace is the consumer's, whatever its
      * labels (which the consumer writes): only the namespace's label names
      * the consumer, and only this cluster's own local slices are not ours. */
@@ -292,7 +381,9 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
         ret = CACHE_LAG_MS;
         goto out;
     }
-    if ((ret = reconcile_slice(&c)) != TG_RECONCILE_RETRY)
+    if ((ret = reconcile_slice(&c)) == RS_NEED_LIVE)
+        ret = rerun_live(&c);
+    if (ret != TG_RECONCILE_RETRY)
         goto out;
 fail:
     tg_log(TG_LOG_WARN, "resourceslice reconcile failed", TG_LOG_STR("namespace", ns),
@@ -301,6 +392,7 @@ fail:
 out:
     json_object_put(c.tenant);
     json_object_put(c.slice);
+    json_object_put(c.copy);
     return ret;
 }
 

@@ -57,6 +57,11 @@ static inline const char *rs_slice_stash_key(const char *ns, const char *name, c
  * the slice passes read it back while the Tenant informer shows that very
  * version (read_tenant). Kept past a burst's queue (one Tenant per
  * consumer: a few KB each). */
+/* reconcile_slice on a cached copy (a slice never decided) that would do
+ * more than make its CSR and wait, and the live slice is not at the cached
+ * version: the pass runs again on the live slice (the projection lacks what
+ * a write reads: annotations, the status as a whole). */
+#define RS_NEED_LIVE (-100)
 #define TENANT_READ_MS 120000
 
 static inline const char *rs_slice_tenant_key(const char *ns, const char *consumer, char *key, size_t len)
@@ -71,6 +76,8 @@ typedef struct slice_ctx {
     json_object *slice, *tenant;
     const char *ns, *name, *uid, *consumer, *csr_b64;
     const char *deps;            /* slice_settled.h's text before the pass, or NULL: settle nothing */
+    int cached;                  /* slice is the informer's projection, not a read (RS_NEED_LIVE) */
+    json_object *copy;           /* that projection once replaced by a live read (pointers into it hold) */
     char user[TG_SLICE_USER_MAX];
     char err[512];
 } slice_ctx;

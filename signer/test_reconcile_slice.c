@@ -801,6 +801,43 @@ static void test_old_bindings_listed_per_namespace(void **state)
     settled_clear(&s, api);
 }
 
+/* A never-decided slice's first pass reads it from the slice cache, which
+ * keeps its spec (the CSR): the CSR is made with no GET of the slice (it
+ * would fail here). */
+static void test_first_pass_from_cache(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_NONE);
+    fake_api_fail(api, "GET", SLICE, 500, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
+    assert_string_equal(rt_writes(api), "POST " CSR_API " 201\n");
+    settled_clear(&s, api);
+}
+
+/* A pass from the cached copy that has a verdict to write (the Tenant
+ * drained) reads the slice live first: the projection lacks what a write
+ * reads (annotations, the status as a whole). A failed read writes nothing. */
+static void test_cached_pass_writes_from_live(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+
+    store_tenant(api, w, T_DRAINED);
+    tg_cache_free(s.tenant_cache);
+    s.tenant_cache = cache_of(api, TENANT);
+    fake_api_fail(api, "GET", SLICE, 500, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    assert_string_equal(rt_writes(api), "");
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), RES_RECHECK_MS);
+    assert_string_equal(auth_status(api), "Denied");
+    settled_clear(&s, api);
+}
+
 static int world_setup(void **state)
 {
     static world w;
@@ -1031,6 +1068,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tenant_read_once_per_version, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_old_bindings_listed_per_namespace, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_old_binding_from_cache, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_first_pass_from_cache, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_cached_pass_writes_from_live, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_offered_classes, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_offered_storage_real_and_failing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_default_class_switches, world_setup, world_teardown),
