@@ -26,8 +26,11 @@ static const char *const keep_local_slice[] = {"spec.providerClusterID", "spec.c
  * (maxPerTenant): class, grant, and whether Resources is Accepted (of the
  * conditions only type and status: their messages would double the size);
  * spec.consumerClusterID tells this cluster's own local slices apart. */
-static const char *const keep_tenant_slice[] = {"spec.class", "spec.consumerClusterID", "status.resources",
-                                                "status.conditions.type", "status.conditions.status", NULL};
+/* The whole spec (class, consumer, resources, and the CSR, about 1 KB of
+ * base64): a slice's first pass, which makes its CSR, reads the slice from
+ * here instead of a GET (provider_resourceslice.c cached_first_pass). */
+static const char *const keep_tenant_slice[] = {"spec", "status.resources", "status.conditions.type",
+                                                "status.conditions.status", NULL};
 
 /* What tg_binding_owner_of reads of a binding besides its metadata (labels
  * included): a binding with many subjects costs only their kinds and names. */
@@ -41,6 +44,9 @@ static const char *const keep_binding[] = {"subjects.kind", "subjects.name", "ro
  * Namespaces, nonces and bindings: labels only (the scope, the nonce's
  * peer, tg_binding_owner_of). */
 static const char *const meta_labels[] = {"labels", NULL};
+/* A Namespace's uid owns the NameClaims made in its name (name_claim.h):
+ * from here, the approver makes them without a GET of the Namespace. */
+static const char *const meta_namespace[] = {"labels", "uid", NULL};
 /* A Tenant's uid and creation time tell its CSRs from a former Tenant's of
  * the same name (provider_tenant.c); a CSR's and a Renew's creation time
  * order them (the newest CSR, a Renew made after its Tenant). */
@@ -51,16 +57,19 @@ static const char *const meta_created[] = {"labels", "creationTimestamp", NULL};
 
 const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     [TG_INF_NAMESPACES] = {.name = "namespace", .path = "/api/v1/namespaces", .keep_fields = keep_nothing,
-                           .keep_metadata = meta_labels, .cache_offset = IN_SIGNER(ns_cache)},
+                           .keep_metadata = meta_namespace, .cache_offset = IN_SIGNER(ns_cache)},
     /* Found by label, which anyone who may create a Secret can set: by name
      * too, so labelled Secrets of other names are never listed. */
     [TG_INF_NONCES] = {.name = "nonce", .path = "/api/v1/secrets", .label_selector = "liqo.io/nonce=true",
                        .field_selector = "metadata.name=" TG_NONCE_SECRET, .keep_fields = keep_nonce,
                        .keep_metadata = meta_labels, .index_metadata = TG_CACHE_BY_NAMESPACE,
                        .cache_offset = IN_SIGNER(nonce_cache)},
+    /* By name too: the approver looks up the Tenants named like a slice's
+     * user, in any namespace, there rather than by a LIST per slice CSR. */
     [TG_INF_TENANTS] = {.name = "tenant", .path = AUTH_API "/tenants", .keep_fields = keep_cluster_id,
                         .keep_metadata = meta_tenant,
-                        .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(tenant_cache)},
+                        .index_metadata = TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME,
+                        .cache_offset = IN_SIGNER(tenant_cache)},
     [TG_INF_CSRS] = {.name = "csr", .path = "/apis/certificates.k8s.io/v1/certificatesigningrequests",
                      .label_selector = TG_LABEL_TENANT_CSR "=true", .index_label = TG_LABEL_REMOTE_CLUSTER_ID,
                      .keep_fields = keep_csr, .keep_metadata = meta_created, .cache_offset = IN_SIGNER(csr_cache),

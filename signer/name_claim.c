@@ -34,20 +34,33 @@ static void claim_path(const char *name, char *path, size_t len)
     snprintf(path, len, TG_NAME_CLAIMS_PATH "/%s", obj);
 }
 
+long tg_name_claim_read(tg_api *api, const char *name, json_object **claim, char *err, size_t err_len)
+{
+    char p[160];
+
+    *claim = NULL;
+    claim_path(name, p, sizeof(p));
+    return tg_api_get(api, p, claim, err, err_len);
+}
+
+void tg_name_claim_judge(json_object *claim, const char *name, tg_name_path path, const char *holder,
+                         tg_approve_decision *d)
+{
+    if (claim)
+        compare(claim, name, path, holder, d);
+}
+
 int tg_name_claim_check(tg_api *api, const char *name, tg_name_path path, const char *holder,
                         tg_approve_decision *d, char *err, size_t err_len)
 {
-    char p[160];
     json_object *claim = NULL;
-    long r;
+    long r = tg_name_claim_read(api, name, &claim, err, err_len);
 
-    claim_path(name, p, sizeof(p));
-    r = tg_api_get(api, p, &claim, err, err_len);
     if (r == 404)
         return 0;
     if (r != 200)
         return -1;
-    compare(claim, name, path, holder, d);
+    tg_name_claim_judge(claim, name, path, holder, d);
     json_object_put(claim);
     return 0;
 }
@@ -73,7 +86,7 @@ static int namespace_uid(tg_api *api, const char *ns, char *uid, char *err, size
 }
 
 int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const char *holder, const char *ns,
-                      const char *provider_id, tg_approve_decision *d, char *err, size_t err_len)
+                      const char *ns_uid, const char *provider_id, tg_approve_decision *d, char *err, size_t err_len)
 {
     char why[300], uid[64], p[160];
     json_object *doc;
@@ -84,7 +97,9 @@ int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const ch
         return 0;
     }
     err[0] = '\0';
-    if (namespace_uid(api, ns, uid, err, err_len) != 0)
+    if (ns_uid && *ns_uid && strlen(ns_uid) < sizeof(uid))
+        strcpy(uid, ns_uid);
+    else if (namespace_uid(api, ns, uid, err, err_len) != 0)
         return -1;
     doc = tg_name_claim_doc(name, path, holder, ns, uid);
     r = tg_api_call(api, "POST", TG_NAME_CLAIMS_PATH, TG_KUBE_CT_JSON, doc, NULL, err, err_len);

@@ -12,17 +12,25 @@
 #include "signer/api.h"
 #include "signer/approve_decide.h"
 
-/* Claim name for path and holder (owned by Namespace ns, which must exist).
+/* Claim name for path and holder (owned by Namespace ns, which must exist,
+ * of uid ns_uid as the namespace informer shows it, or NULL: read live).
  * d is turned into a denial NameReserved (a reserved form; provider_id may
  * be NULL) or NameOwned (another path or holder has it). 0, or -1 with err
  * when the API failed (nothing decided: retry); without the NameClaim CRD
  * that is every time (fail closed). */
 int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const char *holder, const char *ns,
-                      const char *provider_id, tg_approve_decision *d, char *err, size_t err_len);
+                      const char *ns_uid, const char *provider_id, tg_approve_decision *d, char *err, size_t err_len);
 
 /* Deny d NameOwned when name's claim exists for another path or holder
  * than (path, holder); nothing when there is none. 0, or -1 with err. */
 int tg_name_claim_check(tg_api *api, const char *name, tg_name_path path, const char *holder,
                         tg_approve_decision *d, char *err, size_t err_len);
+
+/* The same in two steps, for a caller that keeps the read: name's claim
+ * read live (the HTTP status; *claim on 200), and the judgement of a claim
+ * (NULL: none, nothing to deny). */
+long tg_name_claim_read(tg_api *api, const char *name, json_object **claim, char *err, size_t err_len);
+void tg_name_claim_judge(json_object *claim, const char *name, tg_name_path path, const char *holder,
+                         tg_approve_decision *d);
 
 #endif

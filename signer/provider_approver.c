@@ -21,6 +21,7 @@
 #include "signer/binding_index.h"
 #include "signer/cert_group_plan.h"
 #include "signer/name_claim.h"
+#include "signer/slice_ctx.h"
 #include "signer/slice_policy_memo.h"
 #include "signer/tenant_rbac.h"
 #include "signer/tenant_scope.h"
@@ -103,21 +104,29 @@ static int tenant_inputs(tg_api *api, json_object *csr, json_object **tenant, ch
 }
 
 /* The consumer's Tenant for a slice CSR: as a read that started after the
- * CSR was first seen left it, or live (slice_policy_memo.h: a Tenant change
- * made before the CSR was created is in any such read). The HTTP status. */
-static long slice_tenant(tg_signer *s, tg_api *api, json_object *csr, const char *path, json_object **tenant,
-                         char *err, size_t err_len)
+ * slice was first seen left it, or live (slice_policy_memo.h: a Tenant
+ * change made before the slice was created is in any such read, and a
+ * Tenant event retires the reads from before it). The slice, not the CSR,
+ * is the consumer's request: the CSR is ours, made for it, so a burst of a
+ * consumer's slices reads its Tenant once per batch, whenever their CSRs
+ * come. A live read is also kept for the slice passes (read_tenant). The
+ * HTTP status. */
+static long slice_tenant(tg_signer *s, tg_api *api, json_object *slice, const char *ns, const char *consumer,
+                         json_object **tenant, char *err, size_t err_len)
 {
-    char what[1100];
-    uint64_t seen = rs_memo_seen_us(s, csr), start;
+    char what[1100], path[1024];
+    uint64_t seen = rs_memo_seen_us(s, slice), start;
     long r;
 
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", ns, consumer);
     snprintf(what, sizeof(what), "tenant%s", path + strlen(TENANTS_API));
     if (rs_memo_get(s, what, seen, tenant))
         return *tenant ? 200 : 404;
     start = rs_memo_now_us();
     if ((r = tg_api_get(api, path, tenant, err, err_len)) == 200 || r == 404)
         rs_memo_put(s, what, start, r == 200 ? *tenant : NULL);
+    if (r == 200 && s->settled)
+        tg_api_keep(s->settled, rs_slice_tenant_key(ns, consumer, what, sizeof(what)), *tenant, TENANT_READ_MS);
     return r;
 }
 
@@ -129,7 +138,7 @@ static int slice_decide(tg_signer *s, tg_api *api, json_object *csr, const tg_ap
 {
     const char *ref = tg_json_path_string(csr, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
     const char *slash = strchr(ref, '/'), *consumer;
-    char path[1024];
+    char path[1024], ns[64];
     long r;
 
     if (slash && slash > ref && slash - ref < 64 && strlen(slash + 1) > 0 && strlen(slash + 1) <= 253 &&
@@ -138,11 +147,15 @@ static int slice_decide(tg_signer *s, tg_api *api, json_object *csr, const tg_ap
                  slash + 1);
         if ((r = tg_api_get(api, path, slice, err, err_len)) != 200 && r != 404)
             return -1;
+        if (r == 200 && s->settled) {   /* the pass the CSR's issue wakes reads this (slice_ctx.h) */
+            snprintf(ns, sizeof(ns), "%.*s", (int)(slash - ref), ref);
+            tg_api_keep(s->settled, rs_slice_stash_key(ns, slash + 1, path, sizeof(path)), *slice, SLICE_STASH_MS);
+        }
     }
     consumer = *slice ? tg_json_path_string(*slice, "spec", "consumerClusterID", NULL) : NULL;
     if (consumer && tg_cluster_id_valid(consumer)) {
-        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%.*s/tenants/%s", (int)(slash - ref), ref, consumer);
-        if ((r = slice_tenant(s, api, csr, path, tenant, err, err_len)) != 200 && r != 404)
+        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - ref), ref);
+        if ((r = slice_tenant(s, api, *slice, ns, consumer, tenant, err, err_len)) != 200 && r != 404)
             return -1;
     }
     tg_approve_decide_slice(csr, *slice, *tenant, pol, d);
@@ -160,12 +173,41 @@ static int list_named(tg_api *api, const char *plural, const char *name, json_ob
     return tg_api_get(api, path, list, err, err_len) == 200 ? 0 : -1;
 }
 
+static void on_named_tenant(json_object *o, void *data)
+{
+    json_object *copy = NULL;
+
+    if (json_object_deep_copy(o, &copy, NULL) == 0)
+        json_object_array_add(data, copy);
+}
+
+/* The Tenants named name in any namespace, as the Tenant informer shows
+ * them (its by-name index), into a new {"items": [...]}, or NULL: no
+ * synced informer, LIST them. */
+static json_object *cached_tenants_named(tg_signer *s, const char *name)
+{
+    json_object *list, *items;
+
+    if (!s->tenant_cache || !tg_cache_synced(s->tenant_cache))
+        return NULL;
+    list = json_object_new_object();
+    items = json_object_new_array();
+    json_object_object_add(list, "items", items);
+    tg_cache_get_by_name(s->tenant_cache, name, on_named_tenant, items);
+    return list;
+}
+
 /* An approved decision stays one only when its user name is nobody else's
  * (approve_decide.h, issue 36 #7): a slice's user no Tenant's cluster id, a
- * Tenant's cluster id no slice's user. Read live, so that two approvals in
- * a row see each other. 0, or -1 with err. */
-static int check_user_free(tg_api *api, json_object *csr, json_object *slice, tg_approve_decision *d, char *err,
-                           size_t err_len)
+ * Tenant's cluster id no slice's user. A slice's user is looked up among
+ * the Tenant informer's (by name: the webhook admits a Tenant only under
+ * its cluster id), else LISTed; a Tenant's cluster id among the slices,
+ * LISTed live. What a cache does not show yet (a Tenant made a moment ago,
+ * or one of another name) the NameClaims settle: the Tenant path claims
+ * its cluster id, the slice path its user, and of two claims of one name
+ * the second is refused (NameOwned). 0, or -1 with err. */
+static int check_user_free(tg_signer *s, tg_api *api, json_object *csr, json_object *slice, tg_approve_decision *d,
+                           char *err, size_t err_len)
 {
     const char *cid = tg_json_path_string(csr, "metadata", "labels", TG_LABEL_REMOTE_CLUSTER_ID, NULL);
     char user[TG_SLICE_USER_MAX], sname[TG_SLICE_USER_MAX];
@@ -178,7 +220,7 @@ static int check_user_free(tg_api *api, json_object *csr, json_object *slice, tg
         if (tg_slice_user_name(tg_json_path_string(slice, "metadata", "name", NULL),
                                tg_json_path_string(slice, "spec", "consumerClusterID", NULL), user, sizeof(user)) != 0)
             return 0;   /* the decision checked both; nothing to look for */
-        if ((rc = list_named(api, "tenants", user, &list, err, err_len)) == 0)
+        if ((list = cached_tenants_named(s, user)) || (rc = list_named(api, "tenants", user, &list, err, err_len)) == 0)
             tg_approve_slice_user_free(slice, tg_json_path(list, "items", NULL), d);
     } else if (cid && tg_slice_user_slice_name(cid, sname, sizeof(sname)) == 0) {
         if ((rc = list_named(api, "resourceslices", sname, &list, err, err_len)) == 0)
@@ -211,6 +253,59 @@ static int check_name_bound(tg_signer *s, const char *name, tg_approve_decision 
     return 0;
 }
 
+typedef struct uid_look {
+    char uid[64];
+} uid_look;
+
+static void on_ns_uid(json_object *o, void *data)
+{
+    uid_look *l = data;
+    const char *u = tg_json_path_string(o, "metadata", "uid", NULL);
+
+    if (u && strlen(u) < sizeof(l->uid))
+        strcpy(l->uid, u);
+}
+
+/* Namespace ns's uid as the namespace informer shows it (the owner of the
+ * NameClaims made in its name), or NULL: tg_name_claim_for reads it. A
+ * namespace deleted and made again under its name within the informer's
+ * lag gives a claim a gone owner: the garbage collector then removes the
+ * claim, as it would have with the namespace, and the next approval makes
+ * it again (NameClaims are checked by a create, never trusted from a cache). */
+static const char *ns_uid_of(tg_signer *s, const char *ns, uid_look *l)
+{
+    memset(l, 0, sizeof(*l));
+    if (s->ns_cache && tg_cache_synced(s->ns_cache))
+        tg_cache_get(s->ns_cache, NULL, ns, on_ns_uid, l);
+    return l->uid[0] ? l->uid : NULL;
+}
+
+/* The consumer's own claim, which a slice's group must be the Tenant
+ * flow's: as a read that started after the slice was first seen left it,
+ * or live (slice_policy_memo.h, as slice_tenant; a claim committed before
+ * the slice was created is in any such read, and a later one races a live
+ * read as much). A burst of a consumer's slices reads it once per batch.
+ * 0, or -1 with err. */
+static int check_group_claim(tg_signer *s, tg_api *api, json_object *slice, const char *consumer,
+                             tg_approve_decision *d, char *err, size_t err_len)
+{
+    char what[300];
+    uint64_t seen = rs_memo_seen_us(s, slice), start;
+    json_object *claim = NULL;
+    long r;
+
+    snprintf(what, sizeof(what), "nameclaim/%s", consumer);
+    if (!rs_memo_get(s, what, seen, &claim)) {
+        start = rs_memo_now_us();
+        if ((r = tg_name_claim_read(api, consumer, &claim, err, err_len)) != 200 && r != 404)
+            return -1;
+        rs_memo_put(s, what, start, claim);
+    }
+    tg_name_claim_judge(claim, consumer, TG_NAME_PATH_TENANT, consumer, d);
+    json_object_put(claim);
+    return 0;
+}
+
 /* One owner per name (name_claim.h), last before an approval: the user the
  * CSR carries is claimed for its path (a Tenant's cluster id; a slice's
  * user, whose group, its consumer's id, must be the Tenant flow's). A
@@ -226,23 +321,30 @@ static int check_name_owner(tg_signer *s, tg_api *api, json_object *tenant, json
     const char *consumer = tg_json_path_string(owner, "spec", slice ? "consumerClusterID" : "clusterID", NULL);
     const char *sname = tg_json_path_string(owner, "metadata", "name", NULL);
     char user[TG_SLICE_USER_MAX], holder[TG_SLICE_USER_MAX + 64];
+    uid_look l;
+    int rc;
 
     if (!d->approve || !ns || !consumer || !sname)
         return 0;   /* an approval always has its Tenant or slice; nothing to claim otherwise */
     if (!slice) {
         if (check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
             return d->approve ? -1 : 0;
-        return tg_name_claim_for(api, consumer, TG_NAME_PATH_TENANT, consumer, ns, s->cluster_id, d, err, err_len);
+        rc = tg_name_claim_for(api, consumer, TG_NAME_PATH_TENANT, consumer, ns, ns_uid_of(s, ns, &l), s->cluster_id,
+                               d, err, err_len);
+        snprintf(holder, sizeof(holder), "nameclaim/%s", consumer);
+        rs_memo_changed(s, holder);   /* claimed: no read from before serves check_group_claim */
+        return rc;
     }
     if (tg_slice_user_name(sname, consumer, user, sizeof(user)) != 0)
         return 0;
     if (check_name_bound(s, user, d, err, err_len) != 0 || !d->approve ||
         check_name_bound(s, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
-    if (tg_name_claim_check(api, consumer, TG_NAME_PATH_TENANT, consumer, d, err, err_len) != 0 || !d->approve)
+    if (check_group_claim(s, api, slice, consumer, d, err, err_len) != 0 || !d->approve)
         return d->approve ? -1 : 0;
     snprintf(holder, sizeof(holder), "%.63s/%.253s", consumer, sname);
-    return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, s->cluster_id, d, err, err_len);
+    return tg_name_claim_for(api, user, TG_NAME_PATH_SLICE, holder, ns, ns_uid_of(s, ns, &l), s->cluster_id, d, err,
+                             err_len);
 }
 
 /* A per-certificate group that was revoked is never signed again: the
@@ -294,7 +396,7 @@ static int decide(tg_signer *s, tg_api *api, json_object *csr, json_object **ten
             return -1;
         tg_approve_decide(csr, *tenant, *nonce, &pol, d);
     }
-    if (check_user_free(api, csr, *slice, d, err, err_len) != 0 || check_group_revoked(s, api, csr, d, err, err_len) != 0)
+    if (check_user_free(s, api, csr, *slice, d, err, err_len) != 0 || check_group_revoked(s, api, csr, d, err, err_len) != 0)
         return -1;
     return check_name_owner(s, api, *tenant, *slice, d, err, err_len);
 }

@@ -10,8 +10,13 @@
  * and renew at 2/3 of the lifetime. The slice's user has no RoleBinding of
  * its own (as under Liqo); an older signer's is removed.
  *
- * The slice, its Tenant and its cache Secret are read live when a pass runs;
- * the echo of the pass's own status write runs none (slice_settled.h), and
+ * The slice is read live when a pass runs, unless the approver's or a
+ * waiting pass's copy is at the informer's version, or it was never decided
+ * (its first pass makes the CSR from the informer's copy, which keeps the
+ * spec; a verdict to write reads it live first); its Tenant as a pass
+ * or the approver last read it, at the informer's version; its cache
+ * Secret only once the slice was decided (slice_certificate.c); the echo
+ * of the pass's own status write runs none (slice_settled.h), and
  * one read of the policy ConfigMap serves the slices seen before it started
  * (slice_policy_memo.h). The
  * CSRs of the slice and its sibling slices (the maxPerTenant sum) come from
@@ -52,16 +57,6 @@ static long requeue_min(long a, long b)
     return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
 }
 
-/* The slice as a pass waiting for its CSR wrote it (api.h, "our own writes"): the pass
- * the CSR's issue wakes reads it back at that version instead of a GET. */
-#define SLICE_STASH_MS 30000
-
-static const char *slice_stash_key(const char *ns, const char *name, char *key, size_t len)
-{
-    snprintf(key, len, "slice-obj/%s/%s", ns, name);
-    return key;
-}
-
 /* Nothing to do until delay_ms as the pass left the slice (at the version
  * of `now`): the echo of its own status write then costs no GET. A CSR the
  * pass made counts as seen whether or not the cache shows it yet. */
@@ -82,6 +77,42 @@ static void settle_pass(slice_ctx *c, json_object *now, const char *made, long d
                   have_ours ? with_ours : NULL, delay_ms);
 }
 
+/* A slice never decided, waiting for its CSR, whose Resources would be
+ * granted: nothing is written yet. The grant is decided again and written
+ * with the certificate, in the one status write of the slice's decision
+ * (Liqo writes one too), so the maxPerTenant ledger only ever holds grants
+ * as written - decided and written in one step under rs_res_mu - and a
+ * restart finds every grant in the slices' status (docs/signer.md). A
+ * denial is written at once, as before. */
+static int waits_undecided(slice_ctx *c, json_object *auth_cond, int accepted, int res_denied)
+{
+    return !auth_cond && !accepted && !res_denied && !rs_condition_of(c->slice, "Resources");
+}
+
+/* The cached copy a verdict is about to be written from gives way to the
+ * live slice: 1 at the same version (what the pass decided from the copy
+ * holds), RS_NEED_LIVE moved since (the pass runs again on the live one),
+ * or the pass's return (gone, a failed read). */
+static long go_live(slice_ctx *c)
+{
+    char path[1024];
+    json_object *live = NULL;
+    const char *was, *now;
+    long st;
+
+    snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", c->ns, c->name);
+    if ((st = tg_api_get(c->api, path, &live, c->err, sizeof(c->err))) != 200) {
+        json_object_put(live);
+        return st == 404 ? TG_RECONCILE_OK : TG_RECONCILE_RETRY;
+    }
+    was = tg_json_path_string(c->slice, "metadata", "resourceVersion", NULL);
+    now = tg_json_path_string(live, "metadata", "resourceVersion", NULL);
+    c->copy = c->slice;
+    c->slice = live;
+    c->cached = 0;
+    return was && now && strcmp(was, now) == 0 ? 1 : RS_NEED_LIVE;
+}
+
 /* Authentication, certificate, Resources, status and binding of a live slice. */
 static long reconcile_slice(slice_ctx *c)
 {
@@ -90,7 +121,7 @@ static long reconcile_slice(slice_ctx *c)
     cert_result cr;
     json_object *st = json_object_new_object(), *auth_cond = NULL, *res_cond = NULL, *old_auth, *after = NULL;
     char msg[700], stash[600];
-    int res_denied = 0, accepted = 0;
+    int res_denied = 0, accepted = 0, decided;
     long ret = TG_RECONCILE_RETRY;
 
     memset(&cr, 0, sizeof(cr));
@@ -113,6 +144,9 @@ static long reconcile_slice(slice_ctx *c)
             accepted = 1;
         }
     }
+    if (c->cached && auth_cond && (ret = go_live(c)) != 1)
+        goto out;   /* a verdict to write: from the live slice */
+    ret = TG_RECONCILE_RETRY;
     if (auth_cond && !accepted) {
         json_object_object_add(st, "authParams", NULL);   /* merge patch: remove */
         if (!old_auth || !rs_same_text(tg_json_string(old_auth, "message"), msg)) {
@@ -123,7 +157,19 @@ static long reconcile_slice(slice_ctx *c)
         }
     }
     pthread_mutex_lock(&rs_res_mu);
-    if (rs_resources_status(c, st, &res_cond, &res_denied) == 0) {
+    decided = rs_resources_status(c, st, &res_cond, &res_denied) == 0;
+    if (decided && waits_undecided(c, auth_cond, accepted, res_denied)) {
+        pthread_mutex_unlock(&rs_res_mu);
+        ret = cr.requeue_ms;
+        settle_pass(c, c->slice, cr.made, ret);
+        goto out;
+    }
+    if (decided && c->cached) {
+        pthread_mutex_unlock(&rs_res_mu);
+        ret = RS_NEED_LIVE;
+        goto out;
+    }
+    if (decided) {
         int res_decided = res_cond != NULL, wrote;
         json_object_object_add(st, "conditions", rs_conditions_with(c->slice, auth_cond, res_cond));
         auth_cond = res_cond = NULL;
@@ -151,7 +197,7 @@ static long reconcile_slice(slice_ctx *c)
     if (!res_denied)   /* a denial waits on the policy and the siblings, which no record follows */
         settle_pass(c, after ? after : c->slice, cr.made, ret);
     if (after && !accepted && !cr.denied && d.approve)   /* waiting for the CSR: its issue's pass reads this */
-        tg_api_keep(c->s->settled, slice_stash_key(c->ns, c->name, stash, sizeof(stash)), after, SLICE_STASH_MS);
+        tg_api_keep(c->s->settled, rs_slice_stash_key(c->ns, c->name, stash, sizeof(stash)), after, SLICE_STASH_MS);
 out:
     json_object_put(auth_cond);
     json_object_put(res_cond);
@@ -177,18 +223,17 @@ static void on_uid_visit(json_object *o, void *data)
     snprintf(l->rv, sizeof(l->rv), "%s", rv ? rv : "");
 }
 
-/* The slice's Tenant: as a pass of this consumer's slices last read it, while
- * the Tenant informer shows that very version (api.h, "our own writes"; a burst of a
- * consumer's slices reads it once), else live. The HTTP status. Kept past a
- * burst's queue (one Tenant per consumer: a few KB each). */
-#define TENANT_READ_MS 120000
+/* The slice's Tenant: as a pass of this consumer's slices or the approver
+ * last read it live, while the Tenant informer shows that very version
+ * (api.h, "our own writes"; a burst of a consumer's slices reads it once),
+ * else live. The HTTP status. */
 
 static long read_tenant(slice_ctx *c)
 {
     char path[1024], key[600], rv[RC_RV_LEN];
     long st;
 
-    snprintf(key, sizeof(key), "slice-tenant/%s/%s", c->ns, c->consumer);
+    rs_slice_tenant_key(c->ns, c->consumer, key, sizeof(key));
     if ((c->tenant = tg_api_kept(c->s->settled, key, rc_cached_rv(c->s->tenant_cache, c->ns, c->consumer, rv))))
         return 200;
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/tenants/%s", c->ns, c->consumer);
@@ -215,6 +260,61 @@ static int cache_holds(tg_signer *s, const char *ns, const char *name, const cha
     return 1;
 }
 
+/* A never-decided slice's first pass needs only what the slice cache keeps
+ * (spec, metadata but annotations): a copy of it, so the pass that makes the
+ * CSR reads nothing live. NULL when the cache lacks the slice or holds a
+ * decided or going one (a pass that writes reads the slice live). */
+static void on_first_pass_visit(json_object *o, void *data)
+{
+    json_object **copy = data;
+    const char *csr = tg_json_path_string(o, "spec", "csr", NULL);
+
+    if (!csr || !*csr || tg_json_path(o, "status", "conditions", NULL) ||
+        tg_json_path(o, "metadata", "deletionTimestamp", NULL))
+        return;
+    if (json_object_deep_copy(o, copy, NULL) != 0) {
+        *copy = NULL;
+        return;
+    }
+    /* the projection drops them; an event's involvedObject names them */
+    json_object_object_add(*copy, "apiVersion", json_object_new_string("authentication.liqo.io/v1beta1"));
+    json_object_object_add(*copy, "kind", json_object_new_string("ResourceSlice"));
+}
+
+static json_object *cached_first_pass(tg_signer *s, const char *ns, const char *name)
+{
+    json_object *copy = NULL;
+
+    if (s->slice_cache && tg_cache_synced(s->slice_cache))
+        tg_cache_get(s->slice_cache, ns, name, on_first_pass_visit, &copy);
+    return copy;
+}
+
+static void slice_fields(slice_ctx *c)
+{
+    c->csr_b64 = tg_json_path_string(c->slice, "spec", "csr", NULL);
+    c->uid = tg_json_path_string(c->slice, "metadata", "uid", NULL);
+    c->consumer = tg_json_path_string(c->slice, "spec", "consumerClusterID", NULL);
+}
+
+/* RS_NEED_LIVE: the pass runs again on the live slice (read here unless
+ * go_live did); the same slice only: a recreated one waits for the cache
+ * (CACHE_LAG_MS). */
+static long rerun_live(slice_ctx *c)
+{
+    const char *uid = c->uid;   /* into the cached copy, kept in c->copy */
+    long st;
+
+    if (c->cached && (st = go_live(c)) != 1 && st != RS_NEED_LIVE)
+        return st;
+    c->csr_b64 = tg_json_path_string(c->slice, "spec", "csr", NULL);
+    c->uid = tg_json_path_string(c->slice, "metadata", "uid", NULL);
+    if (!c->uid || strcmp(c->uid, uid) != 0 || !c->csr_b64 || !*c->csr_b64 ||
+        tg_json_path(c->slice, "metadata", "deletionTimestamp", NULL))
+        return CACHE_LAG_MS;
+    return reconcile_slice(c);
+}
+
 long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const char *name)
 {
     slice_ctx c = {.s = s, .api = api, .ns = ns, .name = name};
@@ -226,27 +326,27 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
      * dependencies are read before the pass, so it sees at least them. */
     nsf = tg_ns_facts_lookup(s, ns, ns_cid, sizeof(ns_cid));
     if (nsf.known && nsf.tenant && nsf.cluster_id) {
-        if ((ret = rs_settled_left(s, ns, name, nsf.cluster_id)) > 0) {
+        if ((ret = rs_settled_left(s, ns, name, nsf.cluster_id, deps, sizeof(deps))) > 0) {
             rc_count_skip(s, "remoteresourceslice");
             return ret;
         }
         ret = TG_RECONCILE_OK;
-        if (s->settled && rs_settled_deps(s, ns, name, nsf.cluster_id, NULL, deps, sizeof(deps)) == 0)
+        if (deps[0])
             c.deps = deps;
     }
     snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, name);
-    slice_stash_key(ns, name, stash, sizeof(stash));
+    rs_slice_stash_key(ns, name, stash, sizeof(stash));
     c.slice = tg_api_kept(s->settled, stash, rc_cached_rv(s->slice_cache, ns, name, cached_rv));
     tg_api_forget(s->settled, stash);   /* read once: the pass writes the next version */
+    if (!c.slice && (c.slice = cached_first_pass(s, ns, name)))
+        c.cached = 1;
     if (!c.slice) {
         if ((st = tg_api_get(api, path, &c.slice, c.err, sizeof(c.err))) == 404)
             return TG_RECONCILE_OK;   /* gone: the Secret and RoleBinding it owned follow it */
         if (st != 200)
             goto fail;
     }
-    c.csr_b64 = tg_json_path_string(c.slice, "spec", "csr", NULL);
-    c.uid = tg_json_path_string(c.slice, "metadata", "uid", NULL);
-    c.consumer = tg_json_path_string(c.slice, "spec", "consumerClusterID", NULL);
+    slice_fields(&c);
     /* Every slice of a tenant namespace is the consumer's, whatever its
      * labels (which the consumer writes): only the namespace's label names
      * the consumer, and only this cluster's own local slices are not ours. */
@@ -281,7 +381,9 @@ long tg_reconcile_remote_slice(tg_signer *s, tg_api *api, const char *ns, const 
         ret = CACHE_LAG_MS;
         goto out;
     }
-    if ((ret = reconcile_slice(&c)) != TG_RECONCILE_RETRY)
+    if ((ret = reconcile_slice(&c)) == RS_NEED_LIVE)
+        ret = rerun_live(&c);
+    if (ret != TG_RECONCILE_RETRY)
         goto out;
 fail:
     tg_log(TG_LOG_WARN, "resourceslice reconcile failed", TG_LOG_STR("namespace", ns),
@@ -290,6 +392,7 @@ fail:
 out:
     json_object_put(c.tenant);
     json_object_put(c.slice);
+    json_object_put(c.copy);
     return ret;
 }
 

@@ -19,6 +19,7 @@
 #include "signer/renewal.h"
 #include "signer/slice_cert_group.h"
 #include "signer/slice_plan.h"
+#include "signer/slice_status.h"
 
 /* ---------- the certificate ---------- */
 
@@ -93,36 +94,48 @@ int rs_owned_by_slice(json_object *obj, const char *uid)
     return any ? 0 : -1;
 }
 
-/* A pass that found no cache Secret remembers it a while: the pass the
- * CSR's issue wakes then POSTs it without a GET first (only this process
- * writes it; a 409 forgets the note and the next pass reads it). */
-#define SECRET_ABSENT_MS 30000
+/* The cache Secret is read only where it may hold something: a slice
+ * that was never decided (no Authentication condition) has none unless a
+ * pass crashed between the Secret's POST and the status write, or a former
+ * slice of the same name left one - both rare, and both met by the POST's
+ * 409, which notes the Secret present so that the next pass reads it (as
+ * does a 201, for a pass before the status write shows the decision). A
+ * pass that found none remembers that a while too (only this process
+ * writes it). So the normal path POSTs it once and never reads it. */
+#define SECRET_NOTE_MS 600000
 
-static void absent_key(const slice_ctx *c, char *key, size_t len)
+static void note_key(const slice_ctx *c, const char *what, char *key, size_t len)
 {
-    snprintf(key, len, "slice-secret-absent/%s", c->uid ? c->uid : "");
+    snprintf(key, len, "slice-secret-%s/%s", what, c->uid ? c->uid : "");
+}
+
+static int secret_noted(const slice_ctx *c, const char *what)
+{
+    char key[300], v[4];
+
+    note_key(c, what, key, sizeof(key));
+    return c->s->settled && c->uid && tg_settled_marked(c->s->settled, key, v, sizeof(v), tg_wq_now_ms());
 }
 
 static int secret_known_absent(const slice_ctx *c)
 {
-    char key[300], v[4];
-
-    absent_key(c, key, sizeof(key));
-    return c->s->settled && c->uid && tg_settled_marked(c->s->settled, key, v, sizeof(v), tg_wq_now_ms());
+    if (secret_noted(c, "absent"))
+        return 1;
+    return c->s->settled && c->uid && !rs_condition_of(c->slice, "Authentication") && !secret_noted(c, "present");
 }
 
-static void note_secret_absent(slice_ctx *c, int absent)
+/* what: "absent" or "present"; the other note goes. */
+static void note_secret(slice_ctx *c, const char *what)
 {
     char key[300];
     uint64_t now = tg_wq_now_ms();
 
     if (!c->s->settled || !c->uid)
         return;
-    absent_key(c, key, sizeof(key));
-    if (absent)
-        tg_settled_mark(c->s->settled, key, "1", now, now + SECRET_ABSENT_MS);
-    else
-        tg_settled_forget(c->s->settled, key);
+    note_key(c, strcmp(what, "absent") == 0 ? "present" : "absent", key, sizeof(key));
+    tg_settled_forget(c->s->settled, key);
+    note_key(c, what, key, sizeof(key));
+    tg_settled_mark(c->s->settled, key, "1", now, now + SECRET_NOTE_MS);
 }
 
 /* The cache Secret (data csr, certificate; label remote-cluster-id), owned
@@ -153,7 +166,8 @@ static long write_cache(slice_ctx *c, const char *secret_name, const char *cert_
     } else {
         snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets", c->ns);
         r = tg_api_call(c->api, "POST", path, TG_KUBE_CT_JSON, sec, NULL, c->err, sizeof(c->err));
-        note_secret_absent(c, 0);   /* made, or (409) there after all: read it next time */
+        if (r == 201 || r == 409)
+            note_secret(c, "present");   /* made, or there after all: the next pass reads it */
     }
     json_object_put(sec);
     return r == 200 || r == 201 ? 0 : -1;
@@ -354,7 +368,7 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
         if ((r = tg_api_get(c->api, path, &sec, c->err, sizeof(c->err))) != 200 && r != 404)
             return -1;
         if (r == 404)
-            note_secret_absent(c, 1);
+            note_secret(c, "absent");
     }
     exists = sec != NULL;
     if (sec && rs_owned_by_slice(sec, c->uid) == 0) {

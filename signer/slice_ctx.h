@@ -5,6 +5,8 @@
 #ifndef TG_SIGNER_SLICE_CTX_H
 #define TG_SIGNER_SLICE_CTX_H
 
+#include <stdio.h>
+
 #include <json-c/json.h>
 
 #include "pki/slice.h"
@@ -38,12 +40,44 @@
  * what frees room among the siblings (maxPerTenant) waits for. */
 #define RES_DENIED_RECHECK_MS 60000
 
+/* The slice as a pass waiting for its CSR wrote it, or as the approver
+ * read it live to decide that CSR (api.h, "our own writes"): the pass the
+ * CSR's issue wakes reads it back at that version instead of a GET. The
+ * approver's read is the fresher in a burst (the pass's may be minutes
+ * old when the CSR's turn comes) and comes just before the issue. */
+#define SLICE_STASH_MS 30000
+
+static inline const char *rs_slice_stash_key(const char *ns, const char *name, char *key, size_t len)
+{
+    snprintf(key, len, "slice-obj/%s/%s", ns, name);
+    return key;
+}
+
+/* A consumer's Tenant as a slice pass or the approver last read it live:
+ * the slice passes read it back while the Tenant informer shows that very
+ * version (read_tenant). Kept past a burst's queue (one Tenant per
+ * consumer: a few KB each). */
+/* reconcile_slice on a cached copy (a slice never decided) that would do
+ * more than make its CSR and wait, and the live slice is not at the cached
+ * version: the pass runs again on the live slice (the projection lacks what
+ * a write reads: annotations, the status as a whole). */
+#define RS_NEED_LIVE (-100)
+#define TENANT_READ_MS 120000
+
+static inline const char *rs_slice_tenant_key(const char *ns, const char *consumer, char *key, size_t len)
+{
+    snprintf(key, len, "slice-tenant/%s/%s", ns, consumer);
+    return key;
+}
+
 typedef struct slice_ctx {
     tg_signer *s;
     tg_api *api;
     json_object *slice, *tenant;
     const char *ns, *name, *uid, *consumer, *csr_b64;
     const char *deps;            /* slice_settled.h's text before the pass, or NULL: settle nothing */
+    int cached;                  /* slice is the informer's projection, not a read (RS_NEED_LIVE) */
+    json_object *copy;           /* that projection once replaced by a live read (pointers into it hold) */
     char user[TG_SLICE_USER_MAX];
     char err[512];
 } slice_ctx;

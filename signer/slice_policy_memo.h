@@ -1,6 +1,7 @@
 /* slice_policy_memo.h - when one live read may decide more than one slice:
  * the slice policy ConfigMap for the ResourceSlice controller, a consumer's
- * Tenant for the approver's slice CSRs.
+ * Tenant and own NameClaim for the approver's slice CSRs (judged by when
+ * their slice was first seen: the CSR is the signer's, made for it).
  *
  * A GET is linearizable: a read that started after a request was first
  * seen (a slice's watch event, a CSR's, or the first pass that met it)

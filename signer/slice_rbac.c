@@ -51,8 +51,8 @@ static void note_gone(slice_ctx *c)
 #define NS_LIST_MS (600 * 1000)
 #define NS_LIST_MAX 8192
 
-/* 1 when the namespace's list shows no binding `name`, 0 when it may. */
-static int listed_absent(slice_ctx *c, const char *name)
+/* 1 when the live list of the namespace shows no binding `name`. */
+static int list_absent(slice_ctx *c, const char *name)
 {
     char key[300], path[1024], *names = malloc(NS_LIST_MAX), want[320];
     json_object *list = NULL, *items;
@@ -89,6 +89,27 @@ out:
     free(names);
     return absent;
 }
+
+static void on_binding(json_object *o, void *data)
+{
+    (void)o;
+    *(int *)data = 1;
+}
+
+/* 1 when the namespace's list shows no binding `name`, 0 when it may: the
+ * RoleBinding informer's cache when synced (it holds every binding), else
+ * a live list. */
+static int listed_absent(slice_ctx *c, const char *name)
+{
+    int found = 0;
+
+    if (c->s->rb_cache && tg_cache_synced(c->s->rb_cache)) {
+        tg_cache_get(c->s->rb_cache, c->ns, name, on_binding, &found);
+        return !found;
+    }
+    return list_absent(c, name);
+}
+
 
 int rs_drop_old_binding(slice_ctx *c)
 {

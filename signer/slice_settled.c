@@ -48,7 +48,8 @@ int rs_settled_deps(tg_signer *s, const char *ns, const char *name, const char *
         return -1;
     t = rc_cached_rv(s->tenant_cache, ns, consumer, trv);
     snprintf(ref, sizeof(ref), "%s/%s", ns, name);
-    tg_cache_get_by_index(s->csr_cache, consumer, on_csr, &l);
+    if (!made)   /* the consumer's CSRs are walked only when the text names the newest */
+        tg_cache_get_by_index(s->csr_cache, consumer, on_csr, &l);
     if (made)
         n = snprintf(deps, len, "t=%s;c=%s:0:0", t ? t : "-", made);
     else if (l.newest.found)
@@ -66,12 +67,16 @@ static void settled_key(char *key, size_t len, const char *ns, const char *name)
     snprintf(key, len, "remoteslice/%s/%s", ns, name);
 }
 
-long rs_settled_left(tg_signer *s, const char *ns, const char *name, const char *consumer)
+long rs_settled_left(tg_signer *s, const char *ns, const char *name, const char *consumer, char *deps, size_t len)
 {
-    char rv[RC_RV_LEN], key[600], deps[RS_DEPS_MAX];
+    char rv[RC_RV_LEN], key[600];
 
-    if (!s->settled || !rc_cached_rv(s->slice_cache, ns, name, rv) ||
-        rs_settled_deps(s, ns, name, consumer, NULL, deps, sizeof(deps)) != 0)
+    deps[0] = '\0';
+    if (!s->settled || rs_settled_deps(s, ns, name, consumer, NULL, deps, len) != 0) {
+        deps[0] = '\0';
+        return 0;
+    }
+    if (!rc_cached_rv(s->slice_cache, ns, name, rv))
         return 0;
     settled_key(key, sizeof(key), ns, name);
     return tg_api_settled(s->settled, key, rv, deps);

@@ -24,8 +24,10 @@ int rs_settled_deps(tg_signer *s, const char *ns, const char *name, const char *
                     char *deps, size_t len);
 
 /* Milliseconds until the slice needs a look when the slice cache shows it at
- * a version we settled, with the same dependencies; 0: run the full pass. */
-long rs_settled_left(tg_signer *s, const char *ns, const char *name, const char *consumer);
+ * a version we settled, with the same dependencies; 0: run the full pass.
+ * deps (len >= RS_DEPS_MAX) receives rs_settled_deps's text, or "": the
+ * pass settles with it, and the consumer's CSRs are walked once a pass. */
+long rs_settled_left(tg_signer *s, const char *ns, const char *name, const char *consumer, char *deps, size_t len);
 
 /* Record that the slice at rv needs nothing for delay_ms while its
  * dependencies read deps_a or deps_b (may be NULL). Best effort. */

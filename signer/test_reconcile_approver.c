@@ -14,12 +14,14 @@
 #include <cmocka.h>
 
 #include "kube/base64.h"
+#include "kube/cache.h"
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "pki/keys.h"
 #include "pki/name_owner.h"
 #include "pki/slice.h"
 #include "signer/settled.h"
+#include "signer/slice_ctx.h"
 #include "signer/slice_policy_memo.h"
 #include "signer/approve_decide.h"
 #include "signer/binding_index.h"
@@ -449,9 +451,17 @@ static void copy_csr(tg_api *api, const char *name, const char *uid)
     fake_api_put_obj(api, path, c);
 }
 
-/* The slice CSRs first seen before a read of their Tenant started share
- * it (slice_policy_memo.h); one seen after reads again: a Tenant drained
- * just before it refuses it. */
+/* The slice as its consumer changed it (a new request, seen now). */
+static void new_generation(tg_api *api)
+{
+    json_object_object_add(tg_json_path(fake_api_object(api, SLICE_PATH), "metadata", NULL), "generation",
+                           json_object_new_int64(2));
+}
+
+/* The CSRs of slices first seen before a read of their Tenant started
+ * share it (slice_policy_memo.h), whenever the CSRs came; a slice seen
+ * after (a new generation here) reads again: a Tenant drained just before
+ * it refuses it. */
 static void test_slice_csrs_share_a_tenant_read(void **state)
 {
     EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
@@ -467,23 +477,179 @@ static void test_slice_csrs_share_a_tenant_read(void **state)
                            json_object_new_string("c1"));
     copy_csr(api, "liqo-identity-s2", "c2");
     copy_csr(api, "liqo-identity-s3", "c3");
-    rs_memo_note_seen(&s, fake_api_object(api, CSR));
-    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s2"));
+    rs_memo_note_seen(&s, fake_api_object(api, SLICE_PATH));
     assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
     assert_string_equal(last_condition(api), "Approved");
     /* the second was seen before that read: it serves (the failing GET is never asked) */
     fake_api_fail(api, "GET", TENANT, 500, 1);
     assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s2"), TG_RECONCILE_OK);
     assert_true(strstr(rt_writes(api), "PUT " CSR_API "/liqo-identity-s2/approval 200") != NULL);
-    /* the Tenant drained, then the third seen: it reads (and fails), then reads the drain */
+    /* the Tenant drained, then the slice changed: it reads (and fails), then reads the drain */
     json_object_object_add(tg_json_path(fake_api_object(api, TENANT), "spec", NULL), "tenantCondition",
                            json_object_new_string("Drained"));
-    rs_memo_note_seen(&s, fake_api_object(api, CSR_API "/liqo-identity-s3"));
+    new_generation(api);
     assert_int_not_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
     assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
     assert_non_null(strstr(rt_writes(api), "SliceTenantDrained"));
     rt_signer_clear(&s);
     fake_api_free(api);
+    EVP_PKEY_free(key);
+}
+
+/* The NameClaim of a slice's user is owned by its namespace as the
+ * namespace informer shows it: no GET of the Namespace (it would fail
+ * here); without that informer the Namespace is read live. */
+static void test_slice_claim_owner_from_ns_cache(void **state)
+{
+    static const char *const ns_items[] = {"{\"metadata\":{\"name\":\"" NS "\",\"uid\":\"u-cached\"}}", NULL};
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    char user[TG_SLICE_USER_MAX], obj[TG_NAME_CLAIM_OBJECT_MAX], path[256];
+    json_object *owners;
+
+    (void)state;
+    assert_non_null(key);
+    assert_int_equal(tg_slice_user_name(SLICE, "cl01", user, sizeof(user)), 0);
+    tg_name_claim_object(user, obj);
+    snprintf(path, sizeof(path), TG_NAME_CLAIMS_PATH "/%s", obj);
+    for (int cached = 1; cached >= 0; cached--) {
+        tg_api *api = fake_api_new();
+        tg_signer s;
+        rt_signer_init(&s);
+        if (cached)
+            s.ns_cache = rt_cache(NULL, ns_items);
+        store_slice_world(api, key);
+        if (cached)
+            fake_api_fail(api, "GET", "/api/v1/namespaces/" NS, 500, 1);
+        assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+        assert_string_equal(last_condition(api), "Approved");
+        owners = tg_json_path(fake_api_object(api, path), "metadata", "ownerReferences", NULL);
+        assert_non_null(owners);
+        assert_string_equal(tg_json_string(json_object_array_get_idx(owners, 0), "uid"), cached ? "u-cached" : "u-ns");
+        tg_cache_free(s.ns_cache);
+        s.ns_cache = NULL;
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
+    EVP_PKEY_free(key);
+}
+
+/* The consumer's own NameClaim, which a slice's group must be the Tenant
+ * flow's, is read once for the CSRs of slices first seen before that read
+ * (the failing GET is never asked for the second); a slice seen after (a
+ * new generation) reads again and meets a claim of another path made
+ * meanwhile (NameOwned). */
+static void test_slice_csrs_share_a_group_claim_read(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    tg_api *api = fake_api_new();
+    tg_signer s;
+    char obj[TG_NAME_CLAIM_OBJECT_MAX], path[256];
+
+    (void)state;
+    assert_non_null(key);
+    tg_name_claim_object("cl01", obj);
+    snprintf(path, sizeof(path), TG_NAME_CLAIMS_PATH "/%s", obj);
+    rt_signer_init(&s);
+    s.settled = tg_settled_new();
+    store_slice_world(api, key);
+    json_object_object_add(tg_json_path(fake_api_object(api, CSR), "metadata", NULL), "uid",
+                           json_object_new_string("c1"));
+    copy_csr(api, "liqo-identity-s2", "c2");
+    copy_csr(api, "liqo-identity-s3", "c3");
+    rs_memo_note_seen(&s, fake_api_object(api, SLICE_PATH));
+    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+    assert_string_equal(last_condition(api), "Approved");
+    fake_api_fail(api, "GET", path, 500, 1);
+    assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s2"), TG_RECONCILE_OK);
+    assert_true(strstr(rt_writes(api), "PUT " CSR_API "/liqo-identity-s2/approval 200") != NULL);
+    /* cl01 claimed by the token path meanwhile; the slice changed: it reads (fails, then reads it) */
+    fake_api_put_obj(api, path, tg_name_claim_doc("cl01", TG_NAME_PATH_TOKEN, "someone", NS, "u-ns"));
+    new_generation(api);
+    assert_int_not_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
+    assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s3"), TG_RECONCILE_OK);
+    assert_non_null(strstr(rt_writes(api), "NameOwned"));
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    EVP_PKEY_free(key);
+}
+
+/* The approver keeps its live reads of a slice and of its Tenant, at their
+ * versions, for the pass the CSR's issue wakes (slice_ctx.h): that pass
+ * needs no GET. */
+static void test_slice_read_kept_for_the_issue_pass(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    tg_api *api = fake_api_new();
+    tg_signer s;
+    json_object *kept;
+    char stash[300];
+
+    (void)state;
+    assert_non_null(key);
+    rt_signer_init(&s);
+    s.settled = tg_settled_new();
+    store_slice_world(api, key);
+    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+    assert_string_equal(last_condition(api), "Approved");
+    kept = tg_api_kept(s.settled, rs_slice_stash_key(NS, SLICE, stash, sizeof(stash)),
+                       tg_json_path_string(fake_api_object(api, SLICE_PATH), "metadata", "resourceVersion", NULL));
+    assert_non_null(kept);
+    assert_string_equal(tg_json_path_string(kept, "metadata", "uid", NULL), "u1");
+    json_object_put(kept);
+    /* and its Tenant read, for every slice pass of cl01 while the informer shows that version */
+    kept = tg_api_kept(s.settled, rs_slice_tenant_key(NS, "cl01", stash, sizeof(stash)),
+                       tg_json_path_string(fake_api_object(api, TENANT), "metadata", "resourceVersion", NULL));
+    assert_non_null(kept);
+    json_object_put(kept);
+    rt_signer_clear(&s);
+    fake_api_free(api);
+    EVP_PKEY_free(key);
+}
+
+/* The Tenant informer by name, as informers.c indexes it. */
+static tg_cache *tenants_by_name(const char *const *items)
+{
+    tg_cache *c = tg_cache_new(NULL);
+    json_object *list = json_object_new_array();
+    char err[256] = "";
+
+    assert_non_null(c);
+    assert_int_equal(tg_cache_index_metadata(c, TG_CACHE_BY_NAMESPACE | TG_CACHE_BY_NAME), 0);
+    for (size_t i = 0; items[i]; i++)
+        json_object_array_add(list, tg_json_parse(items[i], strlen(items[i]), NULL, 0));
+    assert_int_equal(tg_cache_replace(c, list, "1", NULL, err, sizeof(err)), 0);
+    json_object_put(list);
+    return c;
+}
+
+/* A slice's user that is a Tenant's name somewhere, as the Tenant informer
+ * shows it, is refused (UserNameTaken) with no LIST of Tenants (it would
+ * fail here); one nobody has is approved, with no LIST either. */
+static void test_slice_user_taken_from_the_tenant_cache(void **state)
+{
+    EVP_PKEY *key = tg_key_generate(TG_KEY_ED25519);
+    char user[TG_SLICE_USER_MAX], text[4 * TG_SLICE_USER_MAX + 128];
+    const char *taken[] = {text, NULL}, *none[] = {NULL};
+
+    (void)state;
+    assert_non_null(key);
+    assert_int_equal(tg_slice_user_name(SLICE, "cl01", user, sizeof(user)), 0);
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"liqo-tenant-%s\"},"
+             "\"spec\":{\"clusterID\":\"%s\"}}", user, user, user);
+    for (int is_taken = 1; is_taken >= 0; is_taken--) {
+        tg_api *api = fake_api_new();
+        tg_signer s;
+        rt_signer_init(&s);
+        s.tenant_cache = tenants_by_name(is_taken ? taken : none);
+        store_slice_world(api, key);
+        fake_api_fail(api, "GET", TENANTS_API "/tenants", 500, 1);
+        assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
+        assert_string_equal(last_condition(api), is_taken ? "Denied" : "Approved");
+        if (is_taken)
+            assert_non_null(strstr(rt_writes(api), "UserNameTaken"));
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
     EVP_PKEY_free(key);
 }
 
@@ -497,6 +663,10 @@ int main(void)
         cmocka_unit_test(test_slice_user_bound),
         cmocka_unit_test(test_slice_group_bound),
         cmocka_unit_test(test_slice_csrs_share_a_tenant_read),
+        cmocka_unit_test(test_slice_claim_owner_from_ns_cache),
+        cmocka_unit_test(test_slice_csrs_share_a_group_claim_read),
+        cmocka_unit_test(test_slice_read_kept_for_the_issue_pass),
+        cmocka_unit_test(test_slice_user_taken_from_the_tenant_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include "pki/slice.h"
 #include "signer/approve_decide.h"
 #include "signer/reconcile_common.h"
+#include "signer/slice_ctx.h"
 #include "signer/slice_liqo_quota.h"
 #include "signer/slice_offer.h"
 #include "signer/slice_plan.h"
@@ -65,8 +66,9 @@ typedef struct row {
 #define DENIED_EVENT(reason) "EVENT " NS "/" NAME " " reason "\n"
 
 static const row rows[] = {
+    /* its grant is written with the certificate, in one status write */
     {"new slice: a CSR", S_REPLICATED, T_ACTIVE, C_NONE, X_NONE, NULL, NULL, 0,
-     "POST " CSR_API " 201\n" STATUS, WAIT_MS, NULL},
+     "POST " CSR_API " 201\n", WAIT_MS, NULL},
     {"slice gone", S_ABSENT, T_ACTIVE, C_NONE, X_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, NULL},
     {"slice GET answers 500", S_REPLICATED, T_ACTIVE, C_NONE, X_NONE, "GET", SLICE, 500, "", TG_RECONCILE_RETRY,
      NULL},
@@ -80,7 +82,8 @@ static const row rows[] = {
      TG_RECONCILE_RETRY, NULL},
     {"CSR POST answers 500", S_REPLICATED, T_ACTIVE, C_NONE, X_NONE, "POST", CSR_API, 500,
      "POST " CSR_API " 500\n", TG_RECONCILE_RETRY, NULL},
-    {"CSR pending: wait", S_REPLICATED, T_ACTIVE, C_PENDING, X_NONE, NULL, NULL, 0, STATUS, WAIT_MS, NULL},
+    {"CSR pending: wait, nothing written", S_REPLICATED, T_ACTIVE, C_PENDING, X_NONE, NULL, NULL, 0, "", WAIT_MS,
+     NULL},
     {"CSR issued: cached, published, no binding of its own", S_REPLICATED, T_ACTIVE, C_ISSUED, X_NONE, NULL, NULL,
      0, "POST " SECRETS " 201\n" STATUS, POSITIVE_MS, "Accepted"},
     {"CSR issued: an older signer's binding goes", S_REPLICATED, T_ACTIVE, C_ISSUED, X_RB, NULL, NULL, 0,
@@ -162,13 +165,20 @@ static tg_cache *csr_cache(const world *w, csr_kind kind)
     return rt_cache(TG_LABEL_REMOTE_CLUSTER_ID, kind == C_NONE ? NULL : items);
 }
 
-static void store_extra(tg_api *api, extra x)
+static tg_cache *cache_of(tg_api *api, const char *path);
+
+/* The old binding is stored and in the RoleBinding cache, as main.c's
+ * informer shows it (slice_rbac.c reads that cache when synced). */
+static void store_extra(tg_signer *s, tg_api *api, extra x)
 {
     if (x == X_OTHER_CSR)
         fake_api_put(api, SECRET, "{\"metadata\":{\"name\":\"liqo-remote-certificate-" NAME "\",\"namespace\":\"" NS
                      "\"},\"data\":{\"csr\":\"b3RoZXI=\",\"certificate\":\"\"}}");
-    if (x == X_RB)
+    if (x == X_RB) {
         fake_api_put(api, RB, "{\"metadata\":{\"name\":\"tenantgate-rslice-" NAME "\",\"namespace\":\"" NS "\"}}");
+        tg_cache_free(s->rb_cache);
+        s->rb_cache = cache_of(api, RB);
+    }
 }
 
 /* The status of the slice's Authentication condition as stored, or NULL. */
@@ -195,7 +205,7 @@ static void run_row(const world *w, const row *r)
     s.csr_cache = csr_cache(w, r->csr);
     store_slice(api, w, r->slice);
     store_tenant(api, w, r->tenant);
-    store_extra(api, r->x);
+    store_extra(&s, api, r->x);
     if (r->fail_path)
         fake_api_fail(api, r->fail_method, r->fail_path, r->fail_status, 1);
     ret = tg_reconcile_remote_slice(&s, api, NS, NAME);
@@ -553,7 +563,8 @@ static void test_conflict_settles_nothing(void **state)
 }
 
 /* A pass that makes a CSR settles the slice whether or not the CSR cache
- * shows that CSR yet; its issue then runs the pass. */
+ * shows that CSR yet (it writes no status: the grant waits for the
+ * certificate); its issue then runs the pass. */
 static void test_new_csr_settles_both_views(void **state)
 {
     world *w = *state;
@@ -564,7 +575,7 @@ static void test_new_csr_settles_both_views(void **state)
     tg_cache_free(s.csr_cache);
     s.csr_cache = csr_cache(w, C_NONE);
     assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
-    assert_string_equal(rt_writes(api), "POST " CSR_API " 201\n" STATUS);
+    assert_string_equal(rt_writes(api), "POST " CSR_API " 201\n");
     tg_cache_free(s.slice_cache);
     s.slice_cache = cache_of(api, SLICE);
     forget_writes(api);
@@ -574,7 +585,7 @@ static void test_new_csr_settles_both_views(void **state)
     assert_int_equal(fake_api_ngets(api), gets);
     tg_cache_free(s.csr_cache);
     s.csr_cache = csr_cache(w, C_ISSUED);   /* a CSR of the slice issued: not what was settled */
-    /* the pass runs (from what it read before: no GET) and waits for our own CSR */
+    /* the pass runs and waits for our own CSR */
     assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), 1000);
     settled_clear(&s, api);
 }
@@ -652,19 +663,47 @@ static void wait_then_see_issued(world *w, tg_signer *s, tg_api *api, int reload
     tg_settled_forget(s->settled, pending);
 }
 
-/* The pass the CSR's issue wakes reads the slice as the waiting pass wrote
- * it (the informer shows that version) and knows the cache Secret absent:
- * neither GET is made (both would fail here). */
+/* The pass the CSR's issue wakes reads the slice as the approver read it
+ * to decide the CSR (kept here as provider_approver.c keeps it; the
+ * informer shows that version) and knows the cache Secret absent: neither
+ * GET is made (both would fail here). Its one status write carries both
+ * verdicts, the grant and the certificate. */
 static void test_issue_pass_reads_our_own_write(void **state)
 {
     world *w = *state;
     tg_signer s;
     tg_api *api = settled_world(w, &s);
+    char stash[300];
 
     wait_then_see_issued(w, &s, api, 1);
+    tg_api_keep(s.settled, rs_slice_stash_key(NS, NAME, stash, sizeof(stash)), fake_api_object(api, SLICE),
+                SLICE_STASH_MS);
     forget_writes(api);
     fake_api_fail(api, "GET", SLICE, 500, 1);
     fake_api_fail(api, "GET", SECRET, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    assert_string_equal(auth_status(api), "Accepted");
+    assert_string_equal(tg_json_string(resources_condition(api), "status"), "Accepted");
+    settled_clear(&s, api);
+}
+
+/* A slice never decided has no cache Secret to read: neither its first
+ * pass nor the one its CSR's issue wakes GETs it, however long the CSR took
+ * (the note of the first pass forgotten here), and the Secret is POSTed. */
+static void test_undecided_slice_reads_no_secret(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    char key[300];
+
+    fake_api_fail(api, "GET", SECRET, 500, 1);
+    wait_then_see_issued(w, &s, api, 1);
+    snprintf(key, sizeof(key), "slice-secret-absent/%s",
+             tg_json_path_string(fake_api_object(api, SLICE), "metadata", "uid", NULL));
+    tg_settled_forget(s.settled, key);
+    forget_writes(api);
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
     assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
     assert_string_equal(auth_status(api), "Accepted");
@@ -680,7 +719,7 @@ static void test_secret_made_meanwhile_is_read_next(void **state)
     tg_api *api = settled_world(w, &s);
 
     wait_then_see_issued(w, &s, api, 0);
-    store_extra(api, X_OTHER_CSR);
+    store_extra(&s, api, X_OTHER_CSR);
     forget_writes(api);
     assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
     assert_string_equal(rt_writes(api), "POST " SECRETS " 409\n");
@@ -717,22 +756,85 @@ static void test_tenant_read_once_per_version(void **state)
     settled_clear(&s, api);
 }
 
-/* The old bindings are listed once a namespace: a slice absent from the
- * list needs no GET of its own (it would fail here); one in it is deleted. */
+/* The old binding is looked for in the RoleBinding cache when synced: a
+ * slice absent from it reads nothing (the list and the GET would fail
+ * here); one in it is deleted. */
+static void test_old_binding_from_cache(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+
+    fake_api_fail(api, "GET", RBS, 500, 1);
+    fake_api_fail(api, "GET", RB, 500, 1);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
+    settled_clear(&s, api);
+    api = settled_world(w, &s);
+    store_extra(&s, api, X_RB);
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS "DELETE " RB " 200\n");
+    settled_clear(&s, api);
+}
+
+/* Without a synced RoleBinding cache the old bindings are listed once a
+ * namespace: a slice absent from the list needs no GET of its own (it
+ * would fail here); one in it is deleted. */
 static void test_old_bindings_listed_per_namespace(void **state)
 {
     world *w = *state;
     tg_signer s;
     tg_api *api = settled_world(w, &s);
 
+    tg_cache_free(s.rb_cache);
+    s.rb_cache = NULL;
     fake_api_fail(api, "GET", RB, 500, 1);
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
     assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS);
     settled_clear(&s, api);
     api = settled_world(w, &s);
-    store_extra(api, X_RB);
+    store_extra(&s, api, X_RB);
+    tg_cache_free(s.rb_cache);
+    s.rb_cache = NULL;
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
     assert_string_equal(rt_writes(api), "POST " SECRETS " 201\n" STATUS "DELETE " RB " 200\n");
+    settled_clear(&s, api);
+}
+
+/* A never-decided slice's first pass reads it from the slice cache, which
+ * keeps its spec (the CSR): the CSR is made with no GET of the slice (it
+ * would fail here). */
+static void test_first_pass_from_cache(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+
+    tg_cache_free(s.csr_cache);
+    s.csr_cache = csr_cache(w, C_NONE);
+    fake_api_fail(api, "GET", SLICE, 500, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
+    assert_string_equal(rt_writes(api), "POST " CSR_API " 201\n");
+    settled_clear(&s, api);
+}
+
+/* A pass from the cached copy that has a verdict to write (the Tenant
+ * drained) reads the slice live first: the projection lacks what a write
+ * reads (annotations, the status as a whole). A failed read writes nothing. */
+static void test_cached_pass_writes_from_live(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+
+    store_tenant(api, w, T_DRAINED);
+    tg_cache_free(s.tenant_cache);
+    s.tenant_cache = cache_of(api, TENANT);
+    fake_api_fail(api, "GET", SLICE, 500, 1);
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), TG_RECONCILE_RETRY);
+    assert_string_equal(rt_writes(api), "");
+    assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), RES_RECHECK_MS);
+    assert_string_equal(auth_status(api), "Denied");
     settled_clear(&s, api);
 }
 
@@ -961,9 +1063,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_csr_settles_both_views, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_policy_read_serves_slices_seen_before, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_issue_pass_reads_our_own_write, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_undecided_slice_reads_no_secret, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_secret_made_meanwhile_is_read_next, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_tenant_read_once_per_version, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_old_bindings_listed_per_namespace, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_old_binding_from_cache, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_first_pass_from_cache, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_cached_pass_writes_from_live, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_offered_classes, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_offered_storage_real_and_failing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_default_class_switches, world_setup, world_teardown),
