@@ -76,7 +76,7 @@ static void copy_cert(json_object *o, void *data)
 /* Issue 47: the CSR cache's bytes per issued CSR, set up as the signer's. */
 static void test_csr_cache_bytes_per_object(void **state)
 {
-    char **texts = calloc(CSRS, sizeof(*texts)), cert[1401], got[128];
+    char **texts = calloc(CSRS + 1, sizeof(*texts)), cert[1401], got[128];   /* NULL-terminated */
     size_t before, after;
     tg_cache *c;
     char *want;
