@@ -56,6 +56,8 @@ struct tg_cache {
     char **keep;                   /* dotted paths to keep (NULL-terminated), or NULL: all */
     char **keep_meta;              /* metadata members to keep beside the cache's own
                                     * (tg_cache_keep_metadata), or NULL: all */
+    char *shrink_path;             /* tg_cache_shrink_field: the dotted path, or NULL */
+    char *(*shrink)(const char *value);
     char *rv;                      /* writer thread only */
     int synced;
     int compact;                   /* store JSON text, not trees (tg_cache_set_compact) */
@@ -150,6 +152,7 @@ void tg_cache_free(tg_cache *c)
     free(c->index_label);
     free_strv(c->keep);
     free_strv(c->keep_meta);
+    free(c->shrink_path);
     free(c->rv);
     tg_cache_discard(c);
     pthread_rwlock_destroy(&c->lock);
@@ -221,6 +224,14 @@ int tg_cache_keep_fields(tg_cache *c, const char *const *paths)
 int tg_cache_keep_metadata(tg_cache *c, const char *const *members)
 {
     return copy_strv(&c->keep_meta, members);
+}
+
+int tg_cache_shrink_field(tg_cache *c, const char *path, char *(*shrink)(const char *value))
+{
+    if (c->shrink_path != NULL || path == NULL || shrink == NULL || (c->shrink_path = strdup(path)) == NULL)
+        return -1;
+    c->shrink = shrink;
+    return 0;
 }
 
 int tg_cache_set_digest(tg_cache *c, void *(*digest)(json_object *obj), void (*digest_free)(void *digest))
@@ -378,6 +389,36 @@ static void project_metadata(const tg_cache *c, json_object *meta)
     } while (ndrop == sizeof(drop) / sizeof(drop[0]));
 }
 
+/* The string at c->shrink_path (through objects only) replaced by what
+ * c->shrink makes of it; left as is when absent, not a string, or when
+ * shrink makes nothing (out of memory: the object is only larger). */
+static void shrink_field(const tg_cache *c, json_object *obj)
+{
+    char seg[128];
+    const char *p = c->shrink_path, *dot;
+    json_object *parent = obj, *val = NULL;
+    char *small;
+
+    for (;;) {
+        dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof(seg) || !json_object_is_type(parent, json_type_object))
+            return;
+        memcpy(seg, p, n);
+        seg[n] = '\0';
+        if (!json_object_object_get_ex(parent, seg, &val))
+            return;
+        if (!dot)
+            break;
+        parent = val;
+        p = dot + 1;
+    }
+    if (!json_object_is_type(val, json_type_string) || (small = c->shrink(json_object_get_string(val))) == NULL)
+        return;
+    json_object_object_add(parent, seg, json_object_new_string(small));
+    free(small);
+}
+
 static void strip(tg_cache *c, json_object *obj)
 {
     json_object *meta;
@@ -394,6 +435,8 @@ static void strip(tg_cache *c, json_object *obj)
         char pre[256] = "";
         prune(obj, c->keep, pre, 0, sizeof(pre));
     }
+    if (c->shrink_path != NULL)
+        shrink_field(c, obj);
 }
 
 /* --- compact entries --- */

@@ -63,6 +63,15 @@ int tg_cache_keep_fields(tg_cache *c, const char *const *paths);
  * first list. members is NULL-terminated and copied. Returns 0 or -1. */
 int tg_cache_keep_metadata(tg_cache *c, const char *const *members);
 
+/* Replace the string at dotted path `path` (through objects) of every
+ * stored object by what shrink makes of it (malloc'd; NULL leaves it): for
+ * a large value whose readers only ask whether it is there or whether it is
+ * the one they hold. The signer's CSR cache keeps a digest of
+ * status.certificate (about 1.5 KB an issued CSR) and reads the certificate
+ * itself live in the one pass that copies it. Handlers see the shrunk
+ * objects too. Call once, before the first list. Returns 0 or -1. */
+int tg_cache_shrink_field(tg_cache *c, const char *path, char *(*shrink)(const char *value));
+
 /* Also index the objects by metadata.namespace and/or metadata.name
  * (TG_CACHE_BY_* flags), for readers that would otherwise walk every object
  * (the webhook's duplicate checks). Call before the first list. Returns 0,

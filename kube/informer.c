@@ -357,6 +357,7 @@ tg_informer *tg_informer_new(tg_kube_client *client, const tg_informer_opts *o, 
     if (inf->cache == NULL || inf->path == NULL ||
         (o->keep_fields != NULL && tg_cache_keep_fields(inf->cache, o->keep_fields) != 0) ||
         (o->keep_metadata != NULL && tg_cache_keep_metadata(inf->cache, o->keep_metadata) != 0) ||
+        (o->shrink != NULL && tg_cache_shrink_field(inf->cache, o->shrink_path, o->shrink) != 0) ||
         (o->compact && tg_cache_set_compact(inf->cache) != 0) ||
         (o->index_metadata && tg_cache_index_metadata(inf->cache, o->index_metadata) != 0) ||
         (o->label_selector && (inf->label_selector = strdup(o->label_selector)) == NULL) ||

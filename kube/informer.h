@@ -31,6 +31,8 @@ typedef struct tg_informer_opts {
                                     * (tg_cache_keep_fields), or NULL: all */
     const char *const *keep_metadata; /* NULL-terminated metadata members to keep
                                     * (tg_cache_keep_metadata), or NULL: all */
+    const char *shrink_path;       /* a string field stored shrunk (tg_cache_shrink_field), */
+    char *(*shrink)(const char *value);   /* by this; NULL: none */
     long page_size;                /* list page size; 0: 500 */
     long watch_timeout_s;          /* server-side timeoutSeconds; 0: random in [300, 600) */
     uint64_t backoff_base_ms;      /* 0: 500 ms */

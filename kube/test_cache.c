@@ -1550,6 +1550,84 @@ static void test_compact_bytes_per_object(void **state)
         fail_msg("a projected Tenant costs %zu bytes in the cache, over %d", projected, TENANT_PROJECTED_MAX);
 }
 
+/* tg_cache_shrink_field: a test shrink, "len:<n>" of the value; "keep"
+ * makes nothing (as out of memory would). */
+static char *shrink_len(const char *value)
+{
+    char *out = malloc(32);
+    if (out == NULL || strcmp(value, "keep") == 0) {
+        free(out);
+        return NULL;
+    }
+    snprintf(out, 32, "len:%zu", strlen(value));
+    return out;
+}
+
+static json_object *with_cert(const char *rv, const char *status)
+{
+    char text[512];
+    snprintf(text, sizeof(text), "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"resourceVersion\":\"%s\"},"
+             "\"spec\":{\"x\":1},\"status\":%s}", rv, status);
+    json_object *o = tg_json_parse(text, strlen(text), NULL, 0);
+    assert_non_null(o);
+    return o;
+}
+
+static void copy_status(json_object *o, void *data)
+{
+    json_object *st = tg_json_path(o, "status", NULL);
+    snprintf(data, 128, "%s", st ? json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN) : "none");
+}
+
+static char shrunk_added[128];
+static void on_add_status(json_object *o, void *data)
+{
+    (void)data;
+    copy_status(o, shrunk_added);
+}
+
+/* The stored object and the handlers' new one carry the shrunk value;
+ * what is not a string at that path, or what the function makes nothing
+ * of, stays as it came; the other fields are untouched. */
+static void test_shrink_field(void **state)
+{
+    static const struct {
+        const char *status, *want;
+    } steps[] = {
+        {"{\"certificate\":\"QUJDRA==\",\"conditions\":[]}", "{\"certificate\":\"len:8\",\"conditions\":[]}"},
+        {"{\"conditions\":[]}", "{\"conditions\":[]}"},
+        {"{\"certificate\":7}", "{\"certificate\":7}"},
+        {"{\"certificate\":\"keep\"}", "{\"certificate\":\"keep\"}"},
+        {"\"certificate\"", "\"certificate\""},
+        {"{\"certificate\":\"\"}", "{\"certificate\":\"len:0\"}"},
+    };
+    tg_cache *c = cache_new(state, NULL);
+    tg_cache_handlers h = {.on_add = on_add_status, .on_update = NULL};
+    char got[128], rv[16];
+
+    assert_int_equal(tg_cache_shrink_field(c, "status.certificate", shrink_len), 0);
+    assert_int_equal(tg_cache_shrink_field(c, "status.other", shrink_len), -1);   /* once */
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        tg_cache *fresh = cache_new(state, NULL);
+        assert_int_equal(tg_cache_shrink_field(fresh, "status.certificate", shrink_len), 0);
+        json_object *items[] = {with_cert("1", steps[i].status)};
+        shrunk_added[0] = '\0';
+        assert_int_equal(list_replace(fresh, "1", items, 1, &h), 0);
+        assert_int_equal(tg_cache_get(fresh, "ns", "a", copy_status, got), 1);
+        assert_string_equal(got, steps[i].want);
+        assert_string_equal(shrunk_added, steps[i].want);
+        tg_cache_free(fresh);
+        /* and through watch events, one after another */
+        snprintf(rv, sizeof(rv), "%zu", i + 2);
+        tg_watch_event ev = {i ? TG_WATCH_MODIFIED : TG_WATCH_ADDED, with_cert(rv, steps[i].status)};
+        assert_int_equal(tg_cache_apply(c, &ev, NULL, NULL, 0), TG_CACHE_OK);
+        json_object_put(ev.object);
+        assert_int_equal(tg_cache_get(c, "ns", "a", copy_status, got), 1);
+        assert_string_equal(got, steps[i].want);
+    }
+    tg_cache_free(c);
+}
+
 /* Both modes run the same behaviour tests. */
 #define CACHE_TESTS(mode)                                                      \
     cmocka_unit_test_prestate(test_list_then_watch, (void *)(mode)),           \
@@ -1568,6 +1646,7 @@ static void test_compact_bytes_per_object(void **state)
     cmocka_unit_test_prestate(test_paged_list_stage_commit, (void *)(mode)),   \
     cmocka_unit_test_prestate(test_digest_follows_object, (void *)(mode)),     \
     cmocka_unit_test_prestate(test_digest_only, (void *)(mode)),               \
+    cmocka_unit_test_prestate(test_shrink_field, (void *)(mode)),              \
     cmocka_unit_test_prestate(test_partial_handlers, (void *)(mode))
 
 int main(void)

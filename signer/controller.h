@@ -46,6 +46,8 @@ typedef struct tg_informer_desc {
     const char *const *keep_fields;   /* beside metadata */
     const char *const *keep_metadata; /* of metadata, beside name, namespace, resourceVersion,
                                        * deletionTimestamp; NULL: all (tg_cache_keep_metadata) */
+    const char *shrink_path;          /* a string field kept shrunk (tg_cache_shrink_field), */
+    char *(*shrink)(const char *value);   /* by this; NULL: none */
     /* where the reconcilers find this cache in tg_signer, or 0: nowhere */
     size_t cache_offset;
     /* said of each object when the informer first meets it, in or out of

@@ -9,6 +9,7 @@
 #include "kube/cache.h"
 #include "kube/tenant_json.h"
 #include "signer/approve_decide.h"
+#include "signer/csr_cert.h"
 
 #define AUTH_API "/apis/authentication.liqo.io/v1beta1"
 
@@ -18,9 +19,13 @@ static const char *const keep_nonce[] = {"data.nonce", NULL};
 static const char *const keep_cluster_id[] = {"spec.clusterID", NULL};
 /* The CSRs' annotations: a slice's CSR names its slice there (the handler
  * wakes the slice, remoteresourceslice finds its CSRs); the signer's CSRs
- * carry no other annotation. spec.username: who made it (tg_csr_made_by). */
+ * carry no other annotation. spec.username: who made it (tg_csr_made_by).
+ * status.certificate as its digest (csr_cert.h): 1.5 KB less an issued CSR.
+ * Of the conditions what rc_csr_decided and a denied slice's status read,
+ * not their times. */
 static const char *const keep_csr[] = {"metadata.annotations", "spec.username", "status.certificate",
-                                       "status.conditions", NULL};
+                                       "status.conditions.type", "status.conditions.status",
+                                       "status.conditions.reason", "status.conditions.message", NULL};
 static const char *const keep_local_slice[] = {"spec.providerClusterID", "spec.consumerClusterID", NULL};
 /* remoteresourceslice sums the consumer's other slices from this cache
  * (maxPerTenant): class, grant, and whether Resources is Accepted (of the
@@ -72,7 +77,8 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
                         .cache_offset = IN_SIGNER(tenant_cache)},
     [TG_INF_CSRS] = {.name = "csr", .path = "/apis/certificates.k8s.io/v1/certificatesigningrequests",
                      .label_selector = TG_LABEL_TENANT_CSR "=true", .index_label = TG_LABEL_REMOTE_CLUSTER_ID,
-                     .keep_fields = keep_csr, .keep_metadata = meta_created, .cache_offset = IN_SIGNER(csr_cache),
+                     .keep_fields = keep_csr, .keep_metadata = meta_created, .shrink_path = "status.certificate",
+                     .shrink = tg_cert_digest, .cache_offset = IN_SIGNER(csr_cache),
                      .noticed = tg_note_foreign_csr},
     [TG_INF_SIGNED_NONCES] = {.name = "signednonce", .path = "/api/v1/secrets",
                               .label_selector = "liqo.io/signed-nonce=true",

@@ -360,7 +360,8 @@ static int start_informers(signer_main *m, char *err, size_t err_len)
         tg_informer_opts o = {.path = d->path, .label_selector = d->label_selector,
                               .field_selector = d->field_selector, .index_label = d->index_label,
                               .index_metadata = d->index_metadata, .keep_fields = d->keep_fields,
-                              .keep_metadata = d->keep_metadata,
+                              .keep_metadata = d->keep_metadata, .shrink_path = d->shrink_path,
+                              .shrink = d->shrink,
                               /* one object per Tenant in each cache, read a few times per
                                * reconcile: compact text instead of json-c trees */
                               .compact = 1, .handlers = tg_events_handlers(m->events, (tg_informer_id)id)};

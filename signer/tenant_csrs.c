@@ -19,7 +19,7 @@ typedef struct csr_look {
     rc_csr_pick any;          /* the newest of (ns, cid): the settled fingerprint */
     rc_csr_pick cur;          /* the newest made from the current request */
     int cur_denied;        /* how many of those are denied */
-    char *certificate;     /* cur's status.certificate (base64), malloc'd, or NULL */
+    char *certificate;     /* cur's status.certificate as cached (csr_cert.h), malloc'd, or NULL */
     int oom;
 } csr_look;
 
@@ -89,6 +89,8 @@ int tg_tenant_csrs(tg_signer *s, const char *ns, const char *cid, const char *ha
     }
     v->state = !l.cur.found ? TG_CSR_NONE : l.cur.denied ? TG_CSR_DENIED : l.cur.issued ? TG_CSR_ISSUED : TG_CSR_PENDING;
     v->certificate = l.certificate;
+    if (l.cur.found)
+        strcpy(v->cur_name, l.cur.name);
     v->denied = l.cur_denied;
     v->created = l.cur.found ? rc_parse_rfc3339(l.cur.ts) : 0;
     return 0;

@@ -14,7 +14,9 @@ typedef struct tg_tenant_csr_view {
     char fp[300];          /* "<name>:<issued>:<denied>" of the newest CSR of (ns, cid), or "-" */
     char newest[256];      /* its name, or "" */
     tg_csr_state state;    /* of the newest one made from the current request */
-    char *certificate;     /* its status.certificate (base64), malloc'd, or NULL */
+    char cur_name[256];    /* its name, or "" */
+    char *certificate;     /* its status.certificate as the cache keeps it (csr_cert.h: a
+                            * digest), malloc'd, or NULL */
     int denied;            /* how many made from the current request are denied */
     time_t created;        /* its creationTimestamp (0 if none) */
     int ours_unseen;       /* the CSR we made last is not in the cache yet (set by the caller) */

@@ -60,14 +60,11 @@ void rt_signer_clear(tg_signer *s)
     memset(s, 0, sizeof(*s));
 }
 
-tg_cache *rt_cache(const char *index_label, const char *const *items)
+static tg_cache *cache_of(tg_cache *c, const char *const *items)
 {
-    tg_cache *c = tg_cache_new(index_label);
     json_object *list = json_object_new_array();
     char err[256] = "";
 
-    assert_non_null(c);
-    assert_int_equal(tg_cache_set_compact(c), 0);
     for (size_t i = 0; items && items[i]; i++) {
         json_object *o = tg_json_parse(items[i], strlen(items[i]), err, sizeof(err));
         if (!o)
@@ -78,6 +75,33 @@ tg_cache *rt_cache(const char *index_label, const char *const *items)
         fail_msg("cache: %s", err);
     json_object_put(list);
     return c;
+}
+
+tg_cache *rt_cache(const char *index_label, const char *const *items)
+{
+    tg_cache *c = tg_cache_new(index_label);
+
+    assert_non_null(c);
+    assert_int_equal(tg_cache_set_compact(c), 0);
+    return cache_of(c, items);
+}
+
+tg_cache *rt_cache_as(tg_informer_id id, const char *const *items)
+{
+    const tg_informer_desc *d = &tg_informer_descs[id];
+    tg_cache *c = tg_cache_new(d->index_label);
+
+    assert_non_null(c);
+    assert_int_equal(tg_cache_set_compact(c), 0);
+    if (d->keep_fields)
+        assert_int_equal(tg_cache_keep_fields(c, d->keep_fields), 0);
+    if (d->keep_metadata)
+        assert_int_equal(tg_cache_keep_metadata(c, d->keep_metadata), 0);
+    if (d->shrink)
+        assert_int_equal(tg_cache_shrink_field(c, d->shrink_path, d->shrink), 0);
+    if (d->index_metadata)
+        assert_int_equal(tg_cache_index_metadata(c, d->index_metadata), 0);
+    return cache_of(c, items);
 }
 
 char *rt_vector(const char *name)

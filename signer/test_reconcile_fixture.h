@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 
 #include "kube/cache.h"
+#include "signer/controller.h"
 #include "signer/fake_api.h"
 #include "signer/signer.h"
 
@@ -23,6 +24,9 @@ void rt_signer_clear(tg_signer *s);
 /* A synced cache (compact, as the signer's are) holding the objects of
  * items (JSON texts, NULL-terminated), indexed by index_label (or NULL). */
 tg_cache *rt_cache(const char *index_label, const char *const *items);
+/* The same, configured as main.c configures informer id's cache from
+ * informers.c (index, projections, shrunk field): what its readers see. */
+tg_cache *rt_cache_as(tg_informer_id id, const char *const *items);
 
 /* $TG_VECTORS_DIR/name without its trailing newline (malloc'd). */
 char *rt_vector(const char *name);

@@ -141,7 +141,10 @@ static void store_tenant(tg_api *api, const world *w, tenant_kind kind)
 }
 
 /* The CSR informer's cache: one CSR for the slice's request, as kind says. */
-static tg_cache *csr_cache(const world *w, csr_kind kind)
+/* The slice's CSR of kind as the signer's CSR informer keeps it (status.certificate
+ * as its digest, informers.c) and, whole, in the fake API server, where the
+ * reconciler reads the certificate it copies. */
+static tg_cache *csr_cache(tg_api *api, const world *w, csr_kind kind)
 {
     char hash[TG_REQUEST_HASH_LEN + 1], now[32], csr[8192], status[4096] = "", *crt;
     const char *items[] = {csr, NULL};
@@ -162,7 +165,9 @@ static tg_cache *csr_cache(const world *w, csr_kind kind)
              "\"labels\":{\"" TG_LABEL_REMOTE_CLUSTER_ID "\":\"" CONSUMER "\",\"" TG_LABEL_CSR_REQUEST "\":\"%s\"},"
              "\"annotations\":{\"" TG_ANNOTATION_CSR_SLICE "\":\"" NS "/" NAME "\"}},\"status\":{%s}}",
              now, hash, status);
-    return rt_cache(TG_LABEL_REMOTE_CLUSTER_ID, kind == C_NONE ? NULL : items);
+    if (kind != C_NONE)
+        fake_api_put(api, "/apis/certificates.k8s.io/v1/certificatesigningrequests/liqo-identity-s1", csr);
+    return rt_cache_as(TG_INF_CSRS, kind == C_NONE ? NULL : items);
 }
 
 static tg_cache *cache_of(tg_api *api, const char *path);
@@ -202,7 +207,7 @@ static void run_row(const world *w, const row *r)
     long ret;
 
     rt_signer_init(&s);
-    s.csr_cache = csr_cache(w, r->csr);
+    s.csr_cache = csr_cache(api, w, r->csr);
     store_slice(api, w, r->slice);
     store_tenant(api, w, r->tenant);
     store_extra(&s, api, r->x);
@@ -256,7 +261,7 @@ static tg_api *quota_setting(const world *w, tg_signer *s, int crd)
     tg_api *api = fake_api_new();
 
     rt_signer_init(s);
-    s->csr_cache = csr_cache(w, C_ISSUED);
+    s->csr_cache = csr_cache(api, w, C_ISSUED);
     store_slice(api, w, S_REPLICATED);
     json_object_object_add(tg_json_path(fake_api_object(api, SLICE), "spec", NULL), "resources",
                            tg_json_parse(ASKED, strlen(ASKED), NULL, 0));
@@ -477,7 +482,7 @@ static tg_api *settled_world(const world *w, tg_signer *s)
     rt_signer_init(s);
     s->settled = tg_settled_new();
     s->ns_cache = rt_cache(NULL, ns);
-    s->csr_cache = csr_cache(w, C_ISSUED);
+    s->csr_cache = csr_cache(api, w, C_ISSUED);
     store_slice(api, w, S_REPLICATED);
     store_tenant(api, w, T_ACTIVE);
     s->tenant_cache = cache_of(api, TENANT);
@@ -573,7 +578,7 @@ static void test_new_csr_settles_both_views(void **state)
     size_t gets;
 
     tg_cache_free(s.csr_cache);
-    s.csr_cache = csr_cache(w, C_NONE);
+    s.csr_cache = csr_cache(api, w, C_NONE);
     assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
     assert_string_equal(rt_writes(api), "POST " CSR_API " 201\n");
     tg_cache_free(s.slice_cache);
@@ -584,7 +589,7 @@ static void test_new_csr_settles_both_views(void **state)
     assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) > WAIT_MS);
     assert_int_equal(fake_api_ngets(api), gets);
     tg_cache_free(s.csr_cache);
-    s.csr_cache = csr_cache(w, C_ISSUED);   /* a CSR of the slice issued: not what was settled */
+    s.csr_cache = csr_cache(api, w, C_ISSUED);   /* a CSR of the slice issued: not what was settled */
     /* the pass runs and waits for our own CSR */
     assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), 1000);
     settled_clear(&s, api);
@@ -650,14 +655,14 @@ static void wait_then_see_issued(world *w, tg_signer *s, tg_api *api, int reload
     char hash[TG_REQUEST_HASH_LEN + 1], pending[900];
 
     tg_cache_free(s->csr_cache);
-    s->csr_cache = csr_cache(w, C_NONE);
+    s->csr_cache = csr_cache(api, w, C_NONE);
     assert_int_equal(tg_reconcile_remote_slice(s, api, NS, NAME), WAIT_MS);
     if (reload_slice) {
         tg_cache_free(s->slice_cache);
         s->slice_cache = cache_of(api, SLICE);
     }
     tg_cache_free(s->csr_cache);
-    s->csr_cache = csr_cache(w, C_ISSUED);
+    s->csr_cache = csr_cache(api, w, C_ISSUED);
     rc_request_hash(w->csr_b64, hash);
     snprintf(pending, sizeof(pending), "slice-csr/" NS "/" NAME "/%s", hash);
     tg_settled_forget(s->settled, pending);
@@ -811,7 +816,7 @@ static void test_first_pass_from_cache(void **state)
     tg_api *api = settled_world(w, &s);
 
     tg_cache_free(s.csr_cache);
-    s.csr_cache = csr_cache(w, C_NONE);
+    s.csr_cache = csr_cache(api, w, C_NONE);
     fake_api_fail(api, "GET", SLICE, 500, 1);
     assert_int_equal(tg_reconcile_remote_slice(&s, api, NS, NAME), WAIT_MS);
     assert_string_equal(rt_writes(api), "POST " CSR_API " 201\n");

@@ -164,7 +164,10 @@ static void store_nonce(tg_api *api, nonce_kind kind)
 }
 
 /* The CSR cache: one CSR made for the seed Tenant's request, as kind says. */
-static tg_cache *csr_cache(csr_kind kind)
+/* The CSR of kind as the signer's CSR informer keeps it (status.certificate
+ * as its digest, informers.c) and, whole, in the fake API server, where the
+ * reconciler reads the certificate it copies. */
+static tg_cache *csr_cache(tg_api *api, csr_kind kind)
 {
     char *text = rt_vector("seed-cl01-pemkey.json"), hash[TG_REQUEST_HASH_LEN + 1], csr[8192], status[4096] = "";
     const char *uid = kind == C_ISSUED_OLD ? TENANT_UID_OLD : kind == C_ISSUED_OURS ? TENANT_UID_NEW : NULL;
@@ -193,7 +196,9 @@ static tg_cache *csr_cache(csr_kind kind)
              "\"2026-11-28T00:00:00Z\",\"labels\":{\"" TG_LABEL_TENANT_NS "\":\"" NS "\",\"" TG_LABEL_REMOTE_CLUSTER_ID
              "\":\"cl01\",\"" TG_LABEL_CSR_REQUEST "\":\"%s\"%s}},\"spec\":{\"request\":\"eA==\"},\"status\":{%s}}",
              hash, uid_label, status);
-    c = rt_cache(TG_LABEL_REMOTE_CLUSTER_ID, kind == C_NONE ? NULL : items);
+    c = rt_cache_as(TG_INF_CSRS, kind == C_NONE ? NULL : items);
+    if (kind != C_NONE)
+        fake_api_put(api, "/apis/certificates.k8s.io/v1/certificatesigningrequests/liqo-identity-old", csr);
     json_object_put(t);
     free(text);
     return c;
@@ -229,7 +234,7 @@ static void run_row(const row *r)
 
     rt_signer_init(&s);
     s.rotate_nonce_on_unpeer = r->rotate;
-    s.csr_cache = csr_cache(r->csr);
+    s.csr_cache = csr_cache(api, r->csr);
     if (r->tenant != T_ABSENT)
         store_tenant(api, r->tenant);
     store_nonce(api, r->nonce);
@@ -266,7 +271,7 @@ static int nonce_kept_by_deletion(int rotate)
 
     rt_signer_init(&s);
     s.rotate_nonce_on_unpeer = rotate;
-    s.csr_cache = csr_cache(C_NONE);
+    s.csr_cache = csr_cache(api, C_NONE);
     store_tenant(api, T_DELETING);
     store_nonce(api, N_SEED);
     before = strdup(tg_json_path_string(fake_api_object(api, NONCE), "data", "nonce", NULL));
@@ -303,7 +308,7 @@ static void test_csr_carries_the_tenant_uid(void **state)
 
     (void)state;
     rt_signer_init(&s);
-    s.csr_cache = csr_cache(C_ISSUED_OLD);
+    s.csr_cache = csr_cache(api, C_ISSUED_OLD);
     store_tenant(api, T_REPEERED);
     store_nonce(api, N_SEED);
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
@@ -331,7 +336,7 @@ static void test_second_run_is_quiet(void **state)
 
     (void)state;
     rt_signer_init(&s);
-    s.csr_cache = csr_cache(C_PENDING);
+    s.csr_cache = csr_cache(api, C_PENDING);
     store_tenant(api, T_FINALIZED);
     store_nonce(api, N_SEED);
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
@@ -349,7 +354,7 @@ static tg_api *liqo_setting(tg_signer *s, tenant_kind kind)
     tg_api *api = fake_api_new();
 
     rt_signer_init(s);
-    s->csr_cache = csr_cache(C_PENDING);
+    s->csr_cache = csr_cache(api, C_PENDING);
     store_tenant(api, kind);
     store_nonce(api, N_SEED);
     put_role(api, "liqo-remote-controlplane", 1);
@@ -694,13 +699,13 @@ static tg_api *after_first_pass(tg_signer *s)
 
     rt_signer_init(s);
     s->settled = tg_settled_new();
-    s->csr_cache = csr_cache(C_NONE);
+    s->csr_cache = csr_cache(api, C_NONE);
     store_tenant(api, T_NEW);
     store_nonce(api, N_SEED);
     assert_int_equal(tg_reconcile_tenant(s, api, NS, "cl01"), WAIT_MS);
     s->tenant_cache = cache_of_tenant(api);
     tg_cache_free(s->csr_cache);
-    s->csr_cache = csr_cache(C_DENIED);   /* news about its CSRs: not what was settled */
+    s->csr_cache = csr_cache(api, C_DENIED);   /* news about its CSRs: not what was settled */
     return api;
 }
 

@@ -65,6 +65,8 @@ static tg_cache *informer_cache(tg_informer_id id)
     assert_int_equal(tg_cache_keep_fields(c, d->keep_fields), 0);
     if (d->index_metadata)
         assert_int_equal(tg_cache_index_metadata(c, d->index_metadata), 0);
+    if (d->shrink)
+        assert_int_equal(tg_cache_shrink_field(c, d->shrink_path, d->shrink), 0);
     assert_int_equal(tg_cache_replace(c, none, "1", NULL, err, sizeof(err)), 0);
     json_object_put(none);
     return c;

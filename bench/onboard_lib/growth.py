@@ -4,7 +4,9 @@ Pure: reads the result dicts bench/onboard made.  Per phase (Tenants, ResourceSl
 1,000-object run is the base; every larger tenantgate run is compared with it: time until all
 done (at most 1.1 x the size ratio: <= 11x for 10,000), the webhook's own admission p99 per
 path over the burst (at most 1.5x the base's), and the absolute memory targets at that size
-(signer VmHWM <= 40 MB, webhook VmRSS <= 30 MB).  where_time_goes sums up one run's CPU and
+(signer VmHWM <= 40 MB, webhook VmRSS <= 30 MB); the signer's, the API server's and etcd's CPU
+over the burst, and the signer's CPU growth against the API server's (issue 47: within 10% of
+that floor).  where_time_goes sums up one run's CPU and
 API server time in a line.
 """
 from onboard_lib.common import histogram_delta_quantile
@@ -48,6 +50,25 @@ def where_time_goes(r):
             f"{total:.0f} requests ({total / max(r['n'], 1):.1f} per object), most time: {tops}")
 
 
+FLOOR_SLACK = 1.1               # the signer's growth within 10% of the API server's (issue 47)
+
+
+def cpu_growth_rows(base, big):
+    """Each process's CPU over the burst, 1,000 -> larger, and the signer's growth against
+    the API server's own in the same run (the floor any implementation pays on this bed)."""
+    c0, c1 = base.get("cpu", {}), big.get("cpu", {})
+    rows, growth = [], {}
+    for p in ("signer", "apiserver", "etcd"):
+        if c0.get(p) and p in c1:
+            growth[p] = c1[p] / c0[p]
+            rows.append((f"{p} CPU over the burst", f"{c0[p]:.1f} s", f"{c1[p]:.1f} s", f"{growth[p]:.2f}", "", ""))
+    if "signer" in growth and growth.get("apiserver"):
+        ratio = growth["signer"] / growth["apiserver"]
+        rows.append(("signer CPU growth / API server's (floor)", "", "", f"{ratio:.2f}", f"<= {FLOOR_SLACK:.1f}",
+                     "met" if ratio <= FLOOR_SLACK else "missed"))
+    return rows
+
+
 def growth_rows(base, big):
     """Rows (figure, base value, big value, ratio, target, verdict) of one larger run."""
     rows = []
@@ -61,6 +82,7 @@ def growth_rows(base, big):
         done = big.get("filled", big.get("accepted", 0))
         rows.append(("time until all done", f"{base.get('all_s') or 0:.1f} s",
                      f"not all ({done}/{big['n']})", "-", f"<= {limit:.1f}", "missed"))
+    rows += cpu_growth_rows(base, big)
     p0, p1 = admission_p99(base), admission_p99(big)
     for path in sorted(set(p0) & set(p1)):
         ratio = p1[path][1] / p0[path][1] if p0[path][1] else float("inf")
