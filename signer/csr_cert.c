@@ -2,6 +2,7 @@
  * (csr_cert.h). */
 #include "signer/csr_cert.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,84 @@ char *tg_cert_digest(const char *b64)
     for (unsigned int i = 0; i < n; i++, at += 2)
         snprintf(out + at, 3, "%02x", md[i]);
     return out;
+}
+
+/* ---------- the certificates the watch brought lately ---------- */
+
+/* The CSR informer sees each certificate once, in the event that issues
+ * it, and the pass that copies it runs soon after: the last few are kept
+ * here, so that pass costs no GET of the CSR. A bounded ring (oldest
+ * dropped first), an entry taken when copied: memory returns once a burst
+ * is copied, and a certificate evicted or copied twice is read live. */
+#define RECENT_MAX TG_CERT_RECENT_MAX
+
+typedef struct recent_cert {
+    char digest[TG_CERT_DIGEST_LEN + 1];
+    char *b64;
+} recent_cert;
+
+static pthread_mutex_t recent_mu = PTHREAD_MUTEX_INITIALIZER;
+static recent_cert recent[RECENT_MAX];
+static size_t recent_next;
+
+static void recent_note(const char *digest, const char *b64)
+{
+    char *copy = strdup(b64);
+
+    if (!copy)
+        return;   /* only a GET more */
+    pthread_mutex_lock(&recent_mu);
+    free(recent[recent_next].b64);
+    snprintf(recent[recent_next].digest, sizeof(recent[recent_next].digest), "%s", digest);
+    recent[recent_next].b64 = copy;
+    recent_next = (recent_next + 1) % RECENT_MAX;
+    pthread_mutex_unlock(&recent_mu);
+}
+
+/* The certificate of that digest, taken out of the ring, or NULL. */
+static char *recent_take(const char *digest)
+{
+    char *b64 = NULL;
+
+    pthread_mutex_lock(&recent_mu);
+    for (size_t i = 0; i < RECENT_MAX && !b64; i++) {
+        if (recent[i].b64 && strcmp(recent[i].digest, digest) == 0) {
+            b64 = recent[i].b64;
+            recent[i].b64 = NULL;
+        }
+    }
+    pthread_mutex_unlock(&recent_mu);
+    return b64;
+}
+
+char *tg_cert_digest_noted(const char *b64)
+{
+    char *d = tg_cert_digest(b64);
+
+    if (d)
+        recent_note(d, b64);
+    return d;
+}
+
+void tg_cert_recent_clear(void)
+{
+    pthread_mutex_lock(&recent_mu);
+    for (size_t i = 0; i < RECENT_MAX; i++) {
+        free(recent[i].b64);
+        recent[i].b64 = NULL;
+    }
+    pthread_mutex_unlock(&recent_mu);
+}
+
+size_t tg_cert_recent_count(void)
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&recent_mu);
+    for (size_t i = 0; i < RECENT_MAX; i++)
+        n += recent[i].b64 != NULL;
+    pthread_mutex_unlock(&recent_mu);
+    return n;
 }
 
 /* Whether the cached value is a digest: a cache kept whole (the unit
@@ -56,6 +135,10 @@ int tg_csr_certificate(tg_api *api, const char *name, const char *cached, const 
         return (*out = strdup(cached)) ? 0 : (snprintf(err, err_len, "out of memory"), -1);
     if (known && digest_of(cached, known))
         return (*out = strdup(known)) ? 0 : (snprintf(err, err_len, "out of memory"), -1);
+    /* The ring's text hashes to the digest the cache shows: the CSR's own
+     * certificate, as a GET would return it. */
+    if ((*out = recent_take(cached)))
+        return 0;
     snprintf(path, sizeof(path), "/apis/certificates.k8s.io/v1/certificatesigningrequests/%s", name);
     if ((st = tg_api_get(api, path, &csr, err, err_len)) != 200) {
         if (st > 0)

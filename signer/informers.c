@@ -78,7 +78,7 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     [TG_INF_CSRS] = {.name = "csr", .path = "/apis/certificates.k8s.io/v1/certificatesigningrequests",
                      .label_selector = TG_LABEL_TENANT_CSR "=true", .index_label = TG_LABEL_REMOTE_CLUSTER_ID,
                      .keep_fields = keep_csr, .keep_metadata = meta_created, .shrink_path = "status.certificate",
-                     .shrink = tg_cert_digest, .cache_offset = IN_SIGNER(csr_cache),
+                     .shrink = tg_cert_digest_noted, .cache_offset = IN_SIGNER(csr_cache),
                      .noticed = tg_note_foreign_csr},
     [TG_INF_SIGNED_NONCES] = {.name = "signednonce", .path = "/api/v1/secrets",
                               .label_selector = "liqo.io/signed-nonce=true",

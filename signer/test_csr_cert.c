@@ -89,7 +89,11 @@ static void test_csr_cache_bytes_per_object(void **state)
     }
     tg_cache_free(rt_cache_as(TG_INF_CSRS, (const char *const[]){texts[0], NULL}));   /* warm up */
     before = tg_test_heap_in_use();
+    tg_cert_recent_clear();
     c = rt_cache_as(TG_INF_CSRS, (const char *const *)texts);
+    /* the ring of recent certificates is a fixed bound (test_certificate_from_the_watch),
+     * not a cost per CSR */
+    tg_cert_recent_clear();
     after = tg_test_heap_in_use();
     /* the texts stay alive across both readings: only the cache counts */
     printf("[ csr cache ] bytes per issued CSR: %zu\n", (after - before) / CSRS);
@@ -152,11 +156,49 @@ static void test_certificate_from_digest(void **state)
     fake_api_free(api);
 }
 
+/* The certificate the watch brought is copied with no read, once; the
+ * ring holds at most TG_CERT_RECENT_MAX of them. */
+static void test_certificate_from_the_watch(void **state)
+{
+    tg_api *api = fake_api_new();
+    char cert[1401], err[256], *out = NULL, *digest, *text;
+    size_t gets;
+
+    (void)state;
+    tg_cert_recent_clear();
+    fake_cert(cert, sizeof(cert) - 1, 7);
+    text = csr_text(7, cert);
+    fake_api_put(api, CSR_PATH "liqo-identity-00007", text);
+    digest = tg_cert_digest_noted(cert);
+    assert_non_null(digest);
+    assert_int_equal(tg_cert_recent_count(), 1);
+    gets = fake_api_ngets(api);
+    assert_int_equal(tg_csr_certificate(api, "liqo-identity-00007", digest, NULL, &out, err, sizeof(err)), 0);
+    assert_string_equal(out, cert);
+    assert_int_equal(fake_api_ngets(api), gets);   /* from the watch: no read */
+    assert_int_equal(tg_cert_recent_count(), 0);   /* taken */
+    free(out);
+    assert_int_equal(tg_csr_certificate(api, "liqo-identity-00007", digest, NULL, &out, err, sizeof(err)), 0);
+    assert_string_equal(out, cert);
+    assert_int_equal(fake_api_ngets(api), gets + 1);   /* copied before: read live */
+    free(out);
+    for (unsigned i = 0; i < TG_CERT_RECENT_MAX + 10; i++) {
+        fake_cert(cert, sizeof(cert) - 1, 100 + i);
+        free(tg_cert_digest_noted(cert));
+    }
+    assert_int_equal(tg_cert_recent_count(), TG_CERT_RECENT_MAX);
+    tg_cert_recent_clear();
+    free(text);
+    free(digest);
+    fake_api_free(api);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csr_cache_bytes_per_object),
         cmocka_unit_test(test_certificate_from_digest),
+        cmocka_unit_test(test_certificate_from_the_watch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
