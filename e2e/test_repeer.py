@@ -19,7 +19,7 @@ import pytest
 from test_slice_flow import (CNS, GROUP, PNS, consumer_signer, consumer_webhook,  # noqa: F401
                              installed, provider_signer, webhook, webhook_install)
 from test_signer import CONSUMER_ID, NS, PROVIDER_ID
-from bed import wait_for
+from bed import delete_namespaces, wait_for
 
 ROUNDS = int(os.environ.get("TG_REPEER_ROUNDS", "20"))
 BOTH_IDS = ("--cluster-id", CONSUMER_ID, "--remote-cluster-id", PROVIDER_ID)
@@ -39,7 +39,7 @@ def unpeered(cli, provider, consumer, both):
     cli("unauthenticate", *both, "--wait", "--timeout", "60s")
     for c, ns in ((provider, PNS), (consumer, CNS)):
         c.kubectl("delete", f"resourceslices.{GROUP}", "--all", "-n", ns, "--wait=false", check=False)
-        c.kubectl("delete", "namespace", ns, "--wait=true", "--timeout=120s", check=False, timeout=150)
+    delete_namespaces(((provider, PNS), (consumer, CNS)))
 
 
 def controlplane_cert(consumer):
