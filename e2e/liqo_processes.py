@@ -230,6 +230,10 @@ class LiqoOnCluster:
         kubectl process per CRD costs seconds each on a loaded bed); one per CRD only if the
         batch fails (a CRD already gone)."""
         names = [d["metadata"]["name"] for d in self._chart_crds(keep_crds)]
+        if names:       # those still there (a second uninstall finds none)
+            there = self.cluster.kubectl("get", "crd", *names, "--ignore-not-found", "-o", "name",
+                                         check=False).stdout.split()
+            names = [n for n in names if f"customresourcedefinition.apiextensions.k8s.io/{n}" in there]
         if not names:
             return []
         got = self.cluster.kubectl("get", ",".join(names), "-A", "-o", "json", check=False)
