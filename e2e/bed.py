@@ -139,13 +139,25 @@ class Cluster:
     def wait_established(self, *crds, timeout=60):
         """Wait until each CRD (full name) is served. Polled here rather than with `kubectl
         wait --for=condition=Established`, which fails at once ("status.conditions accessor
-        error") on a CRD so fresh that the API server has not written its status yet."""
-        def established(crd):
-            p = self.kubectl("get", "crd", crd, "-o", "json", check=False)
-            conds = (json.loads(p.stdout).get("status") or {}).get("conditions") or [] if p.returncode == 0 else []
-            return any(c.get("type") == "Established" and c.get("status") == "True" for c in conds)
-        for crd in crds:
-            wait_for(lambda: established(crd), timeout=timeout, interval=0.2, what=f"CRD {crd} established")
+        error") on a CRD so fresh that the API server has not written its status yet.  One
+        kubectl get for all of them per look: a chart brings dozens, and a kubectl process
+        costs a good part of a second on a loaded bed."""
+        pending = set(crds)
+
+        def established():
+            p = self.kubectl("get", "crd", *sorted(pending), "--ignore-not-found", "-o", "json",
+                             check=False)
+            got = json.loads(p.stdout) if p.stdout.strip() else {"items": []}
+            items = got["items"] if "items" in got else [got]    # one name: the object alone
+            for crd in items:
+                conds = (crd.get("status") or {}).get("conditions") or []
+                if any(c.get("type") == "Established" and c.get("status") == "True" for c in conds):
+                    pending.discard(crd["metadata"]["name"])
+            return not pending
+        try:
+            wait_for(established, timeout=timeout, interval=0.2, what="CRDs established")
+        except TimeoutError as e:
+            raise TimeoutError(f"{e}; not established: {' '.join(sorted(pending))}") from None
 
     def exists(self, *args, **kw):
         return self.kubectl("get", *args, "-o", "name", check=False, **kw).returncode == 0
@@ -257,6 +269,22 @@ class Cluster:
 
 
 # --- host processes and test PKI -----------------------------------------------------------
+
+def delete_namespaces(pairs, timeout=120):
+    """Delete each (cluster, namespace) of pairs and wait until all are gone (at most timeout
+    seconds; what is left then stays terminating, as with kubectl's own --timeout).  Every
+    deletion starts before the first wait: each namespace controller spends seconds per
+    namespace, so deleting one after the other adds those up."""
+    pairs = list(pairs)
+    for cluster, ns in pairs:
+        cluster.kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false",
+                        check=False)
+    deadline = time.monotonic() + timeout
+    for cluster, ns in pairs:
+        left = max(1, int(deadline - time.monotonic()))
+        cluster.kubectl("wait", "--for=delete", f"namespace/{ns}", f"--timeout={left}s",
+                        check=False, timeout=left + 30)
+
 
 def free_port():
     """A TCP port that was free on 127.0.0.1 a moment ago (bind to 0)."""

@@ -50,6 +50,8 @@ Cluster (see bed.py)
 .get_json(*args, **kubectl_kw) -> dict                         kubectl get ... -o json
 .exists(*args) -> bool
 .create_namespace(name, labels=None) / .delete_namespace(name, wait=False)
+         (several to wait for: bed.delete_namespaces([(cluster, ns), ...], timeout=120)
+         starts every deletion, then waits for all: they run at once)
 .serviceaccount_kubeconfig(namespace, name, duration="1h") -> path of a kubeconfig with a
          fresh bound token of that ServiceAccount (created if missing), context namespace set;
          give it rights with your own Role/ClusterRole bindings.  For running our C services

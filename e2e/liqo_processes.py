@@ -198,24 +198,53 @@ class LiqoOnCluster:
                 and "WebhookConfiguration" not in d["kind"]]
         self._apply(rest)
 
-    def _release_finalizers(self, keep_crds):
-        """Liqo's controllers are stopped by now, so finalizers they put on their objects (a
-        ForeignCluster's, for one) would never go, and the CRD would stay terminating into the
-        next module's install: take them off, as Liqo's own uninstall would have unpeered."""
-        for d in self.docs:
-            name = d["metadata"]["name"]
-            if d["kind"] != "CustomResourceDefinition" or name in keep_crds:
+    def release_finalizers(self, keep_crds=()):
+        """With Liqo's controllers stopped, finalizers they put on their objects (a
+        ForeignCluster's, a NamespaceMap's) would never go, and the CRD, or the namespace
+        holding them, would stay terminating: take them off, as Liqo's own uninstall would
+        have unpeered."""
+        for obj in self._custom_objects(keep_crds):
+            meta = obj["metadata"]
+            if not meta.get("finalizers"):
                 continue
+            where = ["-n", meta["namespace"]] if meta.get("namespace") else []
+            self.cluster.kubectl("patch", self._resource_of(obj), meta["name"], *where,
+                                 "--type=merge", "-p", '{"metadata":{"finalizers":null}}',
+                                 check=False)
+
+    def _chart_crds(self, keep_crds=()):
+        return [d for d in self.docs if d["kind"] == "CustomResourceDefinition"
+                and d["metadata"]["name"] not in keep_crds]
+
+    def _resource_of(self, obj):
+        """plural.group of a custom object, from the chart's CRD of its kind."""
+        group = obj["apiVersion"].split("/")[0]
+        for d in self._chart_crds():
+            spec = d["spec"]
+            if spec["group"] == group and spec["names"]["kind"] == obj["kind"]:
+                return d["metadata"]["name"]
+        raise KeyError(f"no chart CRD for {obj['apiVersion']} {obj['kind']}")
+
+    def _custom_objects(self, keep_crds):
+        """Every object of the chart's CRDs but keep_crds: one kubectl get for all of them (a
+        kubectl process per CRD costs seconds each on a loaded bed); one per CRD only if the
+        batch fails (a CRD already gone)."""
+        names = [d["metadata"]["name"] for d in self._chart_crds(keep_crds)]
+        if names:       # those still there (a second uninstall finds none)
+            there = self.cluster.kubectl("get", "crd", *names, "--ignore-not-found", "-o", "name",
+                                         check=False).stdout.split()
+            names = [n for n in names if f"customresourcedefinition.apiextensions.k8s.io/{n}" in there]
+        if not names:
+            return []
+        got = self.cluster.kubectl("get", ",".join(names), "-A", "-o", "json", check=False)
+        if got.returncode == 0:
+            return json.loads(got.stdout).get("items", [])
+        items = []
+        for name in names:
             got = self.cluster.kubectl("get", name, "-A", "-o", "json", check=False)
-            if got.returncode != 0:
-                continue
-            for obj in json.loads(got.stdout).get("items", []):
-                meta = obj["metadata"]
-                if not meta.get("finalizers"):
-                    continue
-                where = ["-n", meta["namespace"]] if meta.get("namespace") else []
-                self.cluster.kubectl("patch", name, meta["name"], *where, "--type=merge",
-                                     "-p", '{"metadata":{"finalizers":null}}', check=False)
+            if got.returncode == 0:
+                items += json.loads(got.stdout).get("items", [])
+        return items
 
     def _terminating_crds(self):
         return {c["metadata"]["name"] for c in self.cluster.get_json("crd")["items"]
@@ -315,15 +344,17 @@ class LiqoOnCluster:
         return statuses
 
     def uninstall(self, keep_crds=()):
-        """Remove the chart's cluster-scoped objects (CRDs but keep_crds with --wait=false)."""
+        """Remove the chart's cluster-scoped objects (CRDs but keep_crds with --wait=false),
+        one kubectl delete per kind."""
         k = self.cluster.kubectl
-        self._release_finalizers(keep_crds)
-        for d in self.docs:
-            kind, name = d["kind"], d["metadata"]["name"]
-            if kind in ("ClusterRole", "ClusterRoleBinding"):
-                k("delete", kind.lower(), name, "--ignore-not-found", check=False)
-            elif kind == "CustomResourceDefinition" and name not in keep_crds:
-                k("delete", "crd", name, "--ignore-not-found", "--wait=false", check=False)
+        self.release_finalizers(keep_crds)
+        for kind in ("ClusterRole", "ClusterRoleBinding"):
+            names = [d["metadata"]["name"] for d in self.objects(kind)]
+            if names:
+                k("delete", kind.lower(), *names, "--ignore-not-found", check=False)
+        crds = [d["metadata"]["name"] for d in self._chart_crds(keep_crds)]
+        if crds:
+            k("delete", "crd", *crds, "--ignore-not-found", "--wait=false", check=False)
         if self.namespace_created:
             k("delete", "namespace", LIQO_NS, "--ignore-not-found", "--wait=true",
               "--timeout=120s", check=False, timeout=150)

@@ -36,7 +36,7 @@ def _whole(prov, cons, timeout=90):
             wrong = "the provider's Tenant is being deleted"
         else:
             return ""
-        time.sleep(1)
+        time.sleep(0.25)      # each round waits here: look again soon after a miss
     return wrong
 
 

@@ -37,7 +37,7 @@ from test_liqo import Liqo
 from test_signer import CONSUMER_ID, PROVIDER_ID, installed  # noqa: F401
 from test_slice_flow import (CNS, PNS, consumer_signer, consumer_webhook, peered,  # noqa: F401
                              provider_signer)
-from bed import wait_for
+from bed import delete_namespaces, wait_for
 
 NEWEST = pinned_versions()[0]
 GROUP = "authentication.liqo.io"
@@ -116,6 +116,15 @@ def _slice_accepted(cluster, ns):
                for c in (rs.get("status") or {}).get("conditions") or [])
 
 
+def _release_secrets(cluster, ns):
+    """Finalizers off every Secret in ns (Liqo's stopped controllers will not take theirs)."""
+    got = cluster.kubectl("get", "secrets", "-n", ns, "-o", "json", check=False)
+    for sec in (json.loads(got.stdout)["items"] if got.returncode == 0 else []):
+        if sec["metadata"].get("finalizers"):
+            cluster.kubectl("patch", "secret", sec["metadata"]["name"], "-n", ns, "--type=merge",
+                            "-p", '{"metadata":{"finalizers":null}}', check=False)
+
+
 @pytest.fixture(scope="module")
 def liqo_provider(provider, consumer, crds, webhook, source_dir, tmp_path_factory):
     """Liqo's provider: its rights, then Liqo stopped with its chart's ClusterRoles left on the
@@ -152,10 +161,15 @@ def liqo_provider(provider, consumer, crds, webhook, source_dir, tmp_path_factor
         for side in (prov, cons):
             side.stop()
         stopped = True
-        cons.uninstall(keep_crds=OUR_CRDS)
+        # Liqo's controllers are stopped, so finalizers they put on objects in the tenant
+        # namespaces would never go (the provider's NamespaceMap held its namespace for all
+        # of kubectl's 120 s): off before the deletion, everything there is Liqo's turn's.
+        for side in (prov, cons):
+            side.release_finalizers()
         for cluster, ns in ((provider, f"liqo-tenant-{cid}"), (consumer, f"liqo-tenant-{pid}")):
-            cluster.kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=true",
-                            "--timeout=120s", check=False, timeout=150)
+            _release_secrets(cluster, ns)
+        delete_namespaces(((provider, f"liqo-tenant-{cid}"), (consumer, f"liqo-tenant-{pid}")))
+        cons.uninstall(keep_crds=OUR_CRDS)
         for cluster in (provider, consumer):
             install_crds(cluster, source_dir)     # the bed's CRDs back for tenantgate's turn
         yield got, prov
