@@ -458,6 +458,21 @@ static void new_generation(tg_api *api)
                            json_object_new_int64(2));
 }
 
+/* A slice of cl01 with three CSRs (uids c1, c2, c3), the slice seen
+ * before any read, and the first CSR approved: the shared-read tests'
+ * start. */
+static void three_slice_csrs_first_approved(tg_signer *s, tg_api *api, EVP_PKEY *key)
+{
+    store_slice_world(api, key);
+    json_object_object_add(tg_json_path(fake_api_object(api, CSR), "metadata", NULL), "uid",
+                           json_object_new_string("c1"));
+    copy_csr(api, "liqo-identity-s2", "c2");
+    copy_csr(api, "liqo-identity-s3", "c3");
+    rs_memo_note_seen(s, fake_api_object(api, SLICE_PATH));
+    assert_int_equal(tg_reconcile_csr(s, api, CSR_NAME), TG_RECONCILE_OK);
+    assert_string_equal(last_condition(api), "Approved");
+}
+
 /* The CSRs of slices first seen before a read of their Tenant started
  * share it (slice_policy_memo.h), whenever the CSRs came; a slice seen
  * after (a new generation here) reads again: a Tenant drained just before
@@ -472,14 +487,7 @@ static void test_slice_csrs_share_a_tenant_read(void **state)
     assert_non_null(key);
     rt_signer_init(&s);
     s.settled = tg_settled_new();
-    store_slice_world(api, key);
-    json_object_object_add(tg_json_path(fake_api_object(api, CSR), "metadata", NULL), "uid",
-                           json_object_new_string("c1"));
-    copy_csr(api, "liqo-identity-s2", "c2");
-    copy_csr(api, "liqo-identity-s3", "c3");
-    rs_memo_note_seen(&s, fake_api_object(api, SLICE_PATH));
-    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
-    assert_string_equal(last_condition(api), "Approved");
+    three_slice_csrs_first_approved(&s, api, key);
     /* the second was seen before that read: it serves (the failing GET is never asked) */
     fake_api_fail(api, "GET", TENANT, 500, 1);
     assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s2"), TG_RECONCILE_OK);
@@ -551,14 +559,7 @@ static void test_slice_csrs_share_a_group_claim_read(void **state)
     snprintf(path, sizeof(path), TG_NAME_CLAIMS_PATH "/%s", obj);
     rt_signer_init(&s);
     s.settled = tg_settled_new();
-    store_slice_world(api, key);
-    json_object_object_add(tg_json_path(fake_api_object(api, CSR), "metadata", NULL), "uid",
-                           json_object_new_string("c1"));
-    copy_csr(api, "liqo-identity-s2", "c2");
-    copy_csr(api, "liqo-identity-s3", "c3");
-    rs_memo_note_seen(&s, fake_api_object(api, SLICE_PATH));
-    assert_int_equal(tg_reconcile_csr(&s, api, CSR_NAME), TG_RECONCILE_OK);
-    assert_string_equal(last_condition(api), "Approved");
+    three_slice_csrs_first_approved(&s, api, key);
     fake_api_fail(api, "GET", path, 500, 1);
     assert_int_equal(tg_reconcile_csr(&s, api, "liqo-identity-s2"), TG_RECONCILE_OK);
     assert_true(strstr(rt_writes(api), "PUT " CSR_API "/liqo-identity-s2/approval 200") != NULL);
