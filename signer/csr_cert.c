@@ -156,3 +156,15 @@ int tg_csr_certificate(tg_api *api, const char *name, const char *cached, const 
     json_object_put(csr);
     return *out ? 0 : -1;
 }
+
+int tg_csr_certificate_fill(tg_api *api, const char *name, char **certificate, const char *known, char *err,
+                            size_t err_len)
+{
+    char *crt = NULL;
+
+    if (tg_csr_certificate(api, name, *certificate, known, &crt, err, err_len) != 0)
+        return -1;
+    free(*certificate);
+    *certificate = crt;
+    return 0;
+}

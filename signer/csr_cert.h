@@ -41,4 +41,10 @@ void tg_cert_recent_clear(void);
 int tg_csr_certificate(tg_api *api, const char *name, const char *cached, const char *known, char **out,
                        char *err, size_t err_len);
 
+/* The same in place, for the pass that copies the certificate:
+ * *certificate, as the cache keeps it (malloc'd), becomes the certificate.
+ * 0, or -1 with err (*certificate left as it was). */
+int tg_csr_certificate_fill(tg_api *api, const char *name, char **certificate, const char *known, char *err,
+                            size_t err_len);
+
 #endif

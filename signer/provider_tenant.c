@@ -199,20 +199,6 @@ static void read_current(json_object *tenant, EVP_PKEY *key, tg_tenant_certs *in
 /* The certificate an issued CSR of the current request holds: 0 with its
  * validity and whether it is due, -1 (err) when it does not parse or does not
  * certify the Tenant's key. */
-/* The issued CSR's certificate in place of the digest the cache keeps: the
- * Tenant's own when it already publishes it (every pass after the first),
- * else the CSR read live (once a Tenant, when it is copied). 0 or -1. */
-static int issued_certificate(tg_api *api, tg_tenant_csr_view *cv, const char *cur_b64, char *err, size_t err_len)
-{
-    char *crt = NULL;
-
-    if (tg_csr_certificate(api, cv->cur_name, cv->certificate, cur_b64, &crt, err, err_len) != 0)
-        return -1;
-    free(cv->certificate);
-    cv->certificate = crt;
-    return 0;
-}
-
 static int read_issued(const char *b64, EVP_PKEY *key, time_t *nb, time_t *na, int *due, char *err, size_t err_len)
 {
     unsigned char *pem;
@@ -334,7 +320,9 @@ static long tenant_certificate(tg_signer *s, tg_api *api, json_object *tenant, c
     in.denied = cv.denied;
     in.denied_age_s = cv.created ? (int64_t)(time(NULL) - cv.created) : 0;
     if (cv.state == TG_CSR_ISSUED) {
-        if (issued_certificate(api, &cv, cur_b64, err, err_len) != 0 ||
+        /* the digest the cache keeps becomes the certificate: the Tenant's own
+         * when it already publishes it (every pass after the first) */
+        if (tg_csr_certificate_fill(api, cv.cur_name, &cv.certificate, cur_b64, err, err_len) != 0 ||
             read_issued(cv.certificate, key, &nb, &na, &in.csr_cert_due, err, err_len) != 0)
             goto out;
         in.csr_cert_is_cur = cur_b64 && strcmp(cv.certificate, cur_b64) == 0;

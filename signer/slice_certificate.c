@@ -267,20 +267,6 @@ static int new_csr(slice_ctx *c, const char *ref, const char *hash, const char *
     return r == 201 ? 0 : -1;
 }
 
-/* The issued certificate in place of the digest the CSR cache keeps
- * (csr_cert.h): read live, once a slice (the cache Secret keeps it after).
- * 0, or -1 with c->err. */
-static int live_certificate(slice_ctx *c, slice_csr_look *l)
-{
-    char *crt = NULL;
-
-    if (tg_csr_certificate(c->api, l->best.name, l->certificate, NULL, &crt, c->err, sizeof(c->err)) != 0)
-        return -1;
-    free(l->certificate);
-    l->certificate = crt;
-    return 0;
-}
-
 /* The CSR route (slice_plan.h): use an issued certificate, wait for a
  * pending CSR, show a recent denial, or make a CSR. The CSRs come from the
  * CSR informer's cache (indexed by consumer), not a LIST: it listed before
@@ -318,7 +304,10 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
         snprintf(c->err, sizeof(c->err), "out of memory");
         goto out;
     }
-    if (l.certificate && live_certificate(c, &l) != 0)
+    /* the digest the CSR cache keeps becomes the certificate (csr_cert.h),
+     * once a slice: the cache Secret keeps it after */
+    if (l.certificate &&
+        tg_csr_certificate_fill(c->api, l.best.name, &l.certificate, NULL, c->err, sizeof(c->err)) != 0)
         goto out;
     if (marked && l.saw_ours)
         tg_settled_forget(c->s->settled, pending);   /* the cache has caught up with our CSR */
