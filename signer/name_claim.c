@@ -50,20 +50,6 @@ void tg_name_claim_judge(json_object *claim, const char *name, tg_name_path path
         compare(claim, name, path, holder, d);
 }
 
-int tg_name_claim_check(tg_api *api, const char *name, tg_name_path path, const char *holder,
-                        tg_approve_decision *d, char *err, size_t err_len)
-{
-    json_object *claim = NULL;
-    long r = tg_name_claim_read(api, name, &claim, err, err_len);
-
-    if (r == 404)
-        return 0;
-    if (r != 200)
-        return -1;
-    tg_name_claim_judge(claim, name, path, holder, d);
-    json_object_put(claim);
-    return 0;
-}
 
 /* The uid of Namespace ns into uid (64 bytes). 0, or -1 with err. */
 static int namespace_uid(tg_api *api, const char *ns, char *uid, char *err, size_t err_len)

@@ -21,14 +21,10 @@
 int tg_name_claim_for(tg_api *api, const char *name, tg_name_path path, const char *holder, const char *ns,
                       const char *ns_uid, const char *provider_id, tg_approve_decision *d, char *err, size_t err_len);
 
-/* Deny d NameOwned when name's claim exists for another path or holder
- * than (path, holder); nothing when there is none. 0, or -1 with err. */
-int tg_name_claim_check(tg_api *api, const char *name, tg_name_path path, const char *holder,
-                        tg_approve_decision *d, char *err, size_t err_len);
-
-/* The same in two steps, for a caller that keeps the read: name's claim
- * read live (the HTTP status; *claim on 200), and the judgement of a claim
- * (NULL: none, nothing to deny). */
+/* Whether name's claim is another path's or holder's, in two steps, for a
+ * caller that keeps the read: the claim read live (the HTTP status; *claim
+ * on 200), and the judgement - d denied NameOwned when the claim is for
+ * another path or holder than (path, holder); nothing for NULL (none). */
 long tg_name_claim_read(tg_api *api, const char *name, json_object **claim, char *err, size_t err_len);
 void tg_name_claim_judge(json_object *claim, const char *name, tg_name_path path, const char *holder,
                          tg_approve_decision *d);

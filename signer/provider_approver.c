@@ -138,23 +138,21 @@ static int slice_decide(tg_signer *s, tg_api *api, json_object *csr, const tg_ap
 {
     const char *ref = tg_json_path_string(csr, "metadata", "annotations", TG_ANNOTATION_CSR_SLICE, NULL);
     const char *slash = strchr(ref, '/'), *consumer;
-    char path[1024], ns[64];
+    char path[1024], ns[64] = "";
     long r;
 
     if (slash && slash > ref && slash - ref < 64 && strlen(slash + 1) > 0 && strlen(slash + 1) <= 253 &&
         !strchr(slash + 1, '/')) {
-        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%.*s/resourceslices/%s", (int)(slash - ref), ref,
-                 slash + 1);
+        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - ref), ref);
+        snprintf(path, sizeof(path), TENANTS_API "/namespaces/%s/resourceslices/%s", ns, slash + 1);
         if ((r = tg_api_get(api, path, slice, err, err_len)) != 200 && r != 404)
             return -1;
-        if (r == 200 && s->settled) {   /* the pass the CSR's issue wakes reads this (slice_ctx.h) */
-            snprintf(ns, sizeof(ns), "%.*s", (int)(slash - ref), ref);
+        if (r == 200 && s->settled)   /* the pass the CSR's issue wakes reads this (slice_ctx.h) */
             tg_api_keep(s->settled, rs_slice_stash_key(ns, slash + 1, path, sizeof(path)), *slice, SLICE_STASH_MS);
-        }
     }
+    /* a slice was read only with ns set */
     consumer = *slice ? tg_json_path_string(*slice, "spec", "consumerClusterID", NULL) : NULL;
     if (consumer && tg_cluster_id_valid(consumer)) {
-        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - ref), ref);
         if ((r = slice_tenant(s, api, *slice, ns, consumer, tenant, err, err_len)) != 200 && r != 404)
             return -1;
     }
