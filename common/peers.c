@@ -2,6 +2,7 @@
  * one open connection: entries go as soon as their count is back to 0, so
  * its size is bounded by the open connections. */
 #include "peers.h"
+#include "fnv1a.h"
 
 #include <netinet/in.h>
 #include <pthread.h>
@@ -81,13 +82,9 @@ void tg_peer_net_key_of(const struct sockaddr *sa, tg_peer_key *key)
         memset(key->bytes + 9, 0, 8);
 }
 
-/* FNV-1a over the key's bytes. */
 static size_t bucket_of(const tg_peer_key *key)
 {
-    uint32_t h = 2166136261u;
-    for (uint8_t i = 0; i < key->len; i++)
-        h = (h ^ key->bytes[i]) * 16777619u;
-    return h % BUCKETS;
+    return tg_fnv1a_bytes(key->bytes, key->len) % BUCKETS;
 }
 
 static entry **find(tg_peers *p, const tg_peer_key *key)

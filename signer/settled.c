@@ -8,6 +8,8 @@
  * objects, not the history. */
 #include "signer/settled.h"
 
+#include "common/fnv1a.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,15 +33,6 @@ struct tg_settled {
     size_t nbuckets, count;   /* nbuckets: a power of two */
     unsigned puts;
 };
-
-static size_t hash_key(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return (size_t)h;
-}
 
 tg_settled *tg_settled_new(void)
 {
@@ -108,7 +101,7 @@ static settled_rec *rec_new(const char *key, const char *rv, const char *dep_a, 
 /* Under mu: where the link to key's record is (or the end of its chain). */
 static settled_rec **slot_of(tg_settled *t, const char *key)
 {
-    settled_rec **pp = &t->buckets[hash_key(key) & (t->nbuckets - 1)];
+    settled_rec **pp = &t->buckets[tg_fnv1a_str(key) & (t->nbuckets - 1)];
 
     while (*pp && strcmp((*pp)->key, key) != 0)
         pp = &(*pp)->next;
@@ -150,7 +143,7 @@ static void grow(tg_settled *t)
         return;
     for (size_t i = 0; i < t->nbuckets; i++)
         for (r = t->buckets[i]; r; r = next) {
-            size_t at = hash_key(r->key) & (nb - 1);
+            size_t at = tg_fnv1a_str(r->key) & (nb - 1);
             next = r->next;
             r->next = b[at];
             b[at] = r;
@@ -170,7 +163,7 @@ static void store(tg_settled *t, settled_rec *r, uint64_t now_ms)
     pp = slot_of(t, r->key);
     if (*pp)
         unlink_rec(t, pp);
-    pp = &t->buckets[hash_key(r->key) & (t->nbuckets - 1)];
+    pp = &t->buckets[tg_fnv1a_str(r->key) & (t->nbuckets - 1)];
     r->next = *pp;
     *pp = r;
     t->count++;

@@ -4,6 +4,8 @@
  * it is idle and has no failures left to remember. */
 #include "signer/workqueue.h"
 
+#include "common/fnv1a.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -51,11 +53,7 @@ uint64_t tg_wq_now_ms(void)
 
 static unsigned hash_key(const char *s)
 {
-    uint32_t h = 2166136261u;   /* FNV-1a */
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h % NBUCKETS;
+    return tg_fnv1a_str(s) % NBUCKETS;
 }
 
 static void list_push(wq_list *l, wq_item *it)
