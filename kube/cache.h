@@ -67,9 +67,9 @@ int tg_cache_keep_metadata(tg_cache *c, const char *const *members);
  * stored object by what shrink makes of it (malloc'd; NULL leaves it): for
  * a large value whose readers only ask whether it is there or whether it is
  * the one they hold. The signer's CSR cache keeps a digest of
- * status.certificate (about 1.5 KB an issued CSR) and reads the certificate
- * itself live in the one pass that copies it. Handlers see the shrunk
- * objects too. Call once, before the first list. Returns 0 or -1. */
+ * status.certificate (about 1.5 KB an issued CSR); its shrink also keeps the
+ * last few certificates for the pass that copies them (signer/csr_cert.h).
+ * Handlers see the shrunk objects too. Call once, before the first list. Returns 0 or -1. */
 int tg_cache_shrink_field(tg_cache *c, const char *path, char *(*shrink)(const char *value));
 
 /* Also index the objects by metadata.namespace and/or metadata.name

@@ -227,7 +227,6 @@ static void on_uid_visit(json_object *o, void *data)
  * last read it live, while the Tenant informer shows that very version
  * (api.h, "our own writes"; a burst of a consumer's slices reads it once),
  * else live. The HTTP status. */
-
 static long read_tenant(slice_ctx *c)
 {
     char path[1024], key[600], rv[RC_RV_LEN];

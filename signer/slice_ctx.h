@@ -53,15 +53,16 @@ static inline const char *rs_slice_stash_key(const char *ns, const char *name, c
     return key;
 }
 
-/* A consumer's Tenant as a slice pass or the approver last read it live:
- * the slice passes read it back while the Tenant informer shows that very
- * version (read_tenant). Kept past a burst's queue (one Tenant per
- * consumer: a few KB each). */
 /* reconcile_slice on a cached copy (a slice never decided) that would do
  * more than make its CSR and wait, and the live slice is not at the cached
  * version: the pass runs again on the live slice (the projection lacks what
  * a write reads: annotations, the status as a whole). */
 #define RS_NEED_LIVE (-100)
+
+/* A consumer's Tenant as a slice pass or the approver last read it live:
+ * the slice passes read it back while the Tenant informer shows that very
+ * version (read_tenant). Kept past a burst's queue (one Tenant per
+ * consumer: a few KB each). */
 #define TENANT_READ_MS 120000
 
 static inline const char *rs_slice_tenant_key(const char *ns, const char *consumer, char *key, size_t len)

@@ -110,7 +110,6 @@ static int listed_absent(slice_ctx *c, const char *name)
     return list_absent(c, name);
 }
 
-
 int rs_drop_old_binding(slice_ctx *c)
 {
     char name[300], path[1024], key[300], v[4];

@@ -71,7 +71,6 @@ long rs_settled_left(tg_signer *s, const char *ns, const char *name, const char 
 {
     char rv[RC_RV_LEN], key[600];
 
-    deps[0] = '\0';
     if (!s->settled || rs_settled_deps(s, ns, name, consumer, NULL, deps, len) != 0) {
         deps[0] = '\0';
         return 0;
