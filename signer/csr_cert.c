@@ -46,13 +46,26 @@ static pthread_mutex_t recent_mu = PTHREAD_MUTEX_INITIALIZER;
 static recent_cert recent[RECENT_MAX];
 static size_t recent_next;
 
+/* Under recent_mu: the entry holding that digest, or NULL. */
+static recent_cert *recent_find(const char *digest)
+{
+    for (size_t i = 0; i < RECENT_MAX; i++)
+        if (recent[i].b64 && strcmp(recent[i].digest, digest) == 0)
+            return &recent[i];
+    return NULL;
+}
+
+/* Once per certificate: a relist, or a later event of an issued CSR,
+ * stores the same one again. */
 static void recent_note(const char *digest, const char *b64)
 {
-    char *copy = strdup(b64);
+    char *copy;
 
-    if (!copy)
-        return;   /* only a GET more */
     pthread_mutex_lock(&recent_mu);
+    if (recent_find(digest) || !(copy = strdup(b64))) {
+        pthread_mutex_unlock(&recent_mu);
+        return;   /* held already, or out of memory: only a GET more */
+    }
     free(recent[recent_next].b64);
     snprintf(recent[recent_next].digest, sizeof(recent[recent_next].digest), "%s", digest);
     recent[recent_next].b64 = copy;
@@ -63,14 +76,13 @@ static void recent_note(const char *digest, const char *b64)
 /* The certificate of that digest, taken out of the ring, or NULL. */
 static char *recent_take(const char *digest)
 {
+    recent_cert *r;
     char *b64 = NULL;
 
     pthread_mutex_lock(&recent_mu);
-    for (size_t i = 0; i < RECENT_MAX && !b64; i++) {
-        if (recent[i].b64 && strcmp(recent[i].digest, digest) == 0) {
-            b64 = recent[i].b64;
-            recent[i].b64 = NULL;
-        }
+    if ((r = recent_find(digest))) {
+        b64 = r->b64;
+        r->b64 = NULL;
     }
     pthread_mutex_unlock(&recent_mu);
     return b64;
