@@ -270,11 +270,12 @@ class Cluster:
 
 # --- host processes and test PKI -----------------------------------------------------------
 
-def delete_namespaces(pairs, timeout=120):
+def delete_namespaces(pairs, timeout=120, check=False):
     """Delete each (cluster, namespace) of pairs and wait until all are gone (at most timeout
-    seconds; what is left then stays terminating, as with kubectl's own --timeout).  Every
-    deletion starts before the first wait: each namespace controller spends seconds per
-    namespace, so deleting one after the other adds those up."""
+    seconds; what is left then stays terminating, as with kubectl's own --timeout, or with
+    check=True raises ClusterError naming what still holds it).  Every deletion starts before
+    the first wait: each namespace controller spends seconds per namespace, so deleting one
+    after the other adds those up."""
     pairs = list(pairs)
     for cluster, ns in pairs:
         cluster.kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false",
@@ -284,6 +285,26 @@ def delete_namespaces(pairs, timeout=120):
         left = max(1, int(deadline - time.monotonic()))
         cluster.kubectl("wait", "--for=delete", f"namespace/{ns}", f"--timeout={left}s",
                         check=False, timeout=left + 30)
+    left = [(cluster, ns) for cluster, ns in pairs if check and cluster.exists("namespace", ns)]
+    if left:
+        raise ClusterError("namespaces still terminating after %ds: %s" % (timeout, "; ".join(
+            f"{cluster.name}/{ns} held by {_finalized(cluster, ns)}" for cluster, ns in left)))
+
+
+HELD_KINDS = ("resourceslices.authentication.liqo.io", "renews.authentication.liqo.io",
+              "identities.authentication.liqo.io", "tenants.authentication.liqo.io", "secrets")
+
+
+def _finalized(cluster, ns):
+    """kind/name[finalizers] of the objects in ns (of the kinds tenantgate and Liqo hold) that
+    still carry finalizers."""
+    held = []
+    for kind in HELD_KINDS:
+        out = cluster.kubectl("get", kind, "-n", ns, "-o", "json", check=False)
+        for o in (json.loads(out.stdout)["items"] if out.returncode == 0 else []):
+            if o["metadata"].get("finalizers"):
+                held.append(f"{kind.split('.')[0]}/{o['metadata']['name']}{o['metadata']['finalizers']}")
+    return ", ".join(held) or "no finalizer of the kinds looked at"
 
 
 def free_port():

@@ -32,6 +32,7 @@ IDENTITY = f"controlplane-{PROVIDER_ID}"
 SECRET = f"kubeconfig-{IDENTITY}"
 ROUNDS = 5                # authentications: 4 of them right after an unauthenticate --wait
 SETTLE_S = 5              # the old Secret's finalizer goes within a second or two
+RENEWS = "renews.authentication.liqo.io"
 
 
 @pytest.fixture
@@ -53,28 +54,12 @@ def auth(cli, provider, consumer, webhook, consumer_webhook, provider_signer, co
     yield authenticate, unauthenticate
     cli("unauthenticate", *both, "--wait", "--timeout", "60s")
     # The consumer's namespace first, not waited for: the namespace controllers' 5 s grace
-    # periods on both clusters then run at once.
+    # periods on both clusters then run at once. No finalizer is taken off by hand: the
+    # replicator lets go of what the provider no longer lets it delete.
     consumer.kubectl("delete", "namespace", CNS, "--wait=false", check=False)
     provider.kubectl("delete", "namespace", PNS, "--wait=true", "--timeout=120s", check=False, timeout=150)
-    # The Tenant is gone, so the replicator's DELETE of the Renew's copy is refused (403) and
-    # its finalizers stay (PROTOCOL.md 7): take them off as an admin would, or the namespace
-    # never goes and the next authentication finds it terminating.
-    wait_for(lambda: _strip_replicator_finalizers(consumer, CNS), timeout=120, interval=1,
+    wait_for(lambda: not consumer.exists("namespace", CNS), timeout=120, interval=1,
              what=f"namespace {CNS} gone on the consumer")
-
-
-def _strip_replicator_finalizers(cluster, ns):
-    """One pass: drop the crdreplicator.liqo.io finalizers in ns. True once ns is gone."""
-    if not cluster.exists("namespace", ns):
-        return True
-    for kind in ("renews.authentication.liqo.io", "resourceslices.authentication.liqo.io", "secrets"):
-        items = cluster.kubectl("get", kind, "-n", ns, "-o", "json", check=False)
-        for o in (json.loads(items.stdout)["items"] if items.returncode == 0 else []):
-            fins = o["metadata"].get("finalizers") or []
-            if any(f.startswith("crdreplicator.liqo.io/") for f in fins):
-                cluster.kubectl("patch", kind, o["metadata"]["name"], "-n", ns, "--type=merge",
-                                "-p", json.dumps({"metadata": {"finalizers": None}}), check=False)
-    return False
 
 
 def client_cert(kubeconfig_bytes):
@@ -115,9 +100,34 @@ def test_authenticating_again_right_after_unauthenticate_leaves_a_working_kubeco
             f"authentication {n + 1}: the ControlPlane kubeconfig vanished or stopped working"
         if n + 1 < ROUNDS:
             unauthenticate()
+            # --wait deleted the Identity dependents first: its Renew, and so the Renew's copy
+            # on the provider, went while the Tenant still let the consumer delete it
+            assert provider.get_json(RENEWS, "-n", PNS)["items"] == [], \
+                f"unauthenticate {n + 1} left a Renew copy on the provider"
     # how often the race came up (the signer waited for the old Secret to go)
     print("waits for a terminating Secret:",
           consumer_signer.log().count("identity kubeconfig secret still being deleted"))
+
+
+def test_tenant_namespace_goes_after_the_provider_dropped_the_consumer(provider, consumer, consumer_signer,
+                                                                      auth):
+    """The provider undoes the peering first (its Tenant deleted: the consumer's rights go),
+    then the consumer's admin deletes the tenant namespace. The replicator cannot delete the
+    Renew's copy any more (403) and its credentials are on their way out: it takes its
+    finalizer off (a Warning event and a log line say so), so the namespace goes without anyone's
+    help."""
+    authenticate, _ = auth
+    authenticate()
+    wait_for(lambda: provider.get_json(RENEWS, "-n", PNS)["items"], timeout=60,
+             what="the Renew's copy on the provider")
+    provider.kubectl("delete", "tenant", CONSUMER_ID, "-n", PNS, "--wait=true", "--timeout=60s", timeout=90)
+    consumer.kubectl("delete", "namespace", CNS, "--wait=false")
+    wait_for(lambda: not consumer.exists("namespace", CNS), timeout=90, interval=1,
+             what=f"namespace {CNS} gone on the consumer with no finalizer taken off by hand")
+    # its Warning event went with the namespace; the log line stays
+    let_go = [json.loads(line) for line in consumer_signer.log().splitlines()
+              if "finalizer removed without the copy" in line]
+    assert any(e["kind"] == "Renew" and e["namespace"] == CNS for e in let_go), let_go
 
 
 def _restart_with_the_cluster_ca(signer, cluster, max_lifetime):

@@ -23,10 +23,9 @@ import pytest
 from tenantgate_services import webhook, webhook_install  # noqa: F401
 from test_signer import CONSUMER_ID, NS, PROVIDER_ID, SA, Signer, installed  # noqa: F401
 from test_slice_flow import CNS, CONSUMER_CONTROLLERS, PNS, consumer_webhook, provider_signer  # noqa: F401
-from test_consumer_access import (IDENTITY, SECRET, _restart_with_the_cluster_ca,
-                                  _strip_replicator_finalizers, client_cert, not_after,
-                                  working_kubeconfig)
-from bed import wait_for
+from test_consumer_access import (IDENTITY, SECRET, _restart_with_the_cluster_ca, client_cert,
+                                  not_after, working_kubeconfig)
+from bed import delete_namespaces, wait_for
 
 IDENTITIES = "identities.authentication.liqo.io"
 OVERDUE = "tenantgate_signer_renewal_overdue"
@@ -70,11 +69,7 @@ def stopped_renewals(cli, provider, consumer, webhook, consumer_webhook, provide
         provider_signer.stop()
         provider_signer.start()
         cli("unauthenticate", *both, "--wait", "--timeout", "60s")
-        provider.kubectl("delete", "namespace", PNS, "--wait=true", "--timeout=120s", check=False,
-                         timeout=150)
-        consumer.kubectl("delete", "namespace", CNS, "--wait=false", check=False)
-        wait_for(lambda: _strip_replicator_finalizers(consumer, CNS), timeout=120, interval=1,
-                 what=f"namespace {CNS} gone on the consumer")
+        delete_namespaces(((provider, PNS), (consumer, CNS)), check=True)
 
 
 def secret_kubeconfig(consumer):

@@ -18,7 +18,6 @@ import pytest
 
 from test_slice_flow import (CNS, GROUP, PNS, consumer_signer, consumer_webhook,  # noqa: F401
                              installed, provider_signer, webhook, webhook_install)
-from test_consumer_access import _strip_replicator_finalizers
 from test_signer import CONSUMER_ID, NS, PROVIDER_ID
 from bed import delete_namespaces, wait_for
 
@@ -41,15 +40,9 @@ def unpeered(cli, provider, consumer, both):
     for c, ns in ((provider, PNS), (consumer, CNS)):
         c.kubectl("delete", f"resourceslices.{GROUP}", "--all", "-n", ns, "--wait=false", check=False)
         c.kubectl("delete", "namespace", ns, "--wait=false", check=False)
-    # Once the Tenant is gone the replicator's DELETE of a Renew's copy is refused (403) and
-    # its finalizer stays on the consumer's Renew (PROTOCOL.md 7): off as an admin would take
-    # it, or the namespace waits out the whole timeout (test_consumer_access.py does the same)
-    try:
-        wait_for(lambda: _strip_replicator_finalizers(consumer, CNS), timeout=120, interval=1,
-                 what=f"namespace {CNS} gone on the consumer")
-    except TimeoutError:
-        pass            # left terminating, as kubectl's own --timeout left it
-    delete_namespaces(((provider, PNS),))
+    # no finalizer taken off by hand: one the provider no longer lets the replicator honour
+    # is let go (test_consumer_access.py)
+    delete_namespaces(((provider, PNS), (consumer, CNS)), check=True)
 
 
 def controlplane_cert(consumer):

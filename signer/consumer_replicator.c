@@ -284,6 +284,38 @@ static long run_steps(replica *r, unsigned steps)
     return TG_RECONCILE_OK;
 }
 
+/* The provider refuses the ControlPlane user while the object and the
+ * kubeconfig Secret are both on their way out: the peering is being undone
+ * (unauthenticate, or the tenant namespace deleted) and the provider has
+ * already dropped the Tenant's rights, so no retry can ever delete the copy.
+ * Holding the finalizer would only keep the namespace from going. */
+static int credentials_withdrawn(const replica *r)
+{
+    return r->sec->deleting && (!r->local || tg_json_path(r->local, "metadata", "deletionTimestamp", NULL));
+}
+
+/* Take our finalizer off without deleting the copy; a copy the provider
+ * still holds is the provider's to remove, with the rest of the tenant. */
+static long let_go(replica *r)
+{
+    long st;
+
+    on_auth_failure(r->s, r->sec, 403);
+    if (!r->local || !tg_repl_has_finalizer(r->local, TG_REPL_FINALIZER))
+        return TG_RECONCILE_OK;
+    tg_api_event(r->api, r->local, "Warning", "ReplicaLeftOnProvider",
+                 "the provider refuses this cluster's ControlPlane credentials while they are being deleted: "
+                 "a copy left there is the provider's to remove");
+    if ((st = patch_finalizers(r->api, r->lpath, &r->local, TG_REPL_FINALIZER, 0, r->err, sizeof(r->err))) != 200 &&
+        st != 404)
+        return TG_RECONCILE_RETRY;
+    count(r->s, r->k, "remove_finalizer");
+    tg_log(TG_LOG_WARN, "replicator: provider refuses withdrawn credentials, finalizer removed without the copy",
+           TG_LOG_STR("kind", r->k->kind), TG_LOG_STR("namespace", r->ns), TG_LOG_STR("name", r->name),
+           TG_LOG_STR("remote_namespace", r->sec->remote_ns));
+    return TG_RECONCILE_OK;
+}
+
 /* Read the copy behind one Secret and take the steps. */
 static long replicate_one(replica *r)
 {
@@ -298,6 +330,10 @@ static long replicate_one(replica *r)
     snprintf(r->rpath, sizeof(r->rpath), "%s/namespaces/%s/%s/%s", r->k->group_path, r->sec->remote_ns, r->k->plural,
              r->name);
     code = tg_api_get(r->rapi, r->rpath, &r->remote, r->err, sizeof(r->err));
+    if ((code == 401 || code == 403) && credentials_withdrawn(r)) {
+        ret = let_go(r);
+        goto out;
+    }
     if (code != 200 && code != 404) {
         on_auth_failure(r->s, r->sec, code);
         ret = TG_RECONCILE_RETRY;
