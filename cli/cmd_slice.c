@@ -335,7 +335,7 @@ int cli_slice_delete(int argc, char **argv)
         return cli_usage_error(cmd, delete_usage, "NAME is required");
     if ((rc = open_slices(cmd, &o, &c, &f, ns, sizeof(ns))) != 0)
         return rc;
-    if ((rc = cli_delete(&f, &c, SLICE_RESOURCE, ns, o.name, o.wait, &existed)) == 0)
+    if ((rc = cli_delete(&f, &c, SLICE_RESOURCE, ns, o.name, o.wait ? CLI_DELETE_WAIT : 0, &existed)) == 0)
         cli_flow_step(&f, NULL, existed ? "ResourceSlice deleted" : "ResourceSlice already absent");
     cli_cluster_close(&c);
     return rc;

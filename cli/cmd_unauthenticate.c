@@ -32,7 +32,7 @@ static const char usage[] =
     REMOTE_HELP
     "  -n, --namespace NS       consumer's Liqo namespace (default liqo)\n"
     "  --remote-namespace NS    provider's Liqo namespace (default liqo)\n"
-    "  --wait                   wait until both objects are gone\n"
+    "  --wait                   wait until both are gone, the Identity's dependents first\n"
     "  --force                  clear the consumer's side without the provider\n"
     "  --provider-side          clear the provider's side of consumer --remote-cluster-id\n"
     "  --timeout DURATION       for --wait (default 2m)\n"
@@ -89,14 +89,17 @@ int cmd_unauthenticate(int argc, char **argv)
         goto out;
     }
     if (lns[0]) {
-        if ((rc = cli_delete(&f, &local, "identities", lns, idname, o.wait, &existed)) != 0)
+        /* With --wait its Renew goes first, and with it the Renew's copy on
+         * the provider, while the Tenant still grants the delete. */
+        if ((rc = cli_delete(&f, &local, "identities", lns, idname,
+                             o.wait ? CLI_DELETE_WAIT | CLI_DELETE_DEPENDENTS_FIRST : 0, &existed)) != 0)
             goto out;
         cli_flow_step(&f, "local", existed ? "Identity deleted" : "Identity already absent");
     } else {
         cli_flow_step(&f, "local", "Identity already absent (no tenant namespace)");
     }
     if (rns[0]) {
-        if ((rc = cli_delete(&f, &remote, "tenants", rns, o.cluster_id, o.wait, &existed)) != 0)
+        if ((rc = cli_delete(&f, &remote, "tenants", rns, o.cluster_id, o.wait ? CLI_DELETE_WAIT : 0, &existed)) != 0)
             goto out;
         cli_flow_step(&f, "remote", existed ? "Tenant deleted" : "Tenant already absent");
     } else {

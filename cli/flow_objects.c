@@ -243,22 +243,28 @@ int cli_wait_not_terminating(cli_flow *f, cli_cluster *c, const char *resource, 
 }
 
 int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns, const char *name,
-               int wait, int *existed)
+               int how, int *existed)
 {
     cli_api_call call = { .verb = "delete", .resource = resource, .group = CLI_AUTH_GROUP, .namespace_ = ns,
                           .name = name };
+    json_object *opts = NULL;
     char path[512], terr[256];
     char *raw = NULL;
     long st;
     int rc = 0;
 
     auth_path(path, sizeof(path), resource, ns, name);
-    st = cli_cluster_call(c, "DELETE", path, NULL, TG_KUBE_CT_JSON, NULL, &raw, terr, sizeof(terr));
+    if (how & CLI_DELETE_DEPENDENTS_FIRST) {
+        opts = json_object_new_object();
+        json_object_object_add(opts, "propagationPolicy", json_object_new_string("Foreground"));
+    }
+    st = cli_cluster_call(c, "DELETE", path, opts, TG_KUBE_CT_JSON, NULL, &raw, terr, sizeof(terr));
+    json_object_put(opts);
     *existed = st == 200 || st == 202;
     if (!*existed && !(st == 404 && !cli_api_type_missing(st, raw)))
         rc = cli_flow_api_fail(f, c, &call, st, raw, terr);
     free(raw);
-    if (rc != 0 || !*existed || !wait)
+    if (rc != 0 || !*existed || !(how & CLI_DELETE_WAIT))
         return rc;
     call.verb = "get";
     for (;;) {

@@ -283,9 +283,16 @@ int cli_wait_identity(cli_flow *f, cli_cluster *c, const char *ns, const char *n
 int cli_wait_not_terminating(cli_flow *f, cli_cluster *c, const char *resource, const char *ns,
                              const char *name);
 
-/* Delete one object of authentication.liqo.io (absent is fine); wait: until gone. */
+/* cli_delete's how: CLI_DELETE_WAIT polls until the object is gone;
+ * CLI_DELETE_DEPENDENTS_FIRST asks for foreground propagation, so it is gone
+ * only after what it owns (an Identity's Renew, whose replicator finalizer
+ * deletes the copy on the provider). */
+#define CLI_DELETE_WAIT 1
+#define CLI_DELETE_DEPENDENTS_FIRST 2
+
+/* Delete one object of authentication.liqo.io (absent is fine). */
 int cli_delete(cli_flow *f, cli_cluster *c, const char *resource, const char *ns, const char *name,
-               int wait, int *existed);
+               int how, int *existed);
 
 /* Consumer: wait until ResourceSlice ns/name has a condition of type
  * ("Authentication" or "Resources"); *denied, and why ("Reason: message"),
