@@ -33,6 +33,9 @@ SECRET = f"kubeconfig-{IDENTITY}"
 ROUNDS = 5                # authentications: 4 of them right after an unauthenticate --wait
 SETTLE_S = 5              # the old Secret's finalizer goes within a second or two
 RENEWS = "renews.authentication.liqo.io"
+GROUP = "authentication.liqo.io"
+BACKOFF_BUILT_MS = 40960  # refused retries from 5 ms, doubling: the 14th waits 41 s
+NAMESPACE_GONE_S = 25     # the namespace controllers' passes, not the slice's backoff
 
 
 @pytest.fixture
@@ -109,25 +112,48 @@ def test_authenticating_again_right_after_unauthenticate_leaves_a_working_kubeco
           consumer_signer.log().count("identity kubeconfig secret still being deleted"))
 
 
-def test_tenant_namespace_goes_after_the_provider_dropped_the_consumer(provider, consumer, consumer_signer,
-                                                                      auth):
-    """The provider undoes the peering first (its Tenant deleted: the consumer's rights go),
-    then the consumer's admin deletes the tenant namespace. The replicator cannot delete the
-    Renew's copy any more (403) and its credentials are on their way out: it takes its
-    finalizer off (a Warning event and a log line say so), so the namespace goes without anyone's
-    help."""
+def slice_backoff_ms(signer, name):
+    """The last backoff the signer logged for the replicator's key of local slice name, or 0."""
+    key = f"replrs/{CNS}/{name}"
+    delays = [e["delay_ms"] for e in signer_log(signer)
+              if e["msg"] == "requeued with backoff" and e["key"] == key]
+    return delays[-1] if delays else 0
+
+
+def signer_log(signer):
+    return [json.loads(line) for line in signer.log().splitlines() if line.startswith("{")]
+
+
+def test_tenant_namespace_goes_after_the_provider_dropped_the_consumer(cli, provider, consumer,
+                                                                      consumer_signer, auth):
+    """The provider undoes the peering first (its Tenant deleted: the consumer's rights go).
+    A slice the consumer deletes then keeps its finalizer: the provider refuses the delete of
+    its copy (403), retried with a growing backoff, here until the next retry is 41 s away.
+    Then the consumer's admin deletes the tenant namespace: its kubeconfig Secret is on the way
+    out too, so the slice and the Renew decide again at once and the replicator takes their
+    finalizers off (a Warning event and a log line say so); the namespace goes without anyone's
+    help, well before the slice's backoff ends."""
     authenticate, _ = auth
     authenticate()
-    wait_for(lambda: provider.get_json(RENEWS, "-n", PNS)["items"], timeout=60,
-             what="the Renew's copy on the provider")
+    rc, out, err = cli("create", "resourceslice", "pool-d", "--remote-cluster-id", PROVIDER_ID,
+                       "--timeout", "60s", "--kubeconfig", consumer.kubeconfig)
+    assert rc == 0, out + err
+    assert provider.get_json(RENEWS, "-n", PNS)["items"], "no Renew copy on the provider"
     provider.kubectl("delete", "tenant", CONSUMER_ID, "-n", PNS, "--wait=true", "--timeout=60s", timeout=90)
+    consumer.kubectl("delete", f"resourceslices.{GROUP}", "pool-d", "-n", CNS, "--wait=false")
+    wait_for(lambda: slice_backoff_ms(consumer_signer, "pool-d") >= BACKOFF_BUILT_MS, timeout=90,
+             interval=0.5, what=f"the refused slice's retries {BACKOFF_BUILT_MS} ms apart")
+    assert consumer.exists(f"resourceslices.{GROUP}", "pool-d", "-n", CNS), \
+        "the slice went while the provider refused the delete of its copy"
+    t0 = time.monotonic()
     consumer.kubectl("delete", "namespace", CNS, "--wait=false")
-    wait_for(lambda: not consumer.exists("namespace", CNS), timeout=90, interval=1,
+    wait_for(lambda: not consumer.exists("namespace", CNS), timeout=NAMESPACE_GONE_S, interval=1,
              what=f"namespace {CNS} gone on the consumer with no finalizer taken off by hand")
-    # its Warning event went with the namespace; the log line stays
-    let_go = [json.loads(line) for line in consumer_signer.log().splitlines()
-              if "finalizer removed without the copy" in line]
-    assert any(e["kind"] == "Renew" and e["namespace"] == CNS for e in let_go), let_go
+    print(f"namespace gone {time.monotonic() - t0:.1f}s after its deletion")
+    # the Warning events went with the namespace; the log lines stay
+    let_go = {(e["kind"], e["name"]) for e in signer_log(consumer_signer)
+              if e["msg"].endswith("finalizer removed without the copy") and e["namespace"] == CNS}
+    assert let_go == {("Renew", IDENTITY), ("ResourceSlice", "pool-d")}, let_go
 
 
 def _restart_with_the_cluster_ca(signer, cluster, max_lifetime):

@@ -252,6 +252,9 @@ static void on_secret(json_object *sec, int deleted, tg_repl_watch *w)
         /* held by our finalizer until its namespace holds no replicated object */
         snprintf(key, sizeof(key), "replsec/%s/%s", ns, name);
         tg_wq_add(w->s->q, key, tg_wq_now_ms());
+        /* and its objects decide again at once: one the provider refuses,
+         * waiting out its backoff, may now be let go (consumer_replicator.c) */
+        enqueue_local(w, ns);
     }
     snprintf(key, sizeof(key), "%s/%s", ns, name);
     rw = remote_find(w, key, &link);
