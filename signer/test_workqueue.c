@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -155,6 +156,55 @@ static void *waiter(void *arg)
     return r ? k : NULL;
 }
 
+/* Many delayed keys, added in scrambled order: each comes out once, when its
+ * time has come, earliest first and ties in the order they were added; an
+ * earlier re-add moves a key up, a later one does not, and an add for now
+ * takes it out of the waiting keys at once. */
+static void test_delayed_keys_come_out_by_time(void **state)
+{
+    enum { N = 5000 };
+    static unsigned char seen[N];
+    tg_workqueue *q = tg_wq_new(NULL);
+    char k[TG_WQ_KEY_MAX];
+    uint64_t last_at = 0, now;
+    int last_i = -1, got = 0;
+
+    for (int i = 0; i < N; i++) {
+        snprintf(k, sizeof(k), "k/%d", i);
+        /* delays 1..997 ms, many ties */
+        assert_int_equal(tg_wq_add_after(q, k, 1 + (uint64_t)(i * 7919) % 997, 0), 0);
+    }
+    tg_wq_add_after(q, "k/0", 5000, 0);      /* later: stays at 1 ms */
+    tg_wq_add_after(q, "k/1", 0 + 1, 0);     /* earlier (was 7920 % 997 + 1) */
+    tg_wq_add(q, "k/2", 0);                  /* now */
+    assert_int_equal(tg_wq_len(q), N);
+    assert_int_equal(tg_wq_get(q, 0, k), 1);
+    assert_string_equal(k, "k/2");
+    tg_wq_done(q, k, 0);
+    seen[2] = 1;
+    got = 1;
+    assert_int_equal(tg_wq_next_ready_in(q, 0), 1);
+    for (now = 1; got < N; now++) {
+        while (tg_wq_get(q, now, k)) {
+            int i = atoi(k + 2);
+            uint64_t at = i == 1 ? 1 : 1 + (uint64_t)(i * 7919) % 997;
+            assert_false(seen[i]);
+            seen[i] = 1;
+            got++;
+            assert_true(at <= now);
+            int order = i == 1 ? N : i;          /* k/1 was added again, last */
+            assert_true(at > last_at || (at == last_at && order > last_i));
+            last_at = at;
+            last_i = order;
+            tg_wq_done(q, k, now);
+        }
+        assert_true(now < 2000);
+    }
+    assert_int_equal(tg_wq_len(q), 0);
+    assert_int_equal(tg_wq_next_ready_in(q, now), UINT64_MAX);
+    tg_wq_free(q);
+}
+
 static void test_get_wait_and_shutdown(void **state)
 {
     tg_workqueue *q = tg_wq_new(NULL);
@@ -184,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_per_key_backoff),
         cmocka_unit_test(test_token_bucket),
         cmocka_unit_test(test_bad_keys),
+        cmocka_unit_test(test_delayed_keys_come_out_by_time),
         cmocka_unit_test(test_get_wait_and_shutdown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
