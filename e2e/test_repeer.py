@@ -39,7 +39,6 @@ def unpeered(cli, provider, consumer, both):
     cli("unauthenticate", *both, "--wait", "--timeout", "60s")
     for c, ns in ((provider, PNS), (consumer, CNS)):
         c.kubectl("delete", f"resourceslices.{GROUP}", "--all", "-n", ns, "--wait=false", check=False)
-        c.kubectl("delete", "namespace", ns, "--wait=false", check=False)
     # no finalizer taken off by hand: one the provider no longer lets the replicator honour
     # is let go (test_consumer_access.py)
     delete_namespaces(((provider, PNS), (consumer, CNS)), check=True)

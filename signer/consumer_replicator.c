@@ -296,11 +296,11 @@ static int credentials_withdrawn(const replica *r)
 
 /* Take our finalizer off without deleting the copy; a copy the provider
  * still holds is the provider's to remove, with the rest of the tenant. */
-static long let_go(replica *r)
+static long let_go(replica *r, long code)
 {
     long st;
 
-    on_auth_failure(r->s, r->sec, 403);
+    on_auth_failure(r->s, r->sec, code);
     if (!r->local || !tg_repl_has_finalizer(r->local, TG_REPL_FINALIZER))
         return TG_RECONCILE_OK;
     tg_api_event(r->api, r->local, "Warning", "ReplicaLeftOnProvider",
@@ -331,7 +331,7 @@ static long replicate_one(replica *r)
              r->name);
     code = tg_api_get(r->rapi, r->rpath, &r->remote, r->err, sizeof(r->err));
     if ((code == 401 || code == 403) && credentials_withdrawn(r)) {
-        ret = let_go(r);
+        ret = let_go(r, code);
         goto out;
     }
     if (code != 200 && code != 404) {
