@@ -143,11 +143,9 @@ static int subject_group(const X509_NAME *name, char *group, size_t group_len)
     return 0;
 }
 
-int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size_t cn_len, char *group,
-                                 size_t group_len, int64_t *not_after)
+int tg_cert_group_of_x509(const X509 *cert, char *cn, size_t cn_len, char *group, size_t group_len,
+                          int64_t *not_after)
 {
-    BIO *bio = BIO_new_mem_buf(pem, (int)pem_len);
-    X509 *cert = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
     const ASN1_TIME *na;
     struct tm tm;
     int rc = -1;
@@ -163,6 +161,16 @@ int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size
         rc = group[0] ? 1 : 0;
 out:
     ERR_clear_error();
+    return rc;
+}
+
+int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size_t cn_len, char *group,
+                                 size_t group_len, int64_t *not_after)
+{
+    BIO *bio = BIO_new_mem_buf(pem, (int)pem_len);
+    X509 *cert = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    int rc = tg_cert_group_of_x509(cert, cn, cn_len, group, group_len, not_after);
+
     X509_free(cert);
     BIO_free(bio);
     return rc;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include <json-c/json.h>
+#include <openssl/x509.h>
 
 #include "verdict.h"
 
@@ -70,6 +71,9 @@ int tg_cert_group_record_needed(int64_t not_after, int64_t now);
  * several groups. */
 int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size_t cn_len, char *group,
                                  size_t group_len, int64_t *not_after);
+/* The same of a certificate already parsed (NULL reads as unreadable). */
+int tg_cert_group_of_x509(const X509 *cert, char *cn, size_t cn_len, char *group, size_t group_len,
+                          int64_t *not_after);
 
 /* ---------- the revocation records ----------
  * A ConfigMap's data in the signer's namespace: key tg_cert_group_key of

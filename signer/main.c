@@ -23,6 +23,7 @@
 #include "kube/json.h"
 #include "kube/whoami.h"
 #include "signer/binding_index.h"
+#include "signer/cert_facts.h"
 #include "signer/config.h"
 #include "signer/controller.h"
 #include "signer/events.h"
@@ -396,7 +397,7 @@ static int init_shared_state(signer_main *m)
     pthread_mutex_init(&m->signer.key_mu, NULL);
     pthread_mutex_init(&m->signer.rb_mu, NULL);
     if (!(m->signer.rb_known = json_object_new_object()) || !(m->signer.settled = tg_settled_new()) ||
-        !(m->signer.binding_index = tg_binding_index_new()) ||
+        !(m->signer.binding_index = tg_binding_index_new()) || !(m->signer.cert_memo = tg_cert_memo_new()) ||
         !(m->signer.q = tg_wq_new(NULL)) || !(m->metrics = tg_metrics_new()) ||
         !(m->signer.trial_pool = tg_remote_pool_new()))
         return -1;
@@ -491,6 +492,7 @@ static void shut_down(signer_main *m)
     json_object_put(s->rb_known);
     tg_binding_index_free(s->binding_index);
     tg_settled_free(s->settled);
+    tg_cert_memo_free(s->cert_memo);
     tg_remote_pool_free(s->remote_pool);
     tg_remote_pool_free(s->trial_pool);
     json_object_put(s->node_labels);

@@ -41,16 +41,19 @@ int tg_cert_key_is(const unsigned char *pem, size_t len, EVP_PKEY *key)
     return r;
 }
 
+int tg_cert_validity_x509(const X509 *x, time_t *not_before, time_t *not_after)
+{
+    if (x && asn1_to_time(X509_get0_notBefore(x), not_before) == 0 &&
+        asn1_to_time(X509_get0_notAfter(x), not_after) == 0 && *not_after > *not_before)
+        return 0;
+    return -1;
+}
+
 int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, time_t *not_after)
 {
     X509 *x = cert_parse(pem, len);
-    int r = -1;
+    int r = tg_cert_validity_x509(x, not_before, not_after);
 
-    if (!x)
-        return -1;
-    if (asn1_to_time(X509_get0_notBefore(x), not_before) == 0 &&
-        asn1_to_time(X509_get0_notAfter(x), not_after) == 0 && *not_after > *not_before)
-        r = 0;
     X509_free(x);
     return r;
 }

@@ -116,6 +116,9 @@ typedef struct tg_signer {
     /* What the reconcilers settled (settled.h): the watch events of their
      * own writes cost no GET. NULL: every event runs the full reconcile. */
     tg_settled *settled;
+    /* What the slice controller read of each certificate and CSR (cert_facts.h):
+     * each text is parsed once. NULL: parsed at every look. */
+    struct tg_cert_memo *cert_memo;
     /* metrics (thread-safe updates; NULL families are skipped) */
     tg_metric_family *m_reconciles;  /* {controller, result} */
     tg_metric_family *m_settled_skips; /* {controller} */

@@ -16,6 +16,7 @@
 #include "kube/json.h"
 #include "kube/tenant_json.h"
 #include "signer/approve_decide.h"
+#include "signer/cert_facts.h"
 #include "signer/csr_cert.h"
 #include "signer/renewal.h"
 #include "signer/slice_cert_group.h"
@@ -24,43 +25,19 @@
 
 /* ---------- the certificate ---------- */
 
-/* The public key of the slice's CSR (PEM text), or NULL. */
-static EVP_PKEY *request_key(const char *csr_b64)
+/* A certificate (base64 PEM) usable now: parses, certifies the slice's CSR
+ * key, not due. 1 with its renewal time in *renew_at, 0 otherwise. */
+static int cert_usable(slice_ctx *c, const char *b64, time_t *renew_at)
 {
-    char err[64];
-    size_t len = 0;
-    unsigned char *pem = tg_base64_decode(csr_b64, strlen(csr_b64), &len, err, sizeof(err));
-    EVP_PKEY *k = NULL;
-    X509_REQ *req = NULL;
-    BIO *b;
-
-    if (pem && len < (1u << 20) && (b = BIO_new_mem_buf(pem, (int)len))) {
-        if ((req = PEM_read_bio_X509_REQ(b, NULL, NULL, NULL)) && (k = X509_REQ_get0_pubkey(req)))
-            EVP_PKEY_up_ref(k);
-        X509_REQ_free(req);
-        BIO_free(b);
-    }
-    free(pem);
-    return k;
-}
-
-/* A certificate (base64 PEM) usable now: parses, certifies key, not due.
- * 1 with its renewal time in *renew_at, 0 otherwise. */
-static int cert_usable(const char *b64, EVP_PKEY *key, time_t *renew_at)
-{
-    char err[64];
-    size_t len = 0;
-    unsigned char *pem;
-    time_t nb, na;
+    tg_cert_facts f;
     int ok;
 
-    if (!b64 || !*b64 || !(pem = tg_base64_decode(b64, strlen(b64), &len, err, sizeof(err))))
+    if (!b64 || !*b64)
         return 0;
-    ok = tg_cert_validity(pem, len, &nb, &na) == 0 && tg_cert_key_is(pem, len, key) == 1 &&
-         !tg_renewal_due(nb, na, time(NULL));
+    tg_cert_facts_get(c->s->cert_memo, b64, c->csr_b64, &f);
+    ok = f.parses && f.certifies_csr_key == 1 && !tg_renewal_due(f.not_before, f.not_after, time(NULL));
     if (ok && renew_at)
-        *renew_at = tg_renewal_at(nb, na);
-    free(pem);
+        *renew_at = tg_renewal_at(f.not_before, f.not_after);
     return ok;
 }
 
@@ -273,8 +250,7 @@ static int new_csr(slice_ctx *c, const char *ref, const char *hash, const char *
  * the workers started, so after a restart it shows every CSR made before;
  * one this process made and the cache does not show yet is marked pending
  * in s->settled, so no second one is made meanwhile. */
-static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, int secret_exists,
-                          cert_result *cr)
+static int cert_from_csrs(slice_ctx *c, const char *secret_name, int secret_exists, cert_result *cr)
 {
     char hash[TG_REQUEST_HASH_LEN + 1], ref[600], pending[900], ours[256];
     slice_csr_look l;
@@ -313,7 +289,7 @@ static int cert_from_csrs(slice_ctx *c, EVP_PKEY *key, const char *secret_name, 
         tg_settled_forget(c->s->settled, pending);   /* the cache has caught up with our CSR */
     v.found = l.best.found;
     v.issued = l.certificate != NULL;
-    v.usable = v.issued && cert_usable(l.certificate, key, &renew_at);
+    v.usable = v.issued && cert_usable(c, l.certificate, &renew_at);
     v.decided = l.decided;
     v.age_s = l.best.found ? (int64_t)(time(NULL) - rc_parse_rfc3339(l.best.ts)) : 0;
     v.ours_unseen = marked && !l.saw_ours;
@@ -358,7 +334,6 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
     json_object *sec = NULL;
     unsigned char *stored = NULL;
     size_t stored_len = 0;
-    EVP_PKEY *key = NULL;
     time_t renew_at = 0;
     int exists = 0, rc = -1;
     long r;
@@ -383,7 +358,7 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
         json_object_put(sec);
         sec = NULL;
     }
-    if (!(key = request_key(c->csr_b64))) {
+    if (!tg_cert_memo_csr_parses(c->s->cert_memo, c->csr_b64)) {
         cert_deny(cr, tg_reason_name(TG_INVALID_CSR), "spec.csr does not parse");
         rc = 0;
         goto out;
@@ -396,19 +371,20 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
             goto out;
         }
         stored = rc_secret_data(sec, "certificate", &stored_len);
-        if (stored && cert_usable(tg_json_path_string(sec, "data", "certificate", NULL), key, &renew_at)) {
+        if (stored && cert_usable(c, tg_json_path_string(sec, "data", "certificate", NULL), &renew_at)) {
             cr->signed_b64 = strdup(tg_json_path_string(sec, "data", "certificate", NULL));
             cr->requeue_ms = (long)(renew_at - time(NULL) + 1) * 1000;
             rc = 0;
             goto out;
         }
     }
-    rc = cert_from_csrs(c, key, secret_name, exists, cr);
+    rc = cert_from_csrs(c, secret_name, exists, cr);
     if (rc == 0 && !cr->signed_b64 && !cr->denied && stored) {
         /* renewing: the current certificate stays published until expiry */
         const char *cur = tg_json_path_string(sec, "data", "certificate", NULL);
-        time_t nb, na;
-        if (tg_cert_validity(stored, stored_len, &nb, &na) == 0 && na > time(NULL))
+        tg_cert_facts f;
+        tg_cert_facts_get(c->s->cert_memo, cur, c->csr_b64, &f);
+        if (f.parses && f.not_after > time(NULL))
             cr->signed_b64 = strdup(cur);
     }
 out:
@@ -422,7 +398,6 @@ out:
     }
 
     free(stored);
-    EVP_PKEY_free(key);
     json_object_put(sec);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include "kube/base64.h"
 #include "kube/json.h"
 #include "signer/binding_index.h"
+#include "signer/cert_facts.h"
 #include "pki/keys.h"
 #include "signer/approve_decide.h"
 
@@ -36,6 +37,7 @@ void rt_signer_init(tg_signer *s)
     s->rb_cache = rt_cache(NULL, (const char *const[]){NULL});
     s->crb_cache = rt_cache(NULL, (const char *const[]){NULL});
     s->binding_index = tg_binding_index_new();
+    s->cert_memo = tg_cert_memo_new();
 }
 
 void rt_signer_clear(tg_signer *s)
@@ -49,6 +51,8 @@ void rt_signer_clear(tg_signer *s)
     }
     tg_settled_free(s->settled);
     tg_binding_index_free(s->binding_index);
+    tg_cert_memo_free(s->cert_memo);
+    s->cert_memo = NULL;
     json_object_put(s->rb_known);
     json_object_put(s->node_labels);
     json_object_put(s->slice_provider.defaults);

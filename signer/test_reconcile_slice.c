@@ -27,6 +27,7 @@
 #include "signer/slice_plan.h"
 #include "signer/slice_policy_memo.h"
 #include "signer/settled.h"
+#include "signer/cert_facts.h"
 #include "signer/test_reconcile_fixture.h"
 
 #define CONSUMER "cl-consumer"
@@ -548,6 +549,28 @@ static void test_stale_cache_runs_the_pass(void **state)
     settled_clear(&s, api);
 }
 
+/* The full pass again, on a slice whose certificate is published: its CSR
+ * and certificate were parsed by the first pass, and are not parsed again
+ * (cert_facts.h: those parses were a fifth of the signer's CPU in a burst). */
+static void test_later_passes_parse_nothing(void **state)
+{
+    world *w = *state;
+    tg_signer s;
+    tg_api *api = settled_world(w, &s);
+    unsigned long parses;
+
+    assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+    parses = tg_cert_memo_parses(s.cert_memo);
+    assert_true(parses > 0);
+    for (int i = 0; i < 3; i++) {
+        forget_writes(api);
+        assert_true(tg_reconcile_remote_slice(&s, api, NS, NAME) >= POSITIVE_MS);
+        assert_string_equal(rt_writes(api), "");
+    }
+    assert_int_equal(tg_cert_memo_parses(s.cert_memo), parses);
+    settled_clear(&s, api);
+}
+
 /* A status write that conflicts settles nothing: the next wake-up at the
  * same version runs the pass again, and it goes through. */
 static void test_conflict_settles_nothing(void **state)
@@ -1064,6 +1087,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deleting_slice_drops_its_quota, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_echo_of_own_write_is_skipped, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_stale_cache_runs_the_pass, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_later_passes_parse_nothing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_conflict_settles_nothing, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_new_csr_settles_both_views, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_policy_read_serves_slices_seen_before, world_setup, world_teardown),

@@ -1,0 +1,251 @@
+/* cert_facts.c - see cert_facts.h. */
+#include "signer/cert_facts.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "kube/base64.h"
+#include "signer/renewal.h"
+
+/* 2,048 entries of about 70 bytes, the names beside them only for
+ * certificates: enough for every slice a burst has between its CSR's first
+ * look and its certificate's last. */
+#define SLOTS 2048
+#define MAX_TEXT (1u << 20)
+
+typedef struct entry {
+    unsigned char digest[32];  /* SHA-256 of the texts; all zero: empty */
+    int is_cert;               /* a certificate's facts; else a CSR's "parses" */
+    int parses;
+    time_t not_before, not_after;
+    int certifies_csr_key, group_rc;
+    int64_t group_not_after;
+    char *cn, *group;          /* certificates only */
+} entry;
+
+struct tg_cert_memo {
+    pthread_mutex_t mu;
+    unsigned long parses;
+    entry slots[SLOTS];
+};
+
+tg_cert_memo *tg_cert_memo_new(void)
+{
+    tg_cert_memo *m = calloc(1, sizeof(*m));
+
+    if (m && pthread_mutex_init(&m->mu, NULL) != 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void entry_clear(entry *e)
+{
+    free(e->cn);
+    free(e->group);
+    memset(e, 0, sizeof(*e));
+}
+
+void tg_cert_memo_free(tg_cert_memo *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < SLOTS; i++)
+        entry_clear(&m->slots[i]);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+unsigned long tg_cert_memo_parses(tg_cert_memo *m)
+{
+    unsigned long n;
+
+    pthread_mutex_lock(&m->mu);
+    n = m->parses;
+    pthread_mutex_unlock(&m->mu);
+    return n;
+}
+
+/* SHA-256 of "kind\n" a "\n" b: a CSR's key is never a certificate's. */
+static int texts_digest(const char *kind, const char *a, const char *b, unsigned char out[32])
+{
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+             EVP_DigestUpdate(ctx, kind, strlen(kind) + 1) == 1 && EVP_DigestUpdate(ctx, a, strlen(a) + 1) == 1 &&
+             EVP_DigestUpdate(ctx, b ? b : "", b ? strlen(b) : 0) == 1 && EVP_DigestFinal_ex(ctx, out, NULL) == 1;
+
+    EVP_MD_CTX_free(ctx);
+    return ok ? 0 : -1;
+}
+
+static entry *slot_of(tg_cert_memo *m, const unsigned char digest[32])
+{
+    size_t i;
+
+    memcpy(&i, digest, sizeof(i));
+    return &m->slots[i % SLOTS];
+}
+
+/* The memo's entry for digest copied into *out: 1, or 0 when not there. */
+static int lookup(tg_cert_memo *m, const unsigned char digest[32], entry *out)
+{
+    entry *e;
+    int found;
+
+    pthread_mutex_lock(&m->mu);
+    e = slot_of(m, digest);
+    found = memcmp(e->digest, digest, 32) == 0;
+    if (found) {
+        *out = *e;
+        out->cn = e->cn ? strdup(e->cn) : NULL;
+        out->group = e->group ? strdup(e->group) : NULL;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return found;
+}
+
+/* Keep e (its strings are the memo's from now on). */
+static void store(tg_cert_memo *m, entry *e)
+{
+    entry *slot;
+
+    pthread_mutex_lock(&m->mu);
+    slot = slot_of(m, e->digest);
+    entry_clear(slot);
+    *slot = *e;
+    pthread_mutex_unlock(&m->mu);
+    e->cn = e->group = NULL;
+}
+
+static void count_parse(tg_cert_memo *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->parses++;
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* The PEM text inside base64, as a memory BIO (freed with its text). */
+static BIO *pem_bio(const char *b64, unsigned char **text)
+{
+    char err[64];
+    size_t len = 0;
+    BIO *b;
+
+    *text = b64 ? tg_base64_decode(b64, strlen(b64), &len, err, sizeof(err)) : NULL;
+    if (!*text || len == 0 || len >= MAX_TEXT || !(b = BIO_new_mem_buf(*text, (int)len))) {
+        free(*text);
+        *text = NULL;
+        return NULL;
+    }
+    return b;
+}
+
+static EVP_PKEY *csr_key(const char *csr_b64)
+{
+    unsigned char *text;
+    BIO *b = pem_bio(csr_b64, &text);
+    X509_REQ *req = b ? PEM_read_bio_X509_REQ(b, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *k = req ? X509_REQ_get0_pubkey(req) : NULL;
+
+    if (k)
+        EVP_PKEY_up_ref(k);
+    X509_REQ_free(req);
+    BIO_free(b);
+    free(text);
+    ERR_clear_error();
+    return k;
+}
+
+static X509 *cert_of(const char *cert_b64)
+{
+    unsigned char *text;
+    BIO *b = pem_bio(cert_b64, &text);
+    X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+
+    BIO_free(b);
+    free(text);
+    ERR_clear_error();
+    return x;
+}
+
+int tg_cert_memo_csr_parses(tg_cert_memo *m, const char *csr_b64)
+{
+    unsigned char digest[32];
+    entry e = {.is_cert = 0};
+    EVP_PKEY *k;
+    int keep = m && csr_b64 && texts_digest("csr", csr_b64, NULL, digest) == 0;
+
+    if (keep && lookup(m, digest, &e) && !e.is_cert)
+        return e.parses;
+    entry_clear(&e);
+    k = csr_b64 ? csr_key(csr_b64) : NULL;
+    count_parse(m);
+    e.parses = k != NULL;
+    EVP_PKEY_free(k);
+    if (keep) {
+        memcpy(e.digest, digest, 32);
+        store(m, &e);
+    }
+    return e.parses;
+}
+
+/* Parse both texts and read what the slice controller needs. */
+static void facts_parse(const char *cert_b64, const char *csr_b64, entry *e)
+{
+    char cn[sizeof(((tg_cert_facts *)0)->cn)], group[TG_CERT_GROUP_MAX];
+    X509 *x = cert_of(cert_b64);
+    EVP_PKEY *want = csr_b64 ? csr_key(csr_b64) : NULL, *have = x ? X509_get0_pubkey(x) : NULL;
+
+    e->is_cert = 1;
+    e->parses = tg_cert_validity_x509(x, &e->not_before, &e->not_after) == 0;
+    e->certifies_csr_key = !want ? -1 : have && EVP_PKEY_eq(have, want) == 1 ? 1 : 0;
+    e->group_rc = tg_cert_group_of_x509(x, cn, sizeof(cn), group, sizeof(group), &e->group_not_after);
+    e->cn = strdup(cn);
+    e->group = strdup(group);
+    EVP_PKEY_free(want);
+    X509_free(x);
+}
+
+static void facts_out(const entry *e, tg_cert_facts *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->parses = e->parses;
+    out->not_before = e->not_before;
+    out->not_after = e->not_after;
+    out->certifies_csr_key = e->certifies_csr_key;
+    out->group_rc = e->group_rc;
+    out->group_not_after = e->group_not_after;
+    snprintf(out->cn, sizeof(out->cn), "%s", e->cn ? e->cn : "");
+    snprintf(out->group, sizeof(out->group), "%s", e->group ? e->group : "");
+}
+
+void tg_cert_facts_get(tg_cert_memo *m, const char *cert_b64, const char *csr_b64, tg_cert_facts *out)
+{
+    unsigned char digest[32];
+    entry e = {.is_cert = 1};
+    int keep = m && cert_b64 && texts_digest("certificate", cert_b64, csr_b64, digest) == 0;
+
+    if (keep && lookup(m, digest, &e) && e.is_cert) {
+        facts_out(&e, out);
+        entry_clear(&e);
+        return;
+    }
+    entry_clear(&e);
+    facts_parse(cert_b64, csr_b64, &e);
+    count_parse(m);
+    facts_out(&e, out);
+    if (keep) {
+        memcpy(e.digest, digest, 32);
+        store(m, &e);
+    }
+    entry_clear(&e);
+}
