@@ -42,8 +42,8 @@ void tg_cert_facts_get(tg_cert_memo *m, const char *cert_b64, const char *csr_b6
 /* 1 when csr_b64 (base64 of a PEM CSR) parses with a public key, else 0. */
 int tg_cert_memo_csr_parses(tg_cert_memo *m, const char *csr_b64);
 
-/* How many texts the memo has parsed: a test's proof that a second look
- * costs no parse. */
+/* How many looks the memo answered by parsing (a certificate's facts parse
+ * it and its CSR: one look): a test's proof that a second look parses nothing. */
 unsigned long tg_cert_memo_parses(tg_cert_memo *m);
 
 #endif
