@@ -14,6 +14,7 @@ otherwise, and keeps every file it writes inside the cluster's state directory, 
 import base64
 import json
 import os
+import random
 import shlex
 import signal
 import socket
@@ -307,11 +308,40 @@ def _finalized(cluster, ns):
     return ", ".join(held) or "no finalizer of the kinds looked at"
 
 
+_given_ports = []
+
+
+def _ephemeral_low():
+    try:
+        return int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port():
-    """A TCP port that was free on 127.0.0.1 a moment ago (bind to 0)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port that was free on 127.0.0.1 a moment ago, picked at random below the
+    ephemeral range (net.ipv4.ip_local_port_range) when there is room, as e2e/cluster's
+    free_ports: the kernel hands ephemeral ports to every outgoing connection, so one from
+    there (what bind to 0 gives) can become some connection's source port before our daemon
+    binds it ("Address already in use"). Not one of the last 64 this process gave."""
+    lo = _ephemeral_low()
+    for _ in range(2000 if lo > 10000 else 0):
+        port = random.randrange(10000, lo)
+        if port in _given_ports:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        break
+    else:                        # no room below the ephemeral range
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    _given_ports.append(port)
+    del _given_ports[:-64]
+    return port
 
 
 def mint_serving_cert(directory, ips=("127.0.0.1",), dns=(), cn=None):
