@@ -9,8 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/pem.h>
-
 #include "common/log.h"
 #include "kube/base64.h"
 #include "kube/json.h"
@@ -332,8 +330,7 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
 {
     char secret_name[300], path[1024];
     json_object *sec = NULL;
-    unsigned char *stored = NULL;
-    size_t stored_len = 0;
+    const char *stored = NULL;   /* the cache Secret's certificate (base64 PEM) */
     time_t renew_at = 0;
     int exists = 0, rc = -1;
     long r;
@@ -370,9 +367,9 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
             rc = 0;
             goto out;
         }
-        stored = rc_secret_data(sec, "certificate", &stored_len);
-        if (stored && cert_usable(c, tg_json_path_string(sec, "data", "certificate", NULL), &renew_at)) {
-            cr->signed_b64 = strdup(tg_json_path_string(sec, "data", "certificate", NULL));
+        stored = tg_json_path_string(sec, "data", "certificate", NULL);
+        if (cert_usable(c, stored, &renew_at)) {
+            cr->signed_b64 = strdup(stored);
             cr->requeue_ms = (long)(renew_at - time(NULL) + 1) * 1000;
             rc = 0;
             goto out;
@@ -381,11 +378,10 @@ int rs_slice_certificate(slice_ctx *c, cert_result *cr)
     rc = cert_from_csrs(c, secret_name, exists, cr);
     if (rc == 0 && !cr->signed_b64 && !cr->denied && stored) {
         /* renewing: the current certificate stays published until expiry */
-        const char *cur = tg_json_path_string(sec, "data", "certificate", NULL);
         tg_cert_facts f;
-        tg_cert_facts_get(c->s->cert_memo, cur, c->csr_b64, &f);
+        tg_cert_facts_get(c->s->cert_memo, stored, c->csr_b64, &f);
         if (f.parses && f.not_after > time(NULL))
-            cr->signed_b64 = strdup(cur);
+            cr->signed_b64 = strdup(stored);
     }
 out:
     /* every pass, cached or new: a revocable certificate's rights (slice_cert_group.h) */
@@ -397,7 +393,6 @@ out:
             cr->requeue_ms = CACHE_LAG_MS * 5;
     }
 
-    free(stored);
     json_object_put(sec);
     return rc;
 }
