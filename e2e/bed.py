@@ -323,10 +323,13 @@ def free_port():
     ephemeral range (net.ipv4.ip_local_port_range) when there is room, as e2e/cluster's
     free_ports: the kernel hands ephemeral ports to every outgoing connection, so one from
     there (what bind to 0 gives) can become some connection's source port before our daemon
-    binds it ("Address already in use"). Not one of the last 64 this process gave."""
+    binds it ("Address already in use"). Only the upper half of that room: the lower half is
+    e2e/cluster's, so a cluster started after this call never picks the same port. Not one of
+    the last 64 this process gave."""
     lo = _ephemeral_low()
-    for _ in range(2000 if lo > 10000 else 0):
-        port = random.randrange(10000, lo)
+    mid = 10000 + max(lo - 10000, 0) // 2
+    for _ in range(2000 if lo - mid > 100 else 0):
+        port = random.randrange(mid, lo)
         if port in _given_ports:
             continue
         with socket.socket() as s:
