@@ -94,6 +94,8 @@ typedef struct tg_controller_desc {
     const char *side;                 /* "provider" or "consumer" */
     tg_scope_rule scope;
     int wake_at_start;                /* queue "<prefix>/<its namespace>/<scope.name>" once synced */
+    int finishes;                     /* its keys finish what another controller's pass started (a CSR
+                                       * waiting for its decision): queued first (tg_wq_add_first) */
     tg_subscription subs[TG_MAX_SUBSCRIPTIONS];
     int nsubs;
     /* kind: the key's prefix (the replicator's kinds differ) */

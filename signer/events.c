@@ -136,7 +136,11 @@ void tg_key_emit(tg_key_sink *sink, const char *prefix, const char *ns, const ch
      * under the key itself, must not turn the pass into a skip. */
     if (sink->wake && e->s->settled)
         tg_settled_forget(e->s->settled, key);
-    tg_wq_add(e->s->q, key, tg_wq_now_ms());
+    /* Either way the key finishes work a pass started: before new work. */
+    if (sink->wake || d->finishes)
+        tg_wq_add_first(e->s->q, key, tg_wq_now_ms());
+    else
+        tg_wq_add(e->s->q, key, tg_wq_now_ms());
 }
 
 /* d's own object against d's rule, with the facts of its namespace. */

@@ -550,6 +550,7 @@ const tg_controller_desc tg_ctl_approver = {
               .acts_on = "CSRs labelled liqo.io/remote-tenant-csr=true (each judged against the Tenant or "
                          "ResourceSlice it names)",
               .writes = "the CSR's approval"},
+    .finishes = 1,
     .subs = {{TG_INF_CSRS, 1, map_approve}, {TG_INF_ROLEBINDINGS, 0, map_binding},
              {TG_INF_CLUSTERROLEBINDINGS, 0, map_binding}}, .nsubs = 3,
     .reconcile = reconcile_csr_key,
@@ -571,6 +572,7 @@ const tg_controller_desc tg_ctl_own_signer = {
               .acts_on = "approved CSRs labelled liqo.io/remote-tenant-csr=true for signerName "
                          "tenantgate.io/identity (with --ca-cert)",
               .writes = "the CSR's status.certificate"},
+    .finishes = 1,
     .subs = {{TG_INF_CSRS, 1, map_sign}}, .nsubs = 1,
     .reconcile = reconcile_csr_key,   /* signs what is approved for the own signer, and nothing else */
 };

@@ -205,6 +205,55 @@ static void test_delayed_keys_come_out_by_time(void **state)
     tg_wq_free(q);
 }
 
+/* Work that finishes what was started goes before new work, without starving it. */
+static void test_first_line(void **state)
+{
+    tg_workqueue *q = tg_wq_new(NULL);
+    char k[TG_WQ_KEY_MAX], want[16];
+    int i, n_first = 0, n_new = 0;
+
+    tg_wq_add(q, "new-1", 0);
+    tg_wq_add(q, "new-2", 0);
+    tg_wq_add_first(q, "csr-1", 0);
+    tg_wq_add_first(q, "new-2", 0);       /* queued in the other line: moves up */
+    assert_int_equal(tg_wq_len(q), 3);
+    const char *order[] = {"csr-1", "new-2", "new-1"};
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(tg_wq_get(q, 0, k), 1);
+        assert_string_equal(k, order[i]);
+    }
+    /* re-added first while in flight: first once done */
+    tg_wq_add(q, "new-3", 1);
+    tg_wq_add_first(q, "new-1", 1);
+    tg_wq_done(q, "new-1", 2);
+    assert_int_equal(tg_wq_get(q, 2, k), 1);
+    assert_string_equal(k, "new-1");
+    assert_int_equal(tg_wq_get(q, 2, k), 1);
+    assert_string_equal(k, "new-3");
+    const char *held[] = {"csr-1", "new-2", "new-1", "new-3"};
+    for (i = 0; i < 4; i++)
+        tg_wq_done(q, held[i], 3);
+    assert_int_equal(tg_wq_len(q), 0);
+
+    /* 20 first and 2 new: one new key after each TG_WQ_FIRST_RUN first ones */
+    tg_wq_add(q, "n0", 4);
+    tg_wq_add(q, "n1", 4);
+    for (i = 0; i < 20; i++) {
+        snprintf(want, sizeof(want), "f%d", i);
+        tg_wq_add_first(q, want, 4);
+    }
+    for (i = 0; i < 22; i++) {
+        assert_int_equal(tg_wq_get(q, 5, k), 1);
+        if (i == TG_WQ_FIRST_RUN || i == 2 * TG_WQ_FIRST_RUN + 1) {
+            snprintf(want, sizeof(want), "n%d", n_new++);
+        } else {
+            snprintf(want, sizeof(want), "f%d", n_first++);
+        }
+        assert_string_equal(k, want);
+    }
+    tg_wq_free(q);
+}
+
 static void test_get_wait_and_shutdown(void **state)
 {
     tg_workqueue *q = tg_wq_new(NULL);
@@ -235,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_token_bucket),
         cmocka_unit_test(test_bad_keys),
         cmocka_unit_test(test_delayed_keys_come_out_by_time),
+        cmocka_unit_test(test_first_line),
         cmocka_unit_test(test_get_wait_and_shutdown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

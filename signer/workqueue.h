@@ -11,6 +11,15 @@
  * and an overall token bucket (qps, burst). tg_wq_forget resets the key's
  * failures after a success.
  *
+ * Two ready lines: keys added with tg_wq_add_first (work that finishes what a
+ * pass started: a CSR waiting for its decision, a key woken because what it
+ * waits on changed) are taken before keys added with tg_wq_add (work that
+ * starts more). A burst of 10,000 Tenants in one line made every Tenant's CSR
+ * wait behind every other Tenant's first pass, and what those passes keep for
+ * their next one (api.h) piled up and expired unread. One key in
+ * TG_WQ_FIRST_RUN + 1 comes from the other line when both wait, so new work
+ * is never starved.
+ *
  * The clock is passed in (milliseconds, monotonic) so the logic is testable;
  * every function takes the queue's mutex, so any thread may call them.
  * tg_wq_get_wait blocks until a key is ready or the queue is shut down. */
@@ -21,6 +30,7 @@
 #include <stdint.h>
 
 #define TG_WQ_KEY_MAX 320
+#define TG_WQ_FIRST_RUN 8
 
 typedef struct tg_workqueue tg_workqueue;
 
@@ -38,6 +48,10 @@ void tg_wq_free(tg_workqueue *q);
 /* Queue key now (deduplicated; a delayed key is made ready now). Returns 0,
  * or -1 for an empty/too long key or out of memory. */
 int tg_wq_add(tg_workqueue *q, const char *key, uint64_t now_ms);
+
+/* As tg_wq_add, in the line taken first (a key already queued in the other
+ * line moves; one in flight is queued first once done). */
+int tg_wq_add_first(tg_workqueue *q, const char *key, uint64_t now_ms);
 
 /* Queue key at now + delay_ms (an earlier pending time wins). */
 int tg_wq_add_after(tg_workqueue *q, const char *key, uint64_t delay_ms, uint64_t now_ms);
