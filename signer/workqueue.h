@@ -65,7 +65,7 @@ void tg_wq_forget(tg_workqueue *q, const char *key);
 /* Failures counted for key since the last forget. */
 unsigned tg_wq_failures(tg_workqueue *q, const char *key);
 
-/* Take a ready key (oldest first) into out and mark it in flight. Returns 1,
+/* Take a ready key (oldest first, in its line) into out and mark it in flight. Returns 1,
  * or 0 when none is ready now. */
 int tg_wq_get(tg_workqueue *q, uint64_t now_ms, char out[TG_WQ_KEY_MAX]);
 
