@@ -318,6 +318,14 @@ def _ephemeral_low():
         return 32768
 
 
+def port_halves():
+    """(e2e/cluster's ports, free_port's): the two halves of the room between 10000 and the
+    ephemeral range, as e2e/cluster's free_ports splits it."""
+    lo = _ephemeral_low()
+    mid = 10000 + max(lo - 10000, 0) // 2
+    return range(10000, mid), range(mid, max(lo, mid))
+
+
 def free_port():
     """A TCP port that was free on 127.0.0.1 a moment ago, picked at random below the
     ephemeral range (net.ipv4.ip_local_port_range) when there is room, as e2e/cluster's
@@ -326,10 +334,9 @@ def free_port():
     binds it ("Address already in use"). Only the upper half of that room: the lower half is
     e2e/cluster's, so a cluster started after this call never picks the same port. Not one of
     the last 64 this process gave."""
-    lo = _ephemeral_low()
-    mid = 10000 + max(lo - 10000, 0) // 2
-    for _ in range(2000 if lo - mid > 100 else 0):
-        port = random.randrange(mid, lo)
+    ours = port_halves()[1]
+    for _ in range(2000 if len(ours) > 100 else 0):
+        port = random.choice(ours)
         if port in _given_ports:
             continue
         with socket.socket() as s:

@@ -27,8 +27,8 @@ import uuid
 import pytest
 import yaml
 
-from bed import (RUN_TAG, Cluster, _ephemeral_low, cluster_tool, free_port, mint_serving_cert,
-                 openssl, wait_for)
+from bed import (RUN_TAG, Cluster, cluster_tool, free_port, mint_serving_cert, openssl,
+                 port_halves, wait_for)
 
 GROUP = "authentication.liqo.io"
 WEBHOOK_CONFIGS = ("validatingwebhookconfiguration", "mutatingwebhookconfiguration")
@@ -618,12 +618,12 @@ def test_ports_a_test_holds_are_never_a_clusters_pick(provider, consumer):
     """A test picks ports (the demo's metrics ports, say) before the clusters it starts pick
     theirs; the two pickers share no port because they draw from the two halves of the room
     below the ephemeral range (CI once lost four tests to a demo port a cluster had taken)."""
-    mid = 10000 + (_ephemeral_low() - 10000) // 2
+    clusters, tests = port_halves()
     picks = [free_port() for _ in range(200)]
-    assert all(mid <= p < _ephemeral_low() for p in picks), (mid, sorted(picks)[:5])
+    assert all(p in tests for p in picks), (tests, sorted(picks)[:5])
     for cluster in (provider, consumer):
         port = int(cluster.server.rsplit(":", 1)[1])
-        assert 10000 <= port < mid, (cluster.name, port, mid)
+        assert port in clusters, (cluster.name, port, clusters)
 
 
 # --- the host_process fixture other test files rely on -------------------------------------

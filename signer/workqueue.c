@@ -1,6 +1,7 @@
 /* workqueue.c - see workqueue.h. Keys live in a chained hash table; queued
- * keys also sit on one of two FIFO lists (first, then the rest), delayed keys in a binary min-heap on their
- * ready time (client-go's delaying queue keeps one too): a burst leaves tens
+ * keys also sit on one of two FIFO lists (the first line, then the rest),
+ * delayed keys in a binary min-heap on their ready time (client-go's
+ * delaying queue keeps one too): a burst leaves tens
  * of thousands of keys waiting out their backoff, and a list scanned on every
  * get, under the queue's mutex, cost a tenth of the signer's CPU at 1,000
  * slices. An entry is freed once it is idle and has no failures left to
@@ -292,10 +293,10 @@ static int add_locked(tg_workqueue *q, const char *key, uint64_t at, uint64_t no
         break;
     }
     it->ready_at = at;
-    it->first = 0;
     /* Out of memory for the heap: sooner rather than never. */
     if (at > now && heap_push(q, it) == 0) {
         it->state = WQ_DELAYED;
+        it->first = 0;   /* a delayed key comes back in the other line */
     } else {
         it->state = WQ_QUEUED;
         it->first = first;
