@@ -349,3 +349,52 @@ def test_renewed_slice_certificate_reaches_the_consumers_kubeconfig(provider, co
     finally:
         provider_signer.stop()
         provider_signer.start()
+
+
+# --- what a consumer's own writes may wake (docs/threat-model.md) ---------------------------
+
+def controlplane_kubeconfig(consumer, tmp_path):
+    """The consumer's ControlPlane kubeconfig for the provider (its Identity's Secret), as a file."""
+    ident = consumer.get_json("identity", f"controlplane-{PROVIDER_ID}", "-n", CNS)
+    secret = consumer.get_json("secret", ident["status"]["kubeconfigSecretRef"]["name"], "-n", CNS)
+    path = tmp_path / "controlplane.kubeconfig"
+    path.write_bytes(base64.b64decode(secret["data"]["kubeconfig"]))
+    return path
+
+
+def tenant_reconciles(signer):
+    return sum(v for (name, labels), v in signer.metrics().items()
+               if name == "tenantgate_signer_reconciles_total" and ("controller", "tenant") in labels)
+
+
+def _renews(names_and_origins):
+    return {"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": f"{GROUP}/v1beta1", "kind": "Renew",
+         "metadata": {"name": name, "namespace": PNS,
+                      "labels": {"liqo.io/replicated": "true", "liqo.io/originID": origin}},
+         "spec": {"consumerClusterID": CONSUMER_ID, "identityType": "ControlPlane"}}
+        for name, origin in names_and_origins]}
+
+
+def test_a_consumers_renews_wake_only_its_own_tenant(provider, consumer, provider_signer, peered, tmp_path):
+    """The consumer's ControlPlane identity may write Renews, labels included, in its tenant
+    namespace on the provider. A Renew wakes the Tenant its liqo.io/originID names, and a
+    wake-up is queued ahead of new work (signer/workqueue.c): only the id the namespace's name
+    fixes counts, so 40 Renews naming other ids, made with the consumer's own certificate,
+    reconcile no Tenant, and one naming the consumer still wakes its own."""
+    kc = controlplane_kubeconfig(consumer, tmp_path)
+    assert whoami(provider, kc)["username"] == CONSUMER_ID
+    forged = [(f"forged-{i}", f"cl-forged-{i}") for i in range(40)]
+    before = tenant_reconciles(provider_signer)
+    try:
+        provider.kubectl("create", "-f", "-", input=json.dumps(_renews(forged)), kubeconfig=kc)
+        time.sleep(3)       # the 40 events reach the signer well within this
+        woken = tenant_reconciles(provider_signer) - before
+        assert woken < 10, f"{woken} Tenant reconciles after 40 Renews naming other ids"
+        before = tenant_reconciles(provider_signer)
+        provider.kubectl("create", "-f", "-", input=json.dumps(_renews([("own", CONSUMER_ID)])), kubeconfig=kc)
+        wait_for(lambda: tenant_reconciles(provider_signer) > before, timeout=10,
+                 what="the consumer's own Tenant woken by its Renew")
+    finally:
+        provider.kubectl("delete", f"renews.{GROUP}", "-n", PNS, "--ignore-not-found",
+                         *[n for n, _ in forged], "own", check=False)

@@ -20,6 +20,7 @@
 #include "pki/signature.h"
 #include "signer/approve_decide.h"
 #include "signer/csr_cert.h"
+#include "signer/events.h"
 #include "signer/renewal.h"
 #include "signer/tenant_csrs.h"
 #include "signer/tenant_finalizer.h"
@@ -505,11 +506,19 @@ static void map_nonce_to_tenants(const tg_event *ev, tg_key_sink *sink)
 
 /* A deleted Tenant keeps its bindings while its consumer's replicated Renews
  * are left (finalize_tenant): one going (or coming) wakes the Tenant named
- * by its origin, so the deletion ends at once, not at the next look. */
+ * by its origin, so the deletion ends at once, not at the next look. The
+ * consumer writes its Renews' labels, so only the origin the namespace's name
+ * fixes (liqo-tenant-<id>) wakes anything: any other would queue a key of the
+ * consumer's choosing ahead of new work (signer/workqueue.c, the first line). */
 static void map_renew_to_tenant(const tg_event *ev, tg_key_sink *sink)
 {
-    tg_key_emit(sink, "tenant", tg_json_path_string(ev->obj, "metadata", "namespace", NULL),
-                tg_json_path_string(ev->obj, "metadata", "labels", "liqo.io/originID", NULL));
+    const char *ns = tg_json_path_string(ev->obj, "metadata", "namespace", NULL);
+    const char *origin = tg_json_path_string(ev->obj, "metadata", "labels", "liqo.io/originID", NULL);
+    char cid[256];
+    tg_ns_facts f = tg_ns_facts_lookup(ev->s, ns, cid, sizeof(cid));
+
+    if (origin && f.tenant && f.cluster_id && strcmp(origin, f.cluster_id) == 0)
+        tg_key_emit(sink, "tenant", ns, origin);
 }
 
 static long reconcile_key(tg_signer *s, tg_api *api, const char *kind, const char *ns, const char *name)

@@ -223,6 +223,36 @@ static void test_rows(void **state)
     }
 }
 
+/* A wake-up from an object the consumer writes names only the namespace's own
+ * peer: Renews in liqo-tenant-cl-p with any other liqo.io/originID would queue
+ * Tenant keys of the consumer's choosing ahead of new work. */
+static void test_wakeups_name_the_namespaces_peer(void **state)
+{
+    static const struct {
+        const char *origin;
+        const char *want;             /* the Tenant key queued, or NULL */
+    } wake_rows[] = {
+        {PEER, "tenant/" TENANT_NS "/" PEER},
+        {"cl-q", NULL},
+        {"", NULL},
+    };
+    fixture *f = *state;
+    char text[512];
+    int n;
+
+    f->s.controllers = TG_CTL_ALL;
+    for (size_t i = 0; i < sizeof(wake_rows) / sizeof(wake_rows[0]); i++) {
+        snprintf(text, sizeof(text),
+                 "{\"metadata\":{\"namespace\":\"" TENANT_NS "\",\"name\":\"r%zu\",\"labels\":"
+                 "{\"liqo.io/replicated\":\"true\",\"liqo.io/originID\":\"%s\"}}}", i, wake_rows[i].origin);
+        print_message("Renew with originID '%s' -> %s\n", wake_rows[i].origin,
+                      wake_rows[i].want ? wake_rows[i].want : "no Tenant key");
+        add_event(f, TG_INF_REMOTE_RENEWS, text);
+        assert_int_equal(drain(&f->s, &tg_ctl_tenant, wake_rows[i].want, &n), wake_rows[i].want != NULL);
+        assert_int_equal(n, wake_rows[i].want != NULL);
+    }
+}
+
 static void test_informerless_keys(void **state)
 {
     fixture *f = *state;
@@ -409,6 +439,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rows),
+        cmocka_unit_test(test_wakeups_name_the_namespaces_peer),
         cmocka_unit_test(test_informerless_keys),
         cmocka_unit_test(test_replicator_watch),
         cmocka_unit_test(test_every_controller_has_a_row),
