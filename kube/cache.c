@@ -280,6 +280,17 @@ int tg_cache_index_metadata(tg_cache *c, unsigned which)
     return rc;
 }
 
+int tg_cache_indexed(tg_cache *c, unsigned which)
+{
+    int on;
+
+    pthread_rwlock_rdlock(&c->lock);
+    on = (!(which & TG_CACHE_BY_NAMESPACE) || c->index[IDX_NAMESPACE]) &&
+         (!(which & TG_CACHE_BY_NAME) || c->index[IDX_NAME]);
+    pthread_rwlock_unlock(&c->lock);
+    return on;
+}
+
 /* How the keep paths treat member `name` of the object at dotted `pre`
  * (pre_len 0: the top): 2 keep it whole, 1 keep part of it, 0 drop it. */
 static int keep_member(char *const *keep, const char *pre, size_t pre_len, const char *name)

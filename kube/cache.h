@@ -79,6 +79,9 @@ int tg_cache_shrink_field(tg_cache *c, const char *path, char *(*shrink)(const c
 #define TG_CACHE_BY_NAMESPACE 0x1u
 #define TG_CACHE_BY_NAME 0x2u
 int tg_cache_index_metadata(tg_cache *c, unsigned which);
+/* 1 when the cache indexes by every flag of which, else 0: a reader that
+ * would take an empty bucket for "none there" checks first. */
+int tg_cache_indexed(tg_cache *c, unsigned which);
 
 /* Keep, beside every object, what digest(obj) makes of it (a malloc'd
  * struct of the few fields a hot reader needs, or NULL), freed with

@@ -40,6 +40,11 @@ static const char *const keep_tenant_slice[] = {"spec", "status.resources", "sta
 /* What tg_binding_owner_of reads of a binding besides its metadata (labels
  * included): a binding with many subjects costs only their kinds and names. */
 static const char *const keep_binding[] = {"subjects.kind", "subjects.name", "roleRef.kind", "roleRef.name", NULL};
+/* A RoleBinding's annotations too: the Tenant controller prunes from this
+ * cache (tenant_rbac.c), and a revocable consumer's binding says in one that
+ * it lists per-certificate groups. Indexed by namespace for that reader. */
+static const char *const keep_rolebinding[] = {"subjects.kind", "subjects.name", "roleRef.kind", "roleRef.name",
+                                               "metadata.annotations", NULL};
 
 /* The metadata each provider cache's readers look at beside the name,
  * namespace, resourceVersion and deletionTimestamp (tg_cache_keep_metadata):
@@ -109,8 +114,8 @@ const tg_informer_desc tg_informer_descs[TG_INF_COUNT] = {
     /* Every one, in any namespace: a binding anywhere that names a cluster id
      * or slice user grants it (NameBound, binding_index.h). */
     [TG_INF_ROLEBINDINGS] = {.name = "rolebinding", .path = "/apis/rbac.authorization.k8s.io/v1/rolebindings",
-                             .keep_fields = keep_binding, .keep_metadata = meta_labels,
-                             .cache_offset = IN_SIGNER(rb_cache)},
+                             .keep_fields = keep_rolebinding, .keep_metadata = meta_labels,
+                             .index_metadata = TG_CACHE_BY_NAMESPACE, .cache_offset = IN_SIGNER(rb_cache)},
     [TG_INF_CLUSTERROLEBINDINGS] = {.name = "clusterrolebinding", .keep_metadata = meta_labels,
                                     .path = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
                                     .keep_fields = keep_binding, .cache_offset = IN_SIGNER(crb_cache)},

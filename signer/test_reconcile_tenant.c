@@ -398,6 +398,77 @@ static void test_liqo_roles_are_bound(void **state)
     fake_api_free(api);
 }
 
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The lines of text sorted, as one string (malloc'd): writes whose order
+ * does not matter (the DELETEs of a prune follow the cache's or the list's). */
+static char *sorted_lines(const char *text)
+{
+    char *copy = strdup(text), *lines[32], *out, *save = NULL;
+    size_t n = 0;
+
+    assert_non_null(copy);
+    for (char *l = strtok_r(copy, "\n", &save); l && n < 32; l = strtok_r(NULL, "\n", &save))
+        lines[n++] = l;
+    qsort(lines, n, sizeof(lines[0]), by_text);
+    assert_non_null(out = calloc(1, strlen(text) + 2));
+    for (size_t i = 0; i < n; i++) {
+        strcat(out, lines[i]);
+        strcat(out, "\n");
+    }
+    free(copy);
+    return out;
+}
+
+/* The RoleBinding informer's cache (synced, by namespace, as main.c makes
+ * it) answers the pruning: the same writes as with the LIST, one GET fewer.
+ * A revocable consumer's binding of a role no longer bound is known as ours
+ * by its annotation, which that cache keeps. */
+#define RB_OLD_GROUPS RBS "/liqo-binding-old-role"
+static void test_prune_reads_the_binding_cache(void **state)
+{
+    static const char *const paths[] = {RB_LEGACY, RB_LIQO, RBS "/liqo-binding-someone", RB_OLD_GROUPS};
+    const char *items[5] = {NULL};
+    size_t listed_gets = 0;
+    char *got, *want;
+    tg_signer s;
+    tg_api *api;
+
+    (void)state;
+    for (int cached = 0; cached < 2; cached++) {
+        api = liqo_setting(&s, T_FINALIZED);
+        put_binding(api, RB_LIQO, "cl01", "liqo-remote-controlplane");
+        fake_api_put(api, RB_OLD_GROUPS, "{\"metadata\":{\"name\":\"liqo-binding-old-role\",\"namespace\":\"" NS
+                     "\",\"labels\":{\"" TG_LABEL_REMOTE_CLUSTER_ID "\":\"cl01\"},\"annotations\":{\""
+                     TG_ANNOTATION_CERT_GROUPS "\":\"[]\"}},\"subjects\":[{\"kind\":\"Group\",\"name\":\""
+                     TG_CERT_GROUP_PREFIX "cl01:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}],\"roleRef\":{\"kind\":"
+                     "\"ClusterRole\",\"name\":\"old-role\"}}");
+        if (cached) {
+            for (size_t i = 0; i < 4; i++)
+                items[i] = json_object_to_json_string(fake_api_object(api, paths[i]));
+            tg_cache_free(s.rb_cache);
+            s.rb_cache = rt_cache_as(TG_INF_ROLEBINDINGS, items);
+        }
+        assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
+        got = sorted_lines(rt_writes(api));
+        want = sorted_lines("POST " RBS " 201\nPOST " RBS " 201\nDELETE " RB_LEGACY " 200\nDELETE " RB_LIQO
+                            " 200\nDELETE " RB_OLD_GROUPS " 200\nPOST " CRBS " 201\n");
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+        assert_non_null(fake_api_object(api, RBS "/liqo-binding-someone"));
+        if (!cached)
+            listed_gets = fake_api_ngets(api);
+        else
+            assert_int_equal(fake_api_ngets(api), listed_gets - 1);
+        rt_signer_clear(&s);
+        fake_api_free(api);
+    }
+}
+
 /* A role no longer labelled loses its binding at the next check. */
 static void test_unlabelled_role_is_unbound(void **state)
 {
@@ -773,6 +844,7 @@ int main(void)
         cmocka_unit_test(test_roles_listed_once_for_a_burst),
         cmocka_unit_test(test_other_version_is_read_live),
         cmocka_unit_test(test_liqo_roles_are_bound),
+        cmocka_unit_test(test_prune_reads_the_binding_cache),
         cmocka_unit_test(test_unlabelled_role_is_unbound),
         cmocka_unit_test(test_deletion_leaves_no_binding),
         cmocka_unit_test(test_deletion_waits_for_the_consumers_replicas),
