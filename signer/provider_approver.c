@@ -422,8 +422,11 @@ static void add_condition(json_object *csr, const tg_approve_decision *d)
     json_object_array_add(conds, c);
 }
 
-/* The decision written: its metric, log line and Events. A denial is news on
- * the Tenant or slice; an approval reaches it as IdentityIssued. */
+/* The decision written: its metric, log line and, for a denial, Events on
+ * the CSR and on the Tenant or slice. An approval's reason and message are
+ * in the CSR's Approved condition, as Kubernetes' own approver leaves them
+ * (no Event), and reach the Tenant as IdentityIssued: an Event a CSR would
+ * be one POST more a Tenant and a slice, in bursts of thousands. */
 static void report_decision(tg_signer *s, tg_api *api, json_object *csr, json_object *owner, const char *name,
                             const tg_approve_decision *d)
 {
@@ -433,8 +436,10 @@ static void report_decision(tg_signer *s, tg_api *api, json_object *csr, json_ob
         tg_counter_add(tg_metric_series_get(s->m_decisions, (const char *[]){d->approve ? "approved" : "denied", d->reason}), 1);
     tg_log(d->approve ? TG_LOG_INFO : TG_LOG_WARN, d->approve ? "csr approved" : "csr denied", TG_LOG_STR("csr", name),
            TG_LOG_STR("cluster_id", cid), TG_LOG_STR("reason", d->reason), TG_LOG_STR("message", d->message));
-    tg_api_event(api, csr, d->approve ? "Normal" : "Warning", d->reason, d->message);
-    if (!d->approve && owner)
+    if (d->approve)
+        return;
+    tg_api_event(api, csr, "Warning", d->reason, d->message);
+    if (owner)
         tg_api_event(api, owner, "Warning", "CSRDenied", d->message);
 }
 

@@ -59,29 +59,31 @@ typedef struct row {
     const char *condition;      /* the CSR's last condition type afterwards, or NULL: none */
 } row;
 
-#define APPROVED "PUT " APPROVAL " 200\nEVENT /" CSR_NAME " "
+#define DECIDED "PUT " APPROVAL " 200\n"
+/* a denial's Event on the CSR (an approval has none) */
+#define CSR_EVENT "EVENT /" CSR_NAME " "
 #define CLAIMED "POST " TG_NAME_CLAIMS_PATH " 201\n"
 
 static const row rows[] = {
-    {"matching Tenant: claimed, approved", S_PENDING, M_NONE, NULL, NULL, 0, CLAIMED APPROVED "TenantValidated\n",
+    {"matching Tenant: claimed, approved", S_PENDING, M_NONE, NULL, NULL, 0, CLAIMED DECIDED,
      TG_RECONCILE_OK, "Approved"},
     {"cl01 claimed by the token path: denied NameOwned, the Tenant told", S_PENDING, M_CLAIM_TOKEN, NULL, NULL, 0,
-     "POST " TG_NAME_CLAIMS_PATH " 409\n" APPROVED "NameOwned\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK,
+     "POST " TG_NAME_CLAIMS_PATH " 409\n" DECIDED CSR_EVENT "NameOwned\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK,
      "Denied"},
     {"cl01 claimed by its own Tenant flow (a renewal): approved", S_PENDING, M_CLAIM_OURS, NULL, NULL, 0,
-     "POST " TG_NAME_CLAIMS_PATH " 409\n" APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
+     "POST " TG_NAME_CLAIMS_PATH " 409\n" DECIDED, TG_RECONCILE_OK, "Approved"},
     {"claim POST answers 404 (no CRD): nothing decided", S_PENDING, M_NONE, "POST", TG_NAME_CLAIMS_PATH, 404,
      "POST " TG_NAME_CLAIMS_PATH " 404\n", TG_RECONCILE_RETRY, NULL},
     {"a foreign ClusterRoleBinding names cl01: denied NameBound, the Tenant told", S_PENDING, M_CRB_FOREIGN, NULL,
-     NULL, 0, APPROVED "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
+     NULL, 0, DECIDED CSR_EVENT "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
     {"a RoleBinding in another namespace names Group cl01: denied NameBound", S_PENDING, M_RB_GROUP_ELSEWHERE, NULL,
-     NULL, 0, APPROVED "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
+     NULL, 0, DECIDED CSR_EVENT "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
     {"the Tenant flow's own bindings for cl01: claimed, approved", S_PENDING, M_OWN_BINDINGS, NULL, NULL, 0,
-     CLAIMED APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
+     CLAIMED DECIDED, TG_RECONCILE_OK, "Approved"},
     {"Liqo's offload binding names Group cl01: claimed, approved", S_PENDING, M_LIQO_OFFLOAD, NULL, NULL, 0,
-     CLAIMED APPROVED "TenantValidated\n", TG_RECONCILE_OK, "Approved"},
+     CLAIMED DECIDED, TG_RECONCILE_OK, "Approved"},
     {"Liqo's offload binding's shape binding admin: denied NameBound", S_PENDING, M_OFFLOAD_ADMIN, NULL, NULL, 0,
-     APPROVED "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
+     DECIDED CSR_EVENT "NameBound\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
     {"binding informers not synced: nothing decided", S_PENDING, M_BINDINGS_UNSYNCED, NULL, NULL, 0, "",
      TG_RECONCILE_RETRY, NULL},
     {"CSR gone", S_ABSENT, M_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, NULL},
@@ -89,14 +91,14 @@ static const row rows[] = {
     {"decided already: approved", S_APPROVED, M_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, "Approved"},
     {"decided already: denied", S_DENIED, M_NONE, NULL, NULL, 0, "", TG_RECONCILE_OK, "Denied"},
     {"approver off", S_PENDING, M_APPROVER_OFF, NULL, NULL, 0, "", TG_RECONCILE_OK, NULL},
-    {"no Tenant: denied", S_PENDING, M_NO_TENANT, NULL, NULL, 0, APPROVED "NoMatchingTenant\n", TG_RECONCILE_OK,
+    {"no Tenant: denied", S_PENDING, M_NO_TENANT, NULL, NULL, 0, DECIDED CSR_EVENT "NoMatchingTenant\n", TG_RECONCILE_OK,
      "Denied"},
     {"nonce rotated: denied, the Tenant told", S_PENDING, M_NONCE_ROTATED, NULL, NULL, 0,
-     APPROVED "SignatureVerificationFailed\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
+     DECIDED CSR_EVENT "SignatureVerificationFailed\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
     {"other signer: denied", S_PENDING, M_OTHER_SIGNER, NULL, NULL, 0,
-     APPROVED "SignerNameMismatch\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
+     DECIDED CSR_EVENT "SignerNameMismatch\nEVENT " NS "/cl01 CSRDenied\n", TG_RECONCILE_OK, "Denied"},
     {"hostile cluster-id label: no Tenant read, denied", S_PENDING, M_HOSTILE_LABEL, NULL, NULL, 0,
-     APPROVED "NoMatchingTenant\n", TG_RECONCILE_OK, "Denied"},
+     DECIDED CSR_EVENT "NoMatchingTenant\n", TG_RECONCILE_OK, "Denied"},
     {"Tenant GET answers 500: nothing decided", S_PENDING, M_NONE, "GET", TENANT, 500, "", TG_RECONCILE_RETRY, NULL},
     {"Tenant GET transport error", S_PENDING, M_NONE, "GET", TENANT, -1, "", TG_RECONCILE_RETRY, NULL},
     {"approval PUT conflicts", S_PENDING, M_NONE, "PUT", APPROVAL, 409, CLAIMED "PUT " APPROVAL " 409\n",
