@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 
 from liqo_processes import LIQO_NS
-from liqo_repeer import GROUP, _whole
+from liqo_repeer import GROUP, _whole, peer
 
 PEER_LABEL = "liqo.io/peering-user-name"     # Liqo's label on the peering user's RoleBindings
 
@@ -171,9 +171,14 @@ def peering_user_flow(liqo, prov, cons, work_dir):
         return ""
 
     s.run("generate peering-user", generate)
-    s.run("peer with the peering user", lambda: _ctl_step(
-        liqo, "peer", *remote, "--networking-disabled", "--create-virtual-node=false",
-        "--timeout", "120s"))
+    def peer_step():
+        rc, out, err, retried = peer(liqo, prov, cons, *remote, "--networking-disabled",
+                                     "--create-virtual-node=false", "--timeout", "120s")
+        if retried:
+            print("peer: peered again after Liqo's replicator wedge")
+        return f"exit {rc}: {(out + err).strip()[-800:]}" if rc else ""
+
+    s.run("peer with the peering user", peer_step)
     s.run("slice accepted, tenant live", lambda: _whole(prov, cons))
     s.run("info peer healthy", lambda: _info_healthy(liqo, cons, pid))
     s.run("unpeer", lambda: _ctl_step(liqo, "unpeer", *remote, "--skip-confirm", "--timeout", "120s"))

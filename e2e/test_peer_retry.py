@@ -1,0 +1,45 @@
+"""`peer` of e2e/liqo_repeer.py without clusters: it peers again only when liqoctl failed for a
+slice never Accepted and Liqo's crd-replicator logged, during that peer, that it could not stop
+the old peering's reflections (docs/LIQO.md, "Liqo's own commands in each mode")."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from liqo_repeer import REPLICATOR_WEDGED, SLICE_NOT_ACCEPTED, peer
+
+ARGS = ("--kubeconfig", "consumer", "--remote-kubeconfig", "provider", "--timeout", "120s")
+NOT_ACCEPTED = (1, "", f"ERRO: {SLICE_NOT_ACCEPTED}: timed out waiting for the condition")
+
+
+class FakeLiqo:
+    """liqoctl: each peer answers the next of answers and appends line to the replicator's log."""
+
+    def __init__(self, answers, log, line):
+        self.calls, self.answers, self.log, self.line = [], list(answers), log, line
+
+    def ctl(self, *args, timeout=180):
+        self.calls.append(args[0])
+        if args[0] != "peer":
+            return 0, "", ""
+        if self.line:
+            with open(self.log, "a") as f:
+                f.write(self.line + "\n")
+        return self.answers.pop(0)
+
+
+@pytest.mark.parametrize("first, line, calls, retried", [
+    (NOT_ACCEPTED, f"E1207 crdReplicator-operator.go:113] {REPLICATOR_WEDGED}: renews still present",
+     ["peer", "unpeer", "peer"], True),
+    (NOT_ACCEPTED, "", ["peer"], False),                         # nothing logged during this peer
+    ((1, "", "ERRO: forbidden"), REPLICATOR_WEDGED, ["peer"], False),   # another failure
+    ((0, "ok", ""), REPLICATOR_WEDGED, ["peer"], False),
+], ids=["wedged: peered again", "nothing logged", "another failure", "peered"])
+def test_peer_again_only_on_liqos_replicator_wedge(tmp_path, first, line, calls, retried):
+    log = tmp_path / "crd-replicator.log"
+    log.write_text(f"an earlier peering's line: {REPLICATOR_WEDGED}\n")     # before the peer: not counted
+    liqo = FakeLiqo([first, (0, "", "")], log, line)
+    cons = SimpleNamespace(processes={"crd-replicator": SimpleNamespace(log_path=log)})
+    rc, _, _, again = peer(liqo, None, cons, *ARGS)
+    assert liqo.calls == calls and again == retried
+    assert rc == (0 if retried else first[0])
