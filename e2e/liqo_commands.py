@@ -172,7 +172,7 @@ def peering_user_flow(liqo, prov, cons, work_dir):
 
     s.run("generate peering-user", generate)
     def peer_step():
-        rc, out, err, retried = peer(liqo, prov, cons, *remote, "--networking-disabled",
+        rc, out, err, retried = peer(liqo, cons, *remote, "--networking-disabled",
                                      "--create-virtual-node=false", "--timeout", "120s")
         if retried:
             print("peer: peered again after Liqo's replicator wedge")

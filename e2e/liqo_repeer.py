@@ -51,7 +51,7 @@ def _replicator_log(cons):
     return proc.log_path if proc else None
 
 
-def peer(liqo, prov, cons, *args):
+def peer(liqo, cons, *args):
     """(rc, out, err, retried) of `liqoctl peer ARGS`. When it fails only because its slice was
     never Accepted and the consumer's crd-replicator (Liqo's, the consumer runs nothing of
     tenantgate's) logged meanwhile that it could not stop the old peering's reflections, that is
@@ -78,7 +78,7 @@ def peer_unpeer_rounds(liqo, prov, cons, rounds=ROUNDS):
     failures, start = [], time.monotonic()
     for i in range(rounds):
         t0 = time.monotonic()
-        rc, out, err, retried = peer(liqo, prov, cons, *both, "--networking-disabled",
+        rc, out, err, retried = peer(liqo, cons, *both, "--networking-disabled",
                                      "--create-virtual-node=false", "--timeout", "120s")
         wrong = f"liqoctl peer exit {rc}: {(out + err).strip()[-600:]}" if rc else _whole(prov, cons)
         rc, out, err = liqo.ctl("unpeer", *both, "--skip-confirm", "--timeout", "120s", timeout=180)

@@ -40,6 +40,6 @@ def test_peer_again_only_on_liqos_replicator_wedge(tmp_path, first, line, calls,
     log.write_text(f"an earlier peering's line: {REPLICATOR_WEDGED}\n")     # before the peer: not counted
     liqo = FakeLiqo([first, (0, "", "")], log, line)
     cons = SimpleNamespace(processes={"crd-replicator": SimpleNamespace(log_path=log)})
-    rc, _, _, again = peer(liqo, None, cons, *ARGS)
+    rc, _, _, again = peer(liqo, cons, *ARGS)
     assert liqo.calls == calls and again == retried
     assert rc == (0 if retried else first[0])
