@@ -1,6 +1,7 @@
-/* cache.c - informer store: a hash of namespace/name -> object, optional
+/* cache.c - informer store: the objects by namespace/name, optional
  * indexes (a label's value, the namespace, the name), and the list/watch
- * state machine.
+ * state machine. Entries and index buckets are found through
+ * common/strtab.h: one pointer a slot, not json-c's 40-byte entries.
  *
  * An entry holds its object in one of two forms. Tree mode (the default)
  * keeps the json-c tree: readers visit it directly, with no parse. Compact
@@ -13,7 +14,7 @@
 #include "errbuf.h"
 #include "kube/json.h"
 
-#include <json-c/linkhash.h>
+#include "common/strtab.h"
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -50,8 +51,8 @@ typedef struct index_bucket {
 
 struct tg_cache {
     pthread_rwlock_t lock;
-    struct lh_table *objects;      /* key -> cache_entry (owned) */
-    struct lh_table *index[IDX_COUNT];  /* value -> index_bucket (owned), or NULL when off */
+    tg_strtab *objects;            /* cache_entry by key (owned) */
+    tg_strtab *index[IDX_COUNT];   /* index_bucket by value (owned), or NULL when off */
     char *index_label;
     char **keep;                   /* dotted paths to keep (NULL-terminated), or NULL: all */
     char **keep_meta;              /* metadata members to keep beside the cache's own
@@ -94,14 +95,27 @@ static void entry_free(cache_entry *e)
     free(e);
 }
 
-static void on_object_entry_free(struct lh_entry *le)
+static const char *entry_key(const void *e)
 {
-    entry_free(lh_entry_v(le));
+    return ((const cache_entry *)e)->key;
 }
 
-static void on_bucket_free(struct lh_entry *le)
+static const char *bucket_value(const void *b)
 {
-    free(lh_entry_v(le));
+    return ((const index_bucket *)b)->value;
+}
+
+/* Frees the table and what it holds (item_free: entry_free or free). */
+static void table_free(tg_strtab *t, void (*item_free)(cache_entry *e))
+{
+    size_t at = 0;
+    void *item;
+
+    if (!t)
+        return;
+    while ((item = tg_strtab_next(t, &at)) != NULL)
+        item_free ? item_free(item) : free(item);
+    tg_strtab_free(t);
 }
 
 static void free_strv(char **v)
@@ -127,11 +141,11 @@ tg_cache *tg_cache_new(const char *index_label)
         free(c);
         return NULL;
     }
-    c->objects = lh_kchar_table_new(64, on_object_entry_free);
+    c->objects = tg_strtab_new(entry_key);
     c->rv = strdup("");
     if (index_label != NULL) {
         c->index_label = strdup(index_label);
-        c->index[IDX_LABEL] = lh_kchar_table_new(64, on_bucket_free);
+        c->index[IDX_LABEL] = tg_strtab_new(bucket_value);
     }
     if (c->objects == NULL || c->rv == NULL || (index_label && (!c->index_label || !c->index[IDX_LABEL]))) {
         tg_cache_free(c);
@@ -145,10 +159,8 @@ void tg_cache_free(tg_cache *c)
     if (c == NULL)
         return;
     for (int i = 0; i < IDX_COUNT; i++)
-        if (c->index[i])
-            lh_table_free(c->index[i]);
-    if (c->objects)
-        lh_table_free(c->objects);
+        table_free(c->index[i], NULL);
+    table_free(c->objects, entry_free);
     free(c->index_label);
     free_strv(c->keep);
     free_strv(c->keep_meta);
@@ -189,7 +201,7 @@ int tg_cache_set_compact(tg_cache *c)
     int rc = 0;
     pthread_rwlock_wrlock(&c->lock);
     /* Switching with objects stored would leave entries of both forms. */
-    if (lh_table_length(c->objects) != 0 || c->synced)
+    if (tg_strtab_count(c->objects) != 0 || c->synced)
         rc = c->compact ? 0 : -1;
     else
         c->compact = 1;
@@ -238,7 +250,7 @@ int tg_cache_set_digest(tg_cache *c, void *(*digest)(json_object *obj), void (*d
 {
     int rc = 0;
     pthread_rwlock_wrlock(&c->lock);
-    if (lh_table_length(c->objects) != 0 || c->synced || digest == NULL || digest_free == NULL) {
+    if (tg_strtab_count(c->objects) != 0 || c->synced || digest == NULL || digest_free == NULL) {
         rc = -1;
     } else {
         c->digest = digest;
@@ -252,7 +264,7 @@ int tg_cache_keep_digest_only(tg_cache *c)
 {
     int rc = 0;
     pthread_rwlock_wrlock(&c->lock);
-    if (lh_table_length(c->objects) != 0 || c->synced || !c->compact || c->digest == NULL)
+    if (tg_strtab_count(c->objects) != 0 || c->synced || !c->compact || c->digest == NULL)
         rc = -1;
     else
         c->digest_only = 1;
@@ -270,11 +282,11 @@ int tg_cache_index_metadata(tg_cache *c, unsigned which)
 
     pthread_rwlock_wrlock(&c->lock);
     /* Entries stored before would be missing from the new index. */
-    if (lh_table_length(c->objects) != 0 || c->synced)
+    if (tg_strtab_count(c->objects) != 0 || c->synced)
         rc = -1;
     for (size_t i = 0; rc == 0 && i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if ((which & kinds[i].flag) && !c->index[kinds[i].idx] &&
-            !(c->index[kinds[i].idx] = lh_kchar_table_new(64, on_bucket_free)))
+            !(c->index[kinds[i].idx] = tg_strtab_new(bucket_value)))
             rc = -1;   /* tg_cache_free releases the part made */
     pthread_rwlock_unlock(&c->lock);
     return rc;
@@ -571,15 +583,12 @@ static void index_add(tg_cache *c, cache_entry *e, const char *const values[IDX_
         e->index_value[i] = NULL;
         if (c->index[i] == NULL || values[i] == NULL)
             continue;
-        struct lh_entry *le = lh_table_lookup_entry(c->index[i], values[i]);
-        index_bucket *b;
-        if (le != NULL) {
-            b = lh_entry_v(le);
-        } else {
+        index_bucket *b = tg_strtab_get(c->index[i], values[i]);
+        if (b == NULL) {
             size_t len = strlen(values[i]);
             if ((b = calloc(1, sizeof(*b) + len + 1)) != NULL)
                 memcpy(b->value, values[i], len + 1);
-            if (b == NULL || lh_table_insert(c->index[i], b->value, b) != 0) {
+            if (b == NULL || tg_strtab_add(c->index[i], b) != 0) {
                 /* Out of memory: the object stays reachable by key, only
                  * this index misses it (a label index's users fall back to
                  * a live read); without a value, removal skips it too. */
@@ -599,10 +608,9 @@ static void index_remove(tg_cache *c, cache_entry *e)
     for (int i = 0; i < IDX_COUNT; i++) {
         if (c->index[i] == NULL || e->index_value[i] == NULL)
             continue;
-        struct lh_entry *le = lh_table_lookup_entry(c->index[i], e->index_value[i]);
-        if (le == NULL)
+        index_bucket *b = tg_strtab_get(c->index[i], e->index_value[i]);
+        if (b == NULL)
             continue;
-        index_bucket *b = lh_entry_v(le);
         for (cache_entry **p = &b->head; *p; p = &(*p)->idx_next[i]) {
             if (*p == e) {
                 *p = e->idx_next[i];
@@ -613,7 +621,7 @@ static void index_remove(tg_cache *c, cache_entry *e)
         e->idx_next[i] = NULL;
         e->index_value[i] = NULL;   /* the bucket's, which may go now */
         if (b->head == NULL)
-            lh_table_delete_entry(c->index[i], le);
+            free(tg_strtab_take(c->index[i], b->value));
     }
 }
 
@@ -713,9 +721,8 @@ static void set_digest(cache_entry *e, void *digest, void (*digest_free)(void *d
 /* Insert or replace obj under key (key is consumed). */
 static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes)
 {
-    struct lh_entry *le = lh_table_lookup_entry(c->objects, key);
-    if (le != NULL) {
-        cache_entry *e = lh_entry_v(le);
+    cache_entry *e = tg_strtab_get(c->objects, key);
+    if (e != NULL) {
         free(key);
         e->seen = 1;
         if (e->obj == obj || strcmp(entry_rv(e), object_rv(obj)) == 0)
@@ -742,7 +749,7 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
         return 0;
     }
     size_t key_len = strlen(key);
-    cache_entry *e = calloc(1, sizeof(*e) + key_len + 1);
+    e = calloc(1, sizeof(*e) + key_len + 1);
     if (e == NULL) {
         free(key);
         return -1;
@@ -755,7 +762,7 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
     else
         e->obj = json_object_get(obj);
     e->seen = 1;
-    if ((c->compact && e->stored == NULL) || lh_table_insert(c->objects, e->key, e) != 0) {
+    if ((c->compact && e->stored == NULL) || tg_strtab_add(c->objects, e) != 0) {
         entry_free(e);
         return -1;
     }
@@ -767,15 +774,34 @@ static int upsert(tg_cache *c, char *key, json_object *obj, change_list *changes
     return 0;
 }
 
-static void remove_entry(tg_cache *c, struct lh_entry *le, change_list *changes)
+static void remove_entry(tg_cache *c, cache_entry *e, change_list *changes)
 {
-    cache_entry *e = lh_entry_v(le);
     if (changes) {
         change_push(changes, CH_DELETE, e->obj, e->stored, NULL);
         e->stored = NULL;   /* moved into the change */
     }
     index_remove(c, e);
-    lh_table_delete_entry(c->objects, le);   /* frees e */
+    tg_strtab_take(c->objects, e->key);
+    entry_free(e);
+}
+
+/* Removes every entry a relist did not see: collected first, since a walk
+ * of the table must not see it change. Returns -1 when out of memory (the
+ * entries stay, as if still there: the next relist tries again). */
+static int remove_unseen(tg_cache *c, change_list *changes)
+{
+    size_t n = 0, at = 0;
+    cache_entry *e, **gone = malloc((tg_strtab_count(c->objects) + 1) * sizeof(*gone));
+
+    if (!gone)
+        return -1;
+    while ((e = tg_strtab_next(c->objects, &at)) != NULL)
+        if (!e->seen)
+            gone[n++] = e;
+    for (size_t i = 0; i < n; i++)
+        remove_entry(c, gone[i], changes);
+    free(gone);
+    return 0;
 }
 
 static int set_rv(tg_cache *c, const char *rv)
@@ -848,9 +874,10 @@ static int replace_from(tg_cache *c, item_source *src, const char *rv, const tg_
     change_list changes = {0};
     int rc = 0, oom = 0;
     pthread_rwlock_wrlock(&c->lock);
-    struct lh_entry *le, *tmp;
-    lh_foreach(c->objects, le)
-        ((cache_entry *)lh_entry_v(le))->seen = 0;
+    cache_entry *e;
+    size_t at = 0;
+    while ((e = tg_strtab_next(c->objects, &at)) != NULL)
+        e->seen = 0;
     for (json_object *it; rc == 0 && (it = next_item(src, &oom)) != NULL;) {
         strip(c, it);
         char *key = object_key(it);
@@ -862,11 +889,7 @@ static int replace_from(tg_cache *c, item_source *src, const char *rv, const tg_
         rc = tg_errf(err, err_len, "out of memory storing the list");
     if (rc == 0) {
         /* Whatever the list no longer has was deleted while we were not watching. */
-        lh_foreach_safe(c->objects, le, tmp) {
-            if (!((cache_entry *)lh_entry_v(le))->seen)
-                remove_entry(c, le, changes_for(h, &changes));
-        }
-        if (set_rv(c, rv) != 0)
+        if (remove_unseen(c, changes_for(h, &changes)) != 0 || set_rv(c, rv) != 0)
             rc = tg_errf(err, err_len, "out of memory");
         else
             c->synced = 1;
@@ -984,9 +1007,9 @@ int tg_cache_apply(tg_cache *c, const tg_watch_event *ev, const tg_cache_handler
     strip(c, obj);
     pthread_rwlock_wrlock(&c->lock);
     if (ev->type == TG_WATCH_DELETED) {
-        struct lh_entry *le = lh_table_lookup_entry(c->objects, key);
-        if (le != NULL)
-            remove_entry(c, le, changes_for(h, &changes));
+        cache_entry *e = tg_strtab_get(c->objects, key);
+        if (e != NULL)
+            remove_entry(c, e, changes_for(h, &changes));
         free(key);
     } else if (upsert(c, key, obj, changes_for(h, &changes)) != 0) {
         rc = tg_errf(err, err_len, "out of memory storing an event");
@@ -1040,10 +1063,10 @@ int tg_cache_get(tg_cache *c, const char *ns, const char *name, tg_cache_visit_c
     if (name == NULL || make_key(ns, name, buf, sizeof(buf)) == NULL)
         return 0;
     pthread_rwlock_rdlock(&c->lock);
-    struct lh_entry *le = lh_table_lookup_entry(c->objects, buf);
-    int found = le != NULL;
+    cache_entry *e = tg_strtab_get(c->objects, buf);
+    int found = e != NULL;
     if (found && visit != NULL)
-        found = visit_entry(lh_entry_v(le), visit, data);
+        found = visit_entry(e, visit, data);
     pthread_rwlock_unlock(&c->lock);
     return found;
 }
@@ -1054,10 +1077,10 @@ int tg_cache_get_digest(tg_cache *c, const char *ns, const char *name, tg_cache_
     if (name == NULL || make_key(ns, name, buf, sizeof(buf)) == NULL)
         return 0;
     pthread_rwlock_rdlock(&c->lock);
-    struct lh_entry *le = lh_table_lookup_entry(c->objects, buf);
-    int found = le != NULL;
+    cache_entry *e = tg_strtab_get(c->objects, buf);
+    int found = e != NULL;
     if (found)
-        visit(((cache_entry *)lh_entry_v(le))->digest, data);
+        visit(e->digest, data);
     pthread_rwlock_unlock(&c->lock);
     return found;
 }
@@ -1068,11 +1091,11 @@ static size_t get_by(tg_cache *c, int idx, const char *value, tg_cache_visit_cb 
     if (c->index[idx] == NULL || value == NULL)
         return 0;
     pthread_rwlock_rdlock(&c->lock);
-    struct lh_entry *le = lh_table_lookup_entry(c->index[idx], value);
-    if (le != NULL && visit == NULL) {
-        n = ((index_bucket *)lh_entry_v(le))->count;
-    } else if (le != NULL) {
-        for (cache_entry *e = ((index_bucket *)lh_entry_v(le))->head; e; e = e->idx_next[idx])
+    index_bucket *b = tg_strtab_get(c->index[idx], value);
+    if (b != NULL && visit == NULL) {
+        n = b->count;
+    } else if (b != NULL) {
+        for (cache_entry *e = b->head; e; e = e->idx_next[idx])
             n += (size_t)visit_entry(e, visit, data);
     }
     pthread_rwlock_unlock(&c->lock);
@@ -1097,10 +1120,11 @@ size_t tg_cache_get_by_name(tg_cache *c, const char *name, tg_cache_visit_cb vis
 size_t tg_cache_foreach(tg_cache *c, tg_cache_visit_cb visit, void *data)
 {
     size_t n = 0;
-    struct lh_entry *le;
+    size_t at = 0;
+    cache_entry *e;
     pthread_rwlock_rdlock(&c->lock);
-    lh_foreach(c->objects, le)
-        n += visit ? (size_t)visit_entry(lh_entry_v(le), visit, data) : 1;
+    while ((e = tg_strtab_next(c->objects, &at)) != NULL)
+        n += visit ? (size_t)visit_entry(e, visit, data) : 1;
     pthread_rwlock_unlock(&c->lock);
     return n;
 }
@@ -1108,7 +1132,7 @@ size_t tg_cache_foreach(tg_cache *c, tg_cache_visit_cb visit, void *data)
 size_t tg_cache_count(tg_cache *c)
 {
     pthread_rwlock_rdlock(&c->lock);
-    size_t n = (size_t)lh_table_length(c->objects);
+    size_t n = tg_strtab_count(c->objects);
     pthread_rwlock_unlock(&c->lock);
     return n;
 }

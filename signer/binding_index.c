@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/linkhash.h>
-
+#include "common/strtab.h"
 #include "kube/json.h"
 #include "pki/name_owner.h"
 
@@ -23,20 +22,25 @@ typedef struct subject_keys {
 
 struct tg_binding_index {
     pthread_mutex_t mu;
-    struct lh_table *by_name;   /* subject name -> subject_keys (owned); under mu */
+    tg_strtab *by_name;   /* subject_keys by subject name (owned); under mu */
 };
 
-static void on_subject_free(struct lh_entry *le)
+static const char *subject_name(const void *sk)
 {
-    subject_keys *sk = lh_entry_v(le);
-    free(sk->keys);
+    return ((const subject_keys *)sk)->name;
+}
+
+static void subject_free(subject_keys *sk)
+{
+    if (sk)
+        free(sk->keys);
     free(sk);
 }
 
 tg_binding_index *tg_binding_index_new(void)
 {
     tg_binding_index *x = calloc(1, sizeof(*x));
-    if (!x || !(x->by_name = lh_kchar_table_new(64, on_subject_free))) {
+    if (!x || !(x->by_name = tg_strtab_new(subject_name))) {
         free(x);
         return NULL;
     }
@@ -48,7 +52,12 @@ void tg_binding_index_free(tg_binding_index *x)
 {
     if (!x)
         return;
-    lh_table_free(x->by_name);
+    size_t at = 0;
+    subject_keys *sk;
+
+    while ((sk = tg_strtab_next(x->by_name, &at)) != NULL)
+        subject_free(sk);
+    tg_strtab_free(x->by_name);
     pthread_mutex_destroy(&x->mu);
     free(x);
 }
@@ -79,8 +88,7 @@ static char *find_key(char *keys, const char *key)
 
 static void add_key(tg_binding_index *x, const char *subject, const char *key)
 {
-    struct lh_entry *le = lh_table_lookup_entry(x->by_name, subject);
-    subject_keys *sk = le ? lh_entry_v(le) : NULL;
+    subject_keys *sk = tg_strtab_get(x->by_name, subject);
     size_t have = sk && sk->keys ? strlen(sk->keys) : 0, n = strlen(key);
     char *grown;
 
@@ -91,7 +99,7 @@ static void add_key(tg_binding_index *x, const char *subject, const char *key)
         if (!(sk = calloc(1, sizeof(*sk) + sl + 1)))
             return;   /* out of memory: as a binding not yet seen */
         memcpy(sk->name, subject, sl + 1);
-        if (lh_table_insert(x->by_name, sk->name, sk) != 0) {
+        if (tg_strtab_add(x->by_name, sk) != 0) {
             free(sk);
             return;
         }
@@ -105,15 +113,14 @@ static void add_key(tg_binding_index *x, const char *subject, const char *key)
 
 static void drop_key(tg_binding_index *x, const char *subject, const char *key)
 {
-    struct lh_entry *le = lh_table_lookup_entry(x->by_name, subject);
-    subject_keys *sk = le ? lh_entry_v(le) : NULL;
+    subject_keys *sk = tg_strtab_get(x->by_name, subject);
     char *at = sk ? find_key(sk->keys, key) : NULL;
 
     if (!at)
         return;
     memmove(at, at + strlen(key) + 1, strlen(at + strlen(key) + 1) + 1);
     if (*sk->keys == '\0')
-        lh_table_delete_entry(x->by_name, le);   /* frees sk */
+        subject_free(tg_strtab_take(x->by_name, subject));
 }
 
 static void note_subject(tg_binding_index *x, const char *subject, const char *key, int deleted)
@@ -202,7 +209,7 @@ static tg_binding_owner owner_now(tg_cache *rb, tg_cache *crb, const char *key, 
 int tg_binding_index_foreign(tg_binding_index *x, tg_cache *rb, tg_cache *crb, const char *name, char *where,
                              size_t where_len)
 {
-    struct lh_entry *le;
+    const subject_keys *sk;
     int found = 0;
 
     if (!x || !name)
@@ -210,8 +217,7 @@ int tg_binding_index_foreign(tg_binding_index *x, tg_cache *rb, tg_cache *crb, c
     /* The cache's read lock is taken inside ours; its writer calls the
      * handlers (and so tg_binding_index_note) after releasing it. */
     pthread_mutex_lock(&x->mu);
-    if ((le = lh_table_lookup_entry(x->by_name, name)) != NULL) {
-        const subject_keys *sk = lh_entry_v(le);
+    if ((sk = tg_strtab_get(x->by_name, name)) != NULL) {
         for (const char *p = sk->keys, *nl; !found && p && (nl = strchr(p, '\n')); p = nl + 1) {
             char key[320];
             if ((size_t)(nl - p) >= sizeof(key))
