@@ -395,8 +395,7 @@ static int start_informers(signer_main *m, char *err, size_t err_len)
 static int init_shared_state(signer_main *m)
 {
     pthread_mutex_init(&m->signer.key_mu, NULL);
-    pthread_mutex_init(&m->signer.rb_mu, NULL);
-    if (!(m->signer.rb_known = json_object_new_object()) || !(m->signer.settled = tg_settled_new()) ||
+    if (!(m->signer.rb_known = tg_settled_new()) || !(m->signer.settled = tg_settled_new()) ||
         !(m->signer.binding_index = tg_binding_index_new()) || !(m->signer.cert_memo = tg_cert_memo_new()) ||
         !(m->signer.q = tg_wq_new(NULL)) || !(m->metrics = tg_metrics_new()) ||
         !(m->signer.trial_pool = tg_remote_pool_new()))
@@ -489,7 +488,7 @@ static void shut_down(signer_main *m)
     free(s->api_server);
     free(s->ca_pem);
     tg_kube_config_free(&s->cfg);
-    json_object_put(s->rb_known);
+    tg_settled_free(s->rb_known);
     tg_binding_index_free(s->binding_index);
     tg_settled_free(s->settled);
     tg_cert_memo_free(s->cert_memo);

@@ -109,10 +109,10 @@ typedef struct tg_signer {
     struct tg_remote_pool *remote_pool; /* the replicator's clients for providers */
     struct tg_remote_pool *trial_pool;  /* clients that try renewed kubeconfigs (renewal_trial.h) */
     tg_cache *repl_caches[3];        /* the replicator's local objects by kind (replica_plan.h), metadata only */
-    /* RoleBindings this process created or found ("ns/name" keys): a Tenant
-     * reconcile POSTs its binding only when not known to exist. */
-    pthread_mutex_t rb_mu;
-    json_object *rb_known;           /* object used as a set; under rb_mu */
+    /* RoleBindings this process created or found, marked by "ns/name" for a
+     * while (tenant_rbac.c): a Tenant reconcile POSTs its binding only when
+     * not known to exist. */
+    tg_settled *rb_known;
     /* What the reconcilers settled (settled.h): the watch events of their
      * own writes cost no GET. NULL: every event runs the full reconcile. */
     tg_settled *settled;

@@ -16,6 +16,8 @@
 #include "pki/csr.h"
 #include "signer/cert_group_plan.h"
 #include "signer/reconcile_common.h"
+#include "signer/settled.h"
+#include "signer/workqueue.h"
 
 #define RBAC_API "/apis/rbac.authorization.k8s.io/v1"
 
@@ -106,31 +108,26 @@ int tg_tenant_binding_is_ours(json_object *rb, const char *cid)
 
 /* ---------- the "known to exist" cache ---------- */
 
-/* Bindings known to exist: "ns/name" -> when this process last saw the POST
- * succeed or answer 409. Known for RB_RECHECK_S only, so one deleted behind
- * our back is recreated (and a role unlabelled is unbound) by a later reconcile. */
+/* Bindings known to exist: "ns/name", marked in s->rb_known (settled.h)
+ * when this process saw the POST succeed or answer 409. A mark lasts
+ * RB_RECHECK_S, so one deleted behind our back is recreated (and a role
+ * unlabelled is unbound) by a later reconcile; at 10,000 Tenants a mark
+ * costs about 140 bytes, and an expired one goes instead of staying. */
 #define RB_RECHECK_S 600
 
-static int binding_known(tg_signer *s, const char *key, time_t now)
+static int binding_known(tg_signer *s, const char *key)
 {
-    json_object *at = NULL;
-    int known;
-
-    pthread_mutex_lock(&s->rb_mu);
-    known = s->rb_known && json_object_object_get_ex(s->rb_known, key, &at) &&
-            now - (time_t)json_object_get_int64(at) < RB_RECHECK_S;
-    pthread_mutex_unlock(&s->rb_mu);
-    return known;
+    return s->rb_known && tg_settled_marked(s->rb_known, key, NULL, 0, tg_wq_now_ms());
 }
 
-static void binding_set_known(tg_signer *s, const char *key, int known, time_t now)
+static void binding_set_known(tg_signer *s, const char *key, int known)
 {
-    pthread_mutex_lock(&s->rb_mu);
+    uint64_t now = tg_wq_now_ms();
+
     if (s->rb_known && known)
-        json_object_object_add(s->rb_known, key, json_object_new_int64((int64_t)now));
+        tg_settled_mark(s->rb_known, key, "", now, now + RB_RECHECK_S * 1000u);
     else if (s->rb_known)
-        json_object_object_del(s->rb_known, key);
-    pthread_mutex_unlock(&s->rb_mu);
+        tg_settled_forget(s->rb_known, key);
 }
 
 /* ---------- writes ---------- */
@@ -141,7 +138,7 @@ static long delete_binding(tg_signer *s, tg_api *api, const char *ns, const char
     long r;
 
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
-    binding_set_known(s, key, 0, time(NULL));
+    binding_set_known(s, key, 0);
     if (ns)
         snprintf(path, sizeof(path), RBAC_API "/namespaces/%s/rolebindings/%s", ns, name);
     else
@@ -194,13 +191,12 @@ static long post_binding(tg_signer *s, tg_api *api, const char *ns, const char *
                          size_t err_len)
 {
     char key[640];
-    time_t now = time(NULL);
     long r;
 
     if (!ns)
         owners = NULL;
     snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name);
-    if (binding_known(s, key, now))
+    if (binding_known(s, key))
         return 200;
     *posted = 1;
     r = rc_post_binding(api, ns, name, cid, subject_kind, cid, role, owners ? json_object_get(owners) : NULL, err,
@@ -208,7 +204,7 @@ static long post_binding(tg_signer *s, tg_api *api, const char *ns, const char *
     if (r == 409)   /* already there */
         r = owners ? adopt_binding(api, ns, name, owners, err, err_len) : 200;
     if (r == 200 || r == 201)
-        binding_set_known(s, key, 1, now);
+        binding_set_known(s, key, 1);
     return r == 201 ? 200 : r;
 }
 

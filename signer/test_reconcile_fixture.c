@@ -31,8 +31,7 @@ void rt_signer_init(tg_signer *s)
     s->controllers = TG_CTL_ALL;
     s->is_leader = 1;
     pthread_mutex_init(&s->key_mu, NULL);
-    pthread_mutex_init(&s->rb_mu, NULL);
-    s->rb_known = json_object_new_object();
+    s->rb_known = tg_settled_new();
     /* the approver decides only with both binding caches synced: empty ones */
     s->rb_cache = rt_cache(NULL, (const char *const[]){NULL});
     s->crb_cache = rt_cache(NULL, (const char *const[]){NULL});
@@ -53,14 +52,13 @@ void rt_signer_clear(tg_signer *s)
     tg_binding_index_free(s->binding_index);
     tg_cert_memo_free(s->cert_memo);
     s->cert_memo = NULL;
-    json_object_put(s->rb_known);
+    tg_settled_free(s->rb_known);
     json_object_put(s->node_labels);
     json_object_put(s->slice_provider.defaults);
     json_object_put(s->slice_offer.ingress_classes);
     json_object_put(s->slice_offer.load_balancer_classes);
     EVP_PKEY_free(s->cluster_key);
     pthread_mutex_destroy(&s->key_mu);
-    pthread_mutex_destroy(&s->rb_mu);
     memset(s, 0, sizeof(*s));
 }
 

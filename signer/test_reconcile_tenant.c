@@ -478,8 +478,8 @@ static void test_unlabelled_role_is_unbound(void **state)
     (void)state;
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
     put_role(api, "extra-ops", 0);
-    json_object_put(s.rb_known);   /* RB_RECHECK_S has passed */
-    s.rb_known = json_object_new_object();
+    tg_settled_free(s.rb_known);   /* RB_RECHECK_S has passed */
+    s.rb_known = tg_settled_new();
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
     assert_null(fake_api_object(api, RB_EXTRA));
     assert_non_null(fake_api_object(api, RB));
@@ -825,7 +825,7 @@ static void test_roles_listed_once_for_a_burst(void **state)
     (void)state;
     s.settled = tg_settled_new();
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
-    json_object_object_del(s.rb_known, NS "/liqo-binding-liqo-remote-controlplane");   /* made to check again */
+    tg_settled_forget(s.rb_known, NS "/liqo-binding-liqo-remote-controlplane");   /* made to check again */
     fake_api_fail(api, "GET", CRS, 500, 1);
     assert_int_equal(tg_reconcile_tenant(&s, api, NS, "cl01"), WAIT_MS);
     rt_signer_clear(&s);
