@@ -19,7 +19,10 @@ struct tg_metric_series {
     char *label_values[TG_METRICS_MAX_LABELS];
     _Atomic uint64_t value_bits;              /* double: counter/gauge value, histogram sum */
     _Atomic unsigned long long count;         /* histogram observations */
-    _Atomic unsigned long long buckets[TG_METRICS_MAX_BUCKETS];   /* not cumulative */
+    /* A histogram's nbounds + 1 (the last is +Inf), not cumulative; none for
+     * a counter or gauge: a series a Tenant (the certificate expiry) costs
+     * 70 bytes instead of 260. */
+    _Atomic unsigned long long buckets[];
 };
 
 struct tg_metric_family {
@@ -208,7 +211,7 @@ tg_metric_series *tg_metric_series_get(tg_metric_family *f, const char *const *l
     for (s = f->series; s; s = s->next)
         if (series_matches(s, f->nlabels, label_values))
             goto out;
-    s = calloc(1, sizeof(*s));
+    s = calloc(1, sizeof(*s) + (f->type == FAMILY_HISTOGRAM ? f->nbounds + 1 : 0) * sizeof(s->buckets[0]));
     if (!s)
         goto out;
     s->family = f;
@@ -255,8 +258,8 @@ void tg_histogram_observe(tg_metric_series *s, double v)
 {
     size_t i;
 
-    if (!s || isnan(v))
-        return;
+    if (!s || isnan(v) || s->family->type != FAMILY_HISTOGRAM)
+        return;   /* a counter's or gauge's series has no buckets */
     for (i = 0; i < s->family->nbounds; i++)
         if (v <= s->family->bounds[i])
             break;

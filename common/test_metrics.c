@@ -105,6 +105,35 @@ static void test_special_values(void **state)
     tg_metrics_free(m);
 }
 
+/* A histogram of the most bounds allowed counts its +Inf bucket in the
+ * series (under ASan, one past the buckets would fail), and a gauge's
+ * series, which has no buckets, ignores an observation. */
+static void test_buckets_sized_by_family(void **state)
+{
+    double bounds[TG_METRICS_MAX_BUCKETS];
+    tg_metrics *m = tg_metrics_new();
+    tg_metric_family *h, *g;
+    char *text;
+
+    (void)state;
+    for (size_t i = 0; i < TG_METRICS_MAX_BUCKETS; i++)
+        bounds[i] = (double)(i + 1);
+    h = tg_metrics_histogram(m, "wide", "w", 0, NULL, TG_METRICS_MAX_BUCKETS, bounds);
+    g = tg_metrics_gauge(m, "level", "l", 0, NULL);
+    assert_non_null(h);
+    assert_non_null(g);
+    tg_histogram_observe(tg_metric_series_get(h, NULL), 1000);
+    tg_histogram_observe(tg_metric_series_get(h, NULL), 24);
+    tg_gauge_set(tg_metric_series_get(g, NULL), 7);
+    tg_histogram_observe(tg_metric_series_get(g, NULL), 1);
+    text = tg_metrics_render(m, NULL);
+    assert_non_null(strstr(text, "wide_bucket{le=\"24\"} 1\n"));
+    assert_non_null(strstr(text, "wide_bucket{le=\"+Inf\"} 2\n"));
+    assert_non_null(strstr(text, "level 7\n"));
+    free(text);
+    tg_metrics_free(m);
+}
+
 static tg_metric_family *shared_counter, *shared_hist;
 
 static void *bump(void *arg)
@@ -167,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_counter_raise),
         cmocka_unit_test(test_bad_registrations),
         cmocka_unit_test(test_special_values),
+        cmocka_unit_test(test_buckets_sized_by_family),
         cmocka_unit_test(test_concurrent_updates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
