@@ -17,6 +17,7 @@ import time
 import pytest
 
 from test_slice_flow import (CNS, GROUP, PNS, consumer_signer, consumer_webhook,  # noqa: F401
+                             controlplane_kubeconfig_text,
                              installed, provider_signer, webhook, webhook_install)
 from test_signer import CONSUMER_ID, NS, PROVIDER_ID
 from bed import delete_namespaces, wait_for
@@ -47,13 +48,9 @@ def unpeered(cli, provider, consumer, both):
 def controlplane_cert(consumer):
     """The client certificate (PEM) and the kubeconfig text of the ControlPlane Identity, or
     None while there is none."""
-    if not consumer.exists("identity", f"controlplane-{PROVIDER_ID}", "-n", CNS):
+    text = controlplane_kubeconfig_text(consumer)
+    if not text:
         return None
-    ref = ((consumer.get_json("identity", f"controlplane-{PROVIDER_ID}", "-n", CNS).get("status") or {})
-           .get("kubeconfigSecretRef") or {}).get("name")
-    if not ref or not consumer.exists("secret", ref, "-n", CNS):
-        return None
-    text = base64.b64decode(consumer.get_json("secret", ref, "-n", CNS)["data"]["kubeconfig"]).decode()
     line = next(x for x in text.splitlines() if "client-certificate-data" in x)
     return base64.b64decode(line.split(":", 1)[1].strip()), text
 

@@ -353,12 +353,25 @@ def test_renewed_slice_certificate_reaches_the_consumers_kubeconfig(provider, co
 
 # --- what a consumer's own writes may wake (docs/threat-model.md) ---------------------------
 
+def controlplane_kubeconfig_text(consumer):
+    """The consumer's ControlPlane kubeconfig for the provider (its Identity's Secret), or None
+    while there is none."""
+    name = f"controlplane-{PROVIDER_ID}"
+    if not consumer.exists("identity", name, "-n", CNS):
+        return None
+    ref = ((consumer.get_json("identity", name, "-n", CNS).get("status") or {})
+           .get("kubeconfigSecretRef") or {}).get("name")
+    if not ref or not consumer.exists("secret", ref, "-n", CNS):
+        return None
+    return base64.b64decode(consumer.get_json("secret", ref, "-n", CNS)["data"]["kubeconfig"]).decode()
+
+
 def controlplane_kubeconfig(consumer, tmp_path):
-    """The consumer's ControlPlane kubeconfig for the provider (its Identity's Secret), as a file."""
-    ident = consumer.get_json("identity", f"controlplane-{PROVIDER_ID}", "-n", CNS)
-    secret = consumer.get_json("secret", ident["status"]["kubeconfigSecretRef"]["name"], "-n", CNS)
+    """The consumer's ControlPlane kubeconfig for the provider, as a file."""
+    text = controlplane_kubeconfig_text(consumer)
+    assert text, "the consumer has no ControlPlane kubeconfig"
     path = tmp_path / "controlplane.kubeconfig"
-    path.write_bytes(base64.b64decode(secret["data"]["kubeconfig"]))
+    path.write_text(text)
     return path
 
 

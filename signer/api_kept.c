@@ -53,10 +53,9 @@ json_object *tg_api_kept(tg_settled *kept, const char *path, const char *rv)
     json_object *obj = NULL;
     const char *got;
 
-    if (!kept || !rv || !*rv || !(text = malloc(KEPT_MAX)))
+    if (!kept || !rv || !*rv || !(text = tg_settled_marked_text(kept, path, tg_wq_now_ms())))
         return NULL;
-    if (tg_settled_marked(kept, path, text, KEPT_MAX, tg_wq_now_ms()) && strlen(text) < KEPT_MAX - 1 &&
-        (obj = tg_json_parse(text, strlen(text), NULL, 0)) &&
+    if ((obj = tg_json_parse(text, strlen(text), NULL, 0)) &&
         (!(got = tg_json_path_string(obj, "metadata", "resourceVersion", NULL)) || strcmp(got, rv) != 0)) {
         json_object_put(obj);   /* another version: the informer has moved on (or not caught up) */
         obj = NULL;

@@ -39,12 +39,12 @@ static const char *const keep_tenant_slice[] = {"spec", "status.resources", "sta
 
 /* What tg_binding_owner_of reads of a binding besides its metadata (labels
  * included): a binding with many subjects costs only their kinds and names. */
-static const char *const keep_binding[] = {"subjects.kind", "subjects.name", "roleRef.kind", "roleRef.name", NULL};
+#define BINDING_FIELDS "subjects.kind", "subjects.name", "roleRef.kind", "roleRef.name"
+static const char *const keep_binding[] = {BINDING_FIELDS, NULL};
 /* A RoleBinding's annotations too: the Tenant controller prunes from this
  * cache (tenant_rbac.c), and a revocable consumer's binding says in one that
  * it lists per-certificate groups. Indexed by namespace for that reader. */
-static const char *const keep_rolebinding[] = {"subjects.kind", "subjects.name", "roleRef.kind", "roleRef.name",
-                                               "metadata.annotations", NULL};
+static const char *const keep_rolebinding[] = {BINDING_FIELDS, "metadata.annotations", NULL};
 
 /* The metadata each provider cache's readers look at beside the name,
  * namespace, resourceVersion and deletionTimestamp (tg_cache_keep_metadata):

@@ -241,6 +241,24 @@ int tg_settled_marked(tg_settled *t, const char *key, char *value, size_t value_
     return marked;
 }
 
+char *tg_settled_marked_text(tg_settled *t, const char *key, uint64_t now_ms)
+{
+    settled_rec **pp, *r;
+    char *text = NULL;
+
+    if (!key)
+        return NULL;
+    pthread_mutex_lock(&t->mu);
+    if ((r = *(pp = slot_of(t, key)))) {
+        if (r->due_ms <= now_ms)
+            unlink_rec(t, pp);
+        else if (!r->rv)
+            text = strdup(r->dep_a ? r->dep_a : "");
+    }
+    pthread_mutex_unlock(&t->mu);
+    return text;
+}
+
 void tg_settled_forget(tg_settled *t, const char *key)
 {
     if (!t || !key)

@@ -45,6 +45,12 @@ int tg_settled_mark(tg_settled *t, const char *key, const char *value, uint64_t 
  * value (value_len bytes, truncated); else 0. */
 int tg_settled_marked(tg_settled *t, const char *key, char *value, size_t value_len, uint64_t now_ms);
 
+/* The text of key's mark while it is before its due time, as a malloc'd
+ * copy of its own size; else NULL (or out of memory). For large texts (a
+ * kept copy of an object): a reader needs no buffer of the largest size,
+ * whose malloc would make glibc consolidate its small free chunks. */
+char *tg_settled_marked_text(tg_settled *t, const char *key, uint64_t now_ms);
+
 void tg_settled_forget(tg_settled *t, const char *key);
 
 /* Records held (expired ones are dropped lazily, on lookup and on put). */

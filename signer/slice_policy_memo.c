@@ -94,13 +94,10 @@ int rs_memo_get(tg_signer *s, const char *what, uint64_t seen_us, json_object **
     int got = 0;
 
     *obj = NULL;
-    if (!s->settled || !seen_us || !(text = malloc(MEMO_MAX)))
+    if (!s->settled || !seen_us || memo_key(what, "read", key, sizeof(key)) != 0 ||
+        memo_key(what, "changed", changed, sizeof(changed)) != 0)
         return 0;
-    if (memo_key(what, "read", key, sizeof(key)) != 0 || memo_key(what, "changed", changed, sizeof(changed)) != 0) {
-        free(text);
-        return 0;
-    }
-    if (tg_settled_marked(s->settled, key, text, MEMO_MAX, tg_wq_now_ms()) && strlen(text) < MEMO_MAX - 1) {
+    if ((text = tg_settled_marked_text(s->settled, key, tg_wq_now_ms())) != NULL) {
         start = strtoull(text, &rest, 10);
         /* strictly after: the read began once the request was already
          * there, and after the last change a watch showed */

@@ -108,6 +108,28 @@ static void test_marks(void **state)
     tg_settled_free(t);
 }
 
+/* A mark's whole text, however long, as a copy of its own size: the kept
+ * copy of an object is read this way. */
+static void test_marked_text(void **state)
+{
+    tg_settled *t = tg_settled_new();
+    char big[40000], *text;
+
+    (void)state;
+    memset(big, 'k', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(tg_settled_mark(t, "/apis/x/ns/a", big, 0, 30000), 0);
+    assert_non_null(text = tg_settled_marked_text(t, "/apis/x/ns/a", 29999));
+    assert_string_equal(text, big);
+    free(text);
+    assert_null(tg_settled_marked_text(t, "/apis/x/ns/b", 10));
+    assert_int_equal(tg_settled_put(t, "r", "1", "d", NULL, 0, 100), 0);
+    assert_null(tg_settled_marked_text(t, "r", 10));   /* a record is not a mark */
+    assert_null(tg_settled_marked_text(t, "/apis/x/ns/a", 30000));   /* due: gone */
+    assert_int_equal(tg_settled_count(t), 1);
+    tg_settled_free(t);
+}
+
 static void test_expired_records_are_swept(void **state)
 {
     tg_settled *t = tg_settled_new();
@@ -183,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_lagging_view_catches_up),
         cmocka_unit_test(test_put_replaces),
         cmocka_unit_test(test_marks),
+        cmocka_unit_test(test_marked_text),
         cmocka_unit_test(test_expired_records_are_swept),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_bytes_per_record),
