@@ -490,3 +490,38 @@ int tg_csr_cert_group(const unsigned char *pem, size_t pem_len, char *out, size_
     OPENSSL_free(der);
     return rc;
 }
+
+int tg_csr_public_key(const unsigned char *pem, size_t pem_len, unsigned char **der, size_t *der_len)
+{
+    unsigned char *req_der = NULL;
+    const unsigned char *p, *raw;
+    long req_len = 0;
+    char found[128];
+    TG_REQ *req = NULL;
+    EVP_PKEY *k = NULL;
+    tg_spki_status st;
+    int ed, n = -1;
+
+    *der = NULL;
+    *der_len = 0;
+    if (tg_pem_single_block(pem, pem_len, "CERTIFICATE REQUEST", &req_der, &req_len, found, sizeof(found)) != 0)
+        return -1;
+    p = req_der;
+    if ((req = d2i_TG_REQ(NULL, &p, req_len)) != NULL) {
+        /* the key must read as a key, as X509_REQ_get0_pubkey would have it */
+        ed = tg_spki_ed25519_raw(req->info->spki, &raw);
+        if (ed == 1 || (ed == 0 && (k = tg_spki_to_pkey_any(req->info->spki, &st)) != NULL))
+            n = i2d_TG_SPKI(req->info->spki, der);
+    }
+    EVP_PKEY_free(k);
+    ERR_clear_error();
+    TG_REQ_free(req);
+    OPENSSL_free(req_der);
+    if (n <= 0) {
+        OPENSSL_free(*der);
+        *der = NULL;
+        return -1;
+    }
+    *der_len = (size_t)n;
+    return 0;
+}

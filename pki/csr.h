@@ -27,6 +27,13 @@ char *tg_csr_build_group(EVP_PKEY *key, const char *cn, const char *org, const c
  * Reads only; the CSR is checked by tg_csr_check. */
 int tg_csr_cert_group(const unsigned char *pem, size_t pem_len, char *out, size_t out_len);
 
+/* The SubjectPublicKeyInfo of a PEM CSR (exactly one CERTIFICATE REQUEST
+ * block), DER-encoded into *der (OPENSSL_free): 0, or -1 when the request
+ * does not parse or its key cannot be read. Reads only, without OpenSSL
+ * 3.0's decoder chain for Ed25519, RSA and named-curve EC keys (spki.h):
+ * the signer compares it with the key of the certificate issued for it. */
+int tg_csr_public_key(const unsigned char *pem, size_t pem_len, unsigned char **der, size_t *der_len);
+
 /* Steps 7-10 over PEM text: exactly one CERTIFICATE REQUEST block and nothing
  * after it (7), valid self-signature (7), subject only O and CN, no extensions,
  * no other attributes (8), exactly one CN == cluster_id and one O == liqo.io,

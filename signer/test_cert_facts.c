@@ -82,9 +82,20 @@ static char *cert_b64(EVP_PKEY *key, const char *group, long valid_s)
     return b64_of_bio(b);
 }
 
+/* A P-256 key whose public point is written compressed or not. */
+static EVP_PKEY *p256(const char *point_format)
+{
+    EVP_PKEY *k = EVP_EC_gen("P-256");
+
+    assert_non_null(k);
+    assert_int_equal(EVP_PKEY_set_utf8_string_param(k, "point-format", point_format), 1);
+    return k;
+}
+
 typedef struct fixture {
-    EVP_PKEY *key, *other;
+    EVP_PKEY *key, *other, *ec;
     char *csr, *other_csr, *cert, *plain_cert;
+    char *ec_csr, *ec_cert;   /* one EC key: the CSR's point compressed, the certificate's not */
     tg_cert_memo *memo;
 } fixture;
 
@@ -98,6 +109,10 @@ static int setup(void **state)
     f->other_csr = csr_b64(f->other);
     f->cert = cert_b64(f->key, GROUP, 3600);
     f->plain_cert = cert_b64(f->key, NULL, 3600);
+    f->ec = p256("compressed");
+    f->ec_csr = csr_b64(f->ec);
+    assert_int_equal(EVP_PKEY_set_utf8_string_param(f->ec, "point-format", "uncompressed"), 1);
+    f->ec_cert = cert_b64(f->ec, GROUP, 3600);
     f->memo = tg_cert_memo_new();
     *state = f;
     return 0;
@@ -109,6 +124,9 @@ static int teardown(void **state)
 
     EVP_PKEY_free(f->key);
     EVP_PKEY_free(f->other);
+    EVP_PKEY_free(f->ec);
+    free(f->ec_csr);
+    free(f->ec_cert);
     free(f->csr);
     free(f->other_csr);
     free(f->cert);
@@ -121,7 +139,8 @@ static int teardown(void **state)
 /* One row: a certificate against a CSR, and what must be read of them. */
 typedef struct facts_case {
     const char *what;
-    int cert, csr;             /* 0: fixture's own; 1: the other (a certificate without group; another key's CSR); 2: garbage */
+    int cert, csr;             /* 0: fixture's own; 1: the other (a certificate without group; another key's CSR); 2: garbage;
+                                * 3: the EC key's (the same key in two encodings) */
     int parses, certifies, group_rc;
 } facts_case;
 
@@ -131,6 +150,8 @@ static const facts_case facts_cases[] = {
     {"another key's CSR", 0, 1, 1, 0, 1},
     {"a CSR that does not parse", 0, 2, 1, -1, 1},
     {"a certificate that does not parse", 2, 0, 0, 0, -1},
+    {"the same EC key, compressed in the CSR", 3, 3, 1, 1, 1},
+    {"an EC certificate against an Ed25519 CSR", 3, 0, 1, 0, 1},
 };
 
 static void test_facts_read_as_parsing_would(void **state)
@@ -140,8 +161,11 @@ static void test_facts_read_as_parsing_would(void **state)
 
     for (size_t i = 0; i < sizeof(facts_cases) / sizeof(facts_cases[0]); i++) {
         const facts_case *fc = &facts_cases[i];
-        const char *cert = fc->cert == 0 ? f->cert : fc->cert == 1 ? f->plain_cert : "bm90IGEgY2VydGlmaWNhdGU=";
-        const char *csr = fc->csr == 0 ? f->csr : fc->csr == 1 ? f->other_csr : "bm90IGEgQ1NS";
+        const char *cert = fc->cert == 0   ? f->cert
+                           : fc->cert == 1 ? f->plain_cert
+                           : fc->cert == 3 ? f->ec_cert
+                                           : "bm90IGEgY2VydGlmaWNhdGU=";
+        const char *csr = fc->csr == 0 ? f->csr : fc->csr == 1 ? f->other_csr : fc->csr == 3 ? f->ec_csr : "bm90IGEgQ1NS";
 
         for (int look = 0; look < 2; look++) {   /* parsed, then from the memo: the same */
             tg_cert_facts got;
