@@ -1085,7 +1085,15 @@ int tg_cache_get_digest(tg_cache *c, const char *ns, const char *name, tg_cache_
     return found;
 }
 
-static size_t get_by(tg_cache *c, int idx, const char *value, tg_cache_visit_cb visit, void *data)
+/* 1 when e may hold the JSON text quoted (a serialised string): a compact
+ * entry whose text lacks it cannot (same serialisation, same escapes). */
+static int may_hold(const cache_entry *e, const char *quoted)
+{
+    return !quoted || !e->stored || strstr(stored_json(e->stored), quoted) != NULL;
+}
+
+static size_t get_by(tg_cache *c, int idx, const char *value, const char *quoted, tg_cache_visit_cb visit,
+                     void *data)
 {
     size_t n = 0;
     if (c->index[idx] == NULL || value == NULL)
@@ -1096,7 +1104,8 @@ static size_t get_by(tg_cache *c, int idx, const char *value, tg_cache_visit_cb 
         n = b->count;
     } else if (b != NULL) {
         for (cache_entry *e = b->head; e; e = e->idx_next[idx])
-            n += (size_t)visit_entry(e, visit, data);
+            if (may_hold(e, quoted))
+                n += (size_t)visit_entry(e, visit, data);
     }
     pthread_rwlock_unlock(&c->lock);
     return n;
@@ -1104,17 +1113,31 @@ static size_t get_by(tg_cache *c, int idx, const char *value, tg_cache_visit_cb 
 
 size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb visit, void *data)
 {
-    return get_by(c, IDX_LABEL, value, visit, data);
+    return get_by(c, IDX_LABEL, value, NULL, visit, data);
+}
+
+size_t tg_cache_get_by_index_holding(tg_cache *c, const char *value, const char *holds, tg_cache_visit_cb visit,
+                                     void *data)
+{
+    json_object *str = holds ? json_object_new_string(holds) : NULL;
+    /* serialised as stored texts are (text_without_outside) */
+    const char *quoted = str ? json_object_to_json_string_ext(str, JSON_C_TO_STRING_PLAIN |
+                                                                       JSON_C_TO_STRING_NOSLASHESCAPE)
+                             : NULL;
+    size_t n = holds && !quoted ? 0 : get_by(c, IDX_LABEL, value, quoted, visit, data);
+
+    json_object_put(str);
+    return n;
 }
 
 size_t tg_cache_get_by_namespace(tg_cache *c, const char *ns, tg_cache_visit_cb visit, void *data)
 {
-    return get_by(c, IDX_NAMESPACE, ns, visit, data);
+    return get_by(c, IDX_NAMESPACE, ns, NULL, visit, data);
 }
 
 size_t tg_cache_get_by_name(tg_cache *c, const char *name, tg_cache_visit_cb visit, void *data)
 {
-    return get_by(c, IDX_NAME, name, visit, data);
+    return get_by(c, IDX_NAME, name, NULL, visit, data);
 }
 
 size_t tg_cache_foreach(tg_cache *c, tg_cache_visit_cb visit, void *data)

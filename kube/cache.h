@@ -164,6 +164,15 @@ int tg_cache_get_digest(tg_cache *c, const char *ns, const char *name, tg_cache_
  * (visit NULL: how many there are, without a walk). */
 size_t tg_cache_get_by_index(tg_cache *c, const char *value, tg_cache_visit_cb visit, void *data);
 
+/* The same, visiting only objects that hold the string holds somewhere (as a
+ * member's value or name): in compact mode the others are passed over by a
+ * search of their text, without a parse. For a reader that wants few of
+ * many (the CSRs of one slice among a consumer's): the visitor still checks
+ * where the string is. Not for the name, namespace or resourceVersion, which
+ * compact mode keeps beside the text. Returns how many were visited. */
+size_t tg_cache_get_by_index_holding(tg_cache *c, const char *value, const char *holds, tg_cache_visit_cb visit,
+                                     void *data);
+
 /* Every object in namespace ns, and every object called name in any
  * namespace, from the indexes of tg_cache_index_metadata (0 when that index
  * is off). Same returns as tg_cache_get_by_index: a count without a walk

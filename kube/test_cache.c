@@ -326,6 +326,58 @@ static void test_index_duplicates(void **state)
     tg_cache_free(c);
 }
 
+/* An object of index value cl01 whose annotation "ref" is ref. */
+static json_object *with_ref(const char *name, const char *ref)
+{
+    json_object *o = obj("liqo-tenant-cl01", name, "1", "cl01"), *ann = json_object_new_object();
+
+    json_object_object_add(ann, "ref", json_object_new_string(ref));
+    json_object_object_add(tg_json_path(o, "metadata", NULL), "annotations", ann);
+    return o;
+}
+
+typedef struct ref_count {
+    const char *want;
+    int visited, holding;
+} ref_count;
+
+static void count_ref(json_object *o, void *data)
+{
+    ref_count *r = data;
+    const char *ref = tg_json_path_string(o, "metadata", "annotations", "ref", NULL);
+
+    r->visited++;
+    r->holding += ref && strcmp(ref, r->want) == 0;
+}
+
+/* tg_cache_get_by_index_holding: every object holding the string is
+ * visited, in both modes; in compact mode only those (escapes included). */
+static void test_index_holding(void **state)
+{
+    static const char *const refs[] = {"liqo-tenant-cl01/s1", "liqo-tenant-cl01/s2", "a\"b\\c/\u00e9"};
+    tg_cache *c = cache_new(state, INDEX);
+    int compact = *(const int *)*state;
+    json_object *items[3];
+
+    for (size_t i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "csr-%zu", i);
+        items[i] = with_ref(name, refs[i]);
+    }
+    assert_int_equal(list_replace(c, "5", items, 3, NULL), 0);
+    for (size_t i = 0; i < 3; i++) {
+        ref_count r = {.want = refs[i]};
+        size_t n = tg_cache_get_by_index_holding(c, "cl01", refs[i], count_ref, &r);
+        assert_int_equal(r.holding, 1);
+        assert_int_equal(r.visited, compact ? 1 : 3);
+        assert_int_equal(n, (size_t)r.visited);
+    }
+    ref_count none = {.want = "liqo-tenant-cl01/s3"};
+    assert_int_equal(tg_cache_get_by_index_holding(c, "cl01", none.want, count_ref, &none), compact ? 0 : 3);
+    assert_int_equal(none.holding, 0);
+    tg_cache_free(c);
+}
+
 /* Readers on other threads while the writer churns. */
 typedef struct reader_arg {
     tg_cache *c;
@@ -1637,6 +1689,7 @@ static void test_shrink_field(void **state)
     cmocka_unit_test_prestate(test_bad_input_leaves_cache_alone, (void *)(mode)), \
     cmocka_unit_test_prestate(test_cluster_scoped_and_deleted_unknown, (void *)(mode)), \
     cmocka_unit_test_prestate(test_index_duplicates, (void *)(mode)),          \
+    cmocka_unit_test_prestate(test_index_holding, (void *)(mode)),             \
     cmocka_unit_test_prestate(test_concurrent_readers, (void *)(mode)),        \
     cmocka_unit_test_prestate(test_recorded_list_watch_equals_relist, (void *)(mode)), \
     cmocka_unit_test_prestate(test_keep_fields, (void *)(mode)),               \

@@ -273,7 +273,7 @@ static int cert_from_csrs(slice_ctx *c, const char *secret_name, int secret_exis
         l.ours_from = strtoll(ours + 1, NULL, 10);
     else
         l.ours = marked ? ours : NULL;
-    tg_cache_get_by_index(c->s->csr_cache, c->consumer, on_slice_csr_visit, &l);
+    tg_cache_get_by_index_holding(c->s->csr_cache, c->consumer, ref, on_slice_csr_visit, &l);   /* the slice's own */
     if (l.oom) {
         snprintf(c->err, sizeof(c->err), "out of memory");
         goto out;

@@ -49,7 +49,7 @@ int rs_settled_deps(tg_signer *s, const char *ns, const char *name, const char *
     t = rc_cached_rv(s->tenant_cache, ns, consumer, trv);
     snprintf(ref, sizeof(ref), "%s/%s", ns, name);
     if (!made)   /* the consumer's CSRs are walked only when the text names the newest */
-        tg_cache_get_by_index(s->csr_cache, consumer, on_csr, &l);
+        tg_cache_get_by_index_holding(s->csr_cache, consumer, ref, on_csr, &l);   /* the slice's own */
     if (made)
         n = snprintf(deps, len, "t=%s;c=%s:0:0", t ? t : "-", made);
     else if (l.newest.found)
