@@ -122,6 +122,18 @@ int tg_cert_group_record_needed(int64_t not_after, int64_t now)
     return not_after <= 0 || now <= not_after;
 }
 
+int tg_cert_group_name_entry(const X509_NAME_ENTRY *e, char *group, size_t group_len)
+{
+    const ASN1_STRING *d = X509_NAME_ENTRY_get_data(e);
+    int n = ASN1_STRING_length(d);
+
+    if (OBJ_obj2nid(X509_NAME_ENTRY_get_object(e)) != NID_organizationName || n < (int)PREFIX_LEN ||
+        strncasecmp((const char *)ASN1_STRING_get0_data(d), TG_CERT_GROUP_PREFIX, PREFIX_LEN) != 0)
+        return 0;
+    snprintf(group, group_len, "%.*s", n, (const char *)ASN1_STRING_get0_data(d));
+    return 1;
+}
+
 /* The one group-form O of name into group ("" when none): 0, or -1 when several. */
 static int subject_group(const X509_NAME *name, char *group, size_t group_len)
 {
@@ -129,16 +141,12 @@ static int subject_group(const X509_NAME *name, char *group, size_t group_len)
 
     group[0] = '\0';
     for (int i = 0; i < X509_NAME_entry_count(name); i++) {
-        const X509_NAME_ENTRY *e = X509_NAME_get_entry(name, i);
-        const ASN1_STRING *d = X509_NAME_ENTRY_get_data(e);
-        int n = ASN1_STRING_length(d);
-
-        if (OBJ_obj2nid(X509_NAME_ENTRY_get_object(e)) != NID_organizationName || n < (int)PREFIX_LEN ||
-            strncasecmp((const char *)ASN1_STRING_get0_data(d), TG_CERT_GROUP_PREFIX, PREFIX_LEN) != 0)
+        char one[TG_CERT_GROUP_MAX];
+        if (!tg_cert_group_name_entry(X509_NAME_get_entry(name, i), one, sizeof(one)))
             continue;
         if (++count > 1)
             return -1;
-        snprintf(group, group_len, "%.*s", n, (const char *)ASN1_STRING_get0_data(d));
+        snprintf(group, group_len, "%s", one);
     }
     return 0;
 }

@@ -75,6 +75,11 @@ int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size
 int tg_cert_group_of_x509(const X509 *cert, char *cn, size_t cn_len, char *group, size_t group_len,
                           int64_t *not_after);
 
+/* 1 when e is an O in the per-certificate group's form, with its text into
+ * group; else 0: the test both readers of a subject apply (the X509_NAME
+ * above, pki/cert_summary.c's). */
+int tg_cert_group_name_entry(const X509_NAME_ENTRY *e, char *group, size_t group_len);
+
 /* ---------- the revocation records ----------
  * A ConfigMap's data in the signer's namespace: key tg_cert_group_key of
  * the group, value the revoked certificate's NotAfter in unix seconds

@@ -47,6 +47,29 @@ typedef struct tg_req_st {
 } TG_REQ;
 DECLARE_ASN1_FUNCTIONS(TG_REQ)
 
+/* X.509 TBSCertificate the same way: the names as plain stacks, the key
+ * undecoded (d2i_X509 decodes both, the key through the decoder chain). */
+typedef struct tg_cert_info_st {
+    ASN1_INTEGER *version;       /* [0] EXPLICIT, optional */
+    ASN1_INTEGER *serial;
+    X509_ALGOR *sig_alg;
+    TG_NAME *issuer;
+    X509_VAL *validity;
+    TG_NAME *subject;
+    TG_SPKI *spki;
+    ASN1_BIT_STRING *issuer_uid;           /* [1] IMPLICIT, optional */
+    ASN1_BIT_STRING *subject_uid;          /* [2] IMPLICIT, optional */
+    STACK_OF(X509_EXTENSION) *extensions;  /* [3] EXPLICIT, optional */
+} TG_CERT_INFO;
+DECLARE_ASN1_FUNCTIONS(TG_CERT_INFO)
+
+typedef struct tg_cert_st {
+    TG_CERT_INFO *info;
+    X509_ALGOR *sig_alg;
+    ASN1_BIT_STRING *signature;
+} TG_CERT;
+DECLARE_ASN1_FUNCTIONS(TG_CERT)
+
 typedef enum tg_spki_status {
     TG_SPKI_OK = 0,
     TG_SPKI_UNSUPPORTED,       /* an algorithm outside Ed25519 / RSA / EC */

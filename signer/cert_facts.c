@@ -8,12 +8,11 @@
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 
 #include "kube/base64.h"
+#include "pki/cert_summary.h"
 #include "pki/csr.h"
-#include "signer/renewal.h"
 
 /* 2,048 entries of about 70 bytes, the names beside them only for
  * certificates: enough for every slice a burst has between its CSR's first
@@ -136,68 +135,59 @@ static void count_parse(tg_cert_memo *m)
 }
 
 /* The PEM text inside base64, as a memory BIO (freed with its text). */
-static BIO *pem_bio(const char *b64, unsigned char **text)
+/* The text a base64 field holds (malloc'd, *len set), or NULL. */
+static unsigned char *decoded(const char *b64, size_t *len)
 {
     char err[64];
-    size_t len = 0;
-    BIO *b;
+    unsigned char *text = b64 ? tg_base64_decode(b64, strlen(b64), len, err, sizeof(err)) : NULL;
 
-    *text = b64 ? tg_base64_decode(b64, strlen(b64), &len, err, sizeof(err)) : NULL;
-    if (!*text || len == 0 || len >= MAX_TEXT || !(b = BIO_new_mem_buf(*text, (int)len))) {
-        free(*text);
-        *text = NULL;
-        return NULL;
+    if (text && (*len == 0 || *len >= MAX_TEXT)) {
+        free(text);
+        text = NULL;
     }
-    return b;
+    return text;
 }
 
-/* The CSR's SubjectPublicKeyInfo DER (OPENSSL_free), or NULL: read through
- * pki's templates, not PEM_read_bio_X509_REQ, whose OpenSSL 3.0 decoder
- * chain for the key cost 6% of the signer's CPU in a slice burst. */
+/* The CSR's SubjectPublicKeyInfo DER (OPENSSL_free), or NULL. Certificates
+ * and CSRs are read with pki's templates, not d2i_X509 and
+ * PEM_read_bio_X509_REQ, whose OpenSSL 3.0 decoder chain for the key cost
+ * 11% of the signer's CPU in a slice burst. */
 static unsigned char *csr_spki(const char *csr_b64, size_t *len)
 {
-    char err[64];
     size_t text_len = 0;
-    unsigned char *text = csr_b64 ? tg_base64_decode(csr_b64, strlen(csr_b64), &text_len, err, sizeof(err)) : NULL;
-    unsigned char *der = NULL;
+    unsigned char *text = decoded(csr_b64, &text_len), *der = NULL;
 
-    if (text && text_len > 0 && text_len < MAX_TEXT && tg_csr_public_key(text, text_len, &der, len) != 0)
+    if (text && tg_csr_public_key(text, text_len, &der, len) != 0)
         der = NULL;
     free(text);
     return der;
 }
 
-/* 1 when the certificate's key is the CSR's (spki, DER), 0 when not. The
- * encodings are compared first; only when they differ are both keys
- * decoded and compared as keys (one encoding of a key is not the only one). */
-static int certifies(X509 *x, const unsigned char *spki, size_t spki_len)
+/* The key a SubjectPublicKeyInfo DER holds, decoded (slow), or NULL. */
+static EVP_PKEY *key_of(const unsigned char *der, size_t len)
 {
-    unsigned char *have = NULL;
-    const unsigned char *p = spki;
-    int n = x ? i2d_X509_PUBKEY(X509_get_X509_PUBKEY(x), &have) : -1, same;
-    EVP_PKEY *want;
+    const unsigned char *p = der;
 
-    same = n > 0 && (size_t)n == spki_len && memcmp(have, spki, spki_len) == 0;
-    OPENSSL_free(have);
-    if (same || !x)
-        return same;
-    want = d2i_PUBKEY(NULL, &p, (long)spki_len);
-    same = want && X509_get0_pubkey(x) && EVP_PKEY_eq(X509_get0_pubkey(x), want) == 1;
+    return d2i_PUBKEY(NULL, &p, (long)len);
+}
+
+/* 1 when the certificate's key is the CSR's, 0 when not. The encodings are
+ * compared first; only when they differ are both keys decoded and compared
+ * as keys (one encoding of a key is not the only one). */
+static int certifies(const tg_cert_summary *cert, const unsigned char *spki, size_t spki_len)
+{
+    EVP_PKEY *have, *want;
+    int same;
+
+    if (cert->spki_len == spki_len && memcmp(cert->spki, spki, spki_len) == 0)
+        return 1;
+    have = key_of(cert->spki, cert->spki_len);
+    want = key_of(spki, spki_len);
+    same = have && want && EVP_PKEY_eq(have, want) == 1;
+    EVP_PKEY_free(have);
     EVP_PKEY_free(want);
     ERR_clear_error();
     return same;
-}
-
-static X509 *cert_of(const char *cert_b64)
-{
-    unsigned char *text;
-    BIO *b = pem_bio(cert_b64, &text);
-    X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-
-    BIO_free(b);
-    free(text);
-    ERR_clear_error();
-    return x;
 }
 
 int tg_cert_memo_csr_parses(tg_cert_memo *m, const char *csr_b64)
@@ -222,22 +212,27 @@ int tg_cert_memo_csr_parses(tg_cert_memo *m, const char *csr_b64)
     return e.parses;
 }
 
-/* Parse both texts and read what the slice controller needs. */
 static void facts_parse(const char *cert_b64, const char *csr_b64, entry *e)
 {
-    char cn[sizeof(((tg_cert_facts *)0)->cn)], group[TG_CERT_GROUP_MAX];
-    X509 *x = cert_of(cert_b64);
-    size_t spki_len = 0;
+    tg_cert_summary c;
+    size_t text_len = 0, spki_len = 0;
+    unsigned char *text = decoded(cert_b64, &text_len);
+    int read = text && tg_cert_summary_read((const char *)text, text_len, &c) == 0;
     unsigned char *want = csr_b64 ? csr_spki(csr_b64, &spki_len) : NULL;
 
     e->is_cert = 1;
-    e->parses = tg_cert_validity_x509(x, &e->not_before, &e->not_after) == 0;
-    e->certifies_csr_key = !want ? -1 : certifies(x, want, spki_len);
-    e->group_rc = tg_cert_group_of_x509(x, cn, sizeof(cn), group, sizeof(group), &e->group_not_after);
-    e->cn = strdup(cn);
-    e->group = strdup(group);
+    e->parses = read && c.not_after > c.not_before;
+    e->certifies_csr_key = !want ? -1 : read && certifies(&c, want, spki_len);
+    e->group_rc = read ? c.group_rc : -1;
+    e->group_not_after = read ? (int64_t)c.not_after : 0;
+    e->not_before = read ? c.not_before : 0;
+    e->not_after = read ? c.not_after : 0;
+    e->cn = strdup(read ? c.cn : "");
+    e->group = strdup(read ? c.group : "");
+    if (read)
+        tg_cert_summary_clear(&c);
     OPENSSL_free(want);
-    X509_free(x);
+    free(text);
 }
 
 static void facts_out(const entry *e, tg_cert_facts *out)

@@ -1,5 +1,6 @@
-/* fuzz_pki.c - libFuzzer harness: spec.publicKey parsing and the CSR check
- * (steps 4 and 7-10) over arbitrary bytes. Nothing may crash, leak or hang;
+/* fuzz_pki.c - libFuzzer harness: spec.publicKey parsing, the CSR check
+ * (steps 4 and 7-10) and the signer's readers of a CSR's key and of a
+ * certificate (csr.h, cert_summary.h) over arbitrary bytes. Nothing may crash, leak or hang;
  * a verdict other than the ones these steps can give is a bug too. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "pki/cert_summary.h"
 #include "pki/csr.h"
 #include "pki/keys.h"
 
@@ -18,6 +20,21 @@ static const unsigned char seed_spki[] = {
     0x7d, 0xad, 0x97, 0x79, 0xb8, 0xec, 0xd4, 0x66, 0xf2, 0x39, 0xff, 0xe5, 0x60, 0x85, 0x59, 0x58,
     0x82, 0x8a, 0x03, 0x87, 0xc7, 0x82, 0xc5, 0x68, 0xcc, 0x5f, 0x41, 0x6c,
 };
+
+/* What the signer reads: a key or a summary with a key, or nothing. */
+static void check_readers(const uint8_t *data, size_t size)
+{
+    unsigned char *der = NULL;
+    size_t der_len = 0;
+    tg_cert_summary s;
+
+    if (tg_csr_public_key(data, size, &der, &der_len) == 0 ? der == NULL || der_len == 0 : der != NULL)
+        abort();
+    OPENSSL_free(der);
+    if (tg_cert_summary_read((const char *)data, size, &s) == 0 ? s.spki == NULL || s.spki_len == 0 : s.spki != NULL)
+        abort();
+    tg_cert_summary_clear(&s);
+}
 
 static void check_text(const uint8_t *data, size_t size)
 {
@@ -42,6 +59,7 @@ static void check_text(const uint8_t *data, size_t size)
     if (memchr(v.message, '\n', strlen(v.message)) != NULL)
         abort();
     X509_REQ_free(req);
+    check_readers(data, size);
 }
 
 /* data as the body of a PEM block: reaches the DER parsers directly instead of
@@ -64,6 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 0 && data[0] == 'D') {
         check_der("CERTIFICATE REQUEST", data + 1, size - 1);
         check_der("PUBLIC KEY", data + 1, size - 1);
+        check_der("CERTIFICATE", data + 1, size - 1);
     } else {
         check_text(data, size);
     }
