@@ -1,6 +1,7 @@
 /* cert_group.c - see cert_group.h. */
 #define _GNU_SOURCE   /* timegm */
 #include "cert_group.h"
+#include "cert_summary.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,12 +176,18 @@ out:
 int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size_t cn_len, char *group,
                                  size_t group_len, int64_t *not_after)
 {
-    BIO *bio = BIO_new_mem_buf(pem, (int)pem_len);
-    X509 *cert = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
-    int rc = tg_cert_group_of_x509(cert, cn, cn_len, group, group_len, not_after);
+    tg_cert_summary c;
+    int rc;
 
-    X509_free(cert);
-    BIO_free(bio);
+    cn[0] = group[0] = '\0';
+    *not_after = 0;
+    if (tg_cert_summary_read(pem, pem_len, &c) != 0)
+        return -1;
+    snprintf(cn, cn_len, "%s", c.cn);
+    snprintf(group, group_len, "%s", c.group);
+    *not_after = (int64_t)c.not_after;
+    rc = c.group_rc;
+    tg_cert_summary_clear(&c);
     return rc;
 }
 

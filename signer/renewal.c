@@ -5,15 +5,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-static int asn1_to_time(const ASN1_TIME *a, time_t *out)
-{
-    struct tm tm;
-
-    if (!a || ASN1_TIME_to_tm(a, &tm) != 1)
-        return -1;
-    *out = timegm(&tm);
-    return 0;
-}
+#include "pki/cert_summary.h"
 
 static X509 *cert_parse(const unsigned char *pem, size_t len)
 {
@@ -41,20 +33,17 @@ int tg_cert_key_is(const unsigned char *pem, size_t len, EVP_PKEY *key)
     return r;
 }
 
-int tg_cert_validity_x509(const X509 *x, time_t *not_before, time_t *not_after)
-{
-    if (x && asn1_to_time(X509_get0_notBefore(x), not_before) == 0 &&
-        asn1_to_time(X509_get0_notAfter(x), not_after) == 0 && *not_after > *not_before)
-        return 0;
-    return -1;
-}
-
 int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, time_t *not_after)
 {
-    X509 *x = cert_parse(pem, len);
-    int r = tg_cert_validity_x509(x, not_before, not_after);
+    tg_cert_summary c;
+    int r;
 
-    X509_free(x);
+    if (!pem || len == 0 || len > (1u << 20) || tg_cert_summary_read((const char *)pem, len, &c) != 0)
+        return -1;
+    *not_before = c.not_before;
+    *not_after = c.not_after;
+    r = c.not_after > c.not_before ? 0 : -1;
+    tg_cert_summary_clear(&c);
     return r;
 }
 

@@ -9,11 +9,10 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
-/* NotBefore/NotAfter of one PEM certificate (the first block). 0, or -1 when
- * it does not parse. */
+/* NotBefore/NotAfter of one PEM certificate (the first block), read with
+ * pki/cert_summary.h. 0, or -1 when it does not parse or NotAfter is not
+ * after NotBefore. */
 int tg_cert_validity(const unsigned char *pem, size_t len, time_t *not_before, time_t *not_after);
-/* The same of a certificate already parsed (NULL: -1). */
-int tg_cert_validity_x509(const X509 *x, time_t *not_before, time_t *not_after);
 
 /* 1 when the first PEM certificate certifies key (same key material), 0 when
  * it certifies another key, -1 when it does not parse. A certificate for
