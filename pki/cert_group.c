@@ -135,44 +135,6 @@ int tg_cert_group_name_entry(const X509_NAME_ENTRY *e, char *group, size_t group
     return 1;
 }
 
-/* The one group-form O of name into group ("" when none): 0, or -1 when several. */
-static int subject_group(const X509_NAME *name, char *group, size_t group_len)
-{
-    int count = 0;
-
-    group[0] = '\0';
-    for (int i = 0; i < X509_NAME_entry_count(name); i++) {
-        char one[TG_CERT_GROUP_MAX];
-        if (!tg_cert_group_name_entry(X509_NAME_get_entry(name, i), one, sizeof(one)))
-            continue;
-        if (++count > 1)
-            return -1;
-        snprintf(group, group_len, "%s", one);
-    }
-    return 0;
-}
-
-int tg_cert_group_of_x509(const X509 *cert, char *cn, size_t cn_len, char *group, size_t group_len,
-                          int64_t *not_after)
-{
-    const ASN1_TIME *na;
-    struct tm tm;
-    int rc = -1;
-
-    cn[0] = group[0] = '\0';
-    *not_after = 0;
-    if (!cert || (na = X509_get0_notAfter(cert)) == NULL || ASN1_TIME_to_tm(na, &tm) != 1)
-        goto out;
-    *not_after = (int64_t)timegm(&tm);
-    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, (int)cn_len) < 0)
-        cn[0] = '\0';
-    if (subject_group(X509_get_subject_name(cert), group, group_len) == 0)
-        rc = group[0] ? 1 : 0;
-out:
-    ERR_clear_error();
-    return rc;
-}
-
 int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size_t cn_len, char *group,
                                  size_t group_len, int64_t *not_after)
 {

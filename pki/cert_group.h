@@ -71,13 +71,8 @@ int tg_cert_group_record_needed(int64_t not_after, int64_t now);
  * several groups. */
 int tg_cert_group_of_certificate(const char *pem, size_t pem_len, char *cn, size_t cn_len, char *group,
                                  size_t group_len, int64_t *not_after);
-/* The same of a certificate already parsed (NULL reads as unreadable). */
-int tg_cert_group_of_x509(const X509 *cert, char *cn, size_t cn_len, char *group, size_t group_len,
-                          int64_t *not_after);
-
 /* 1 when e is an O in the per-certificate group's form, with its text into
- * group; else 0: the test both readers of a subject apply (the X509_NAME
- * above, pki/cert_summary.c's). */
+ * group; else 0. */
 int tg_cert_group_name_entry(const X509_NAME_ENTRY *e, char *group, size_t group_len);
 
 /* ---------- the revocation records ----------

@@ -1,4 +1,5 @@
 /* cert_summary.c - see cert_summary.h. */
+#define _GNU_SOURCE   /* timegm */
 #include "cert_summary.h"
 
 #include <stdio.h>

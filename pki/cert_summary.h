@@ -17,7 +17,7 @@ typedef struct tg_cert_summary {
     time_t not_before, not_after;
     char cn[256];                   /* the first CN, "" when none */
     char group[TG_CERT_GROUP_MAX];  /* the per-certificate group, "" when none */
-    int group_rc;                   /* as tg_cert_group_of_x509: 1 a group, 0 none, -1 several */
+    int group_rc;                   /* 1 a group, 0 none, -1 several */
     unsigned char *spki;            /* SubjectPublicKeyInfo, DER */
     size_t spki_len;
 } tg_cert_summary;
