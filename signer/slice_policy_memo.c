@@ -4,6 +4,7 @@
 #include "signer/slice_policy_memo.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,26 @@
  * thousands of tenant entries): parsing it back would cost what a GET saves. */
 #define MEMO_MAX 65536
 
+/* The last time handed out: every call gets a later one than any call
+ * before it, in any thread. Two events in the same microsecond are then
+ * still ordered as they happened: a read that starts after its slice was
+ * noted as seen (the first pass does both) serves the slice's later passes,
+ * where equal times would have to count as "not after". */
+static _Atomic uint64_t last_us;
+
 uint64_t rs_memo_now_us(void)
 {
     struct timespec ts;
+    uint64_t now, prev;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    prev = atomic_load(&last_us);
+    do {
+        if (now <= prev)
+            now = prev + 1;
+    } while (!atomic_compare_exchange_weak(&last_us, &prev, now));
+    return now;
 }
 
 /* The key of a request's first-seen time; -1 without a uid (or too long). */

@@ -50,6 +50,7 @@ void rs_memo_put(tg_signer *s, const char *what, uint64_t start_us, json_object 
 /* `what` changed (a watch showed it): no read started before now serves. */
 void rs_memo_changed(tg_signer *s, const char *what);
 
+/* Microseconds (monotonic), strictly later on every call, in any thread. */
 uint64_t rs_memo_now_us(void);
 
 /* The policy ConfigMap changed. */

@@ -3,6 +3,7 @@
  * and the approval written (or not), the events, and the requeue, failures
  * of the API included. The seed Tenant (cl01) and its request are the
  * matching pair; the rows spoil one input each. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -656,6 +657,47 @@ static void test_slice_user_taken_from_the_tenant_cache(void **state)
     EVP_PKEY_free(key);
 }
 
+/* rs_memo_now_us: strictly later on every call, in every thread, so "a read
+ * that started after the request was seen" holds for two events in the same
+ * microsecond (the first pass notes the slice seen, then reads). */
+#define CLOCK_CALLS 20000
+
+static void *clock_calls(void *out)
+{
+    uint64_t *t = out;
+
+    for (size_t i = 0; i < CLOCK_CALLS; i++)
+        t[i] = rs_memo_now_us();
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void test_memo_clock_never_repeats(void **state)
+{
+    uint64_t *t = calloc(2 * CLOCK_CALLS, sizeof(*t));
+    pthread_t th;
+
+    (void)state;
+    assert_non_null(t);
+    assert_int_equal(pthread_create(&th, NULL, clock_calls, t + CLOCK_CALLS), 0);
+    clock_calls(t);
+    pthread_join(th, NULL);
+    for (size_t i = 1; i < CLOCK_CALLS; i++) {
+        assert_true(t[i] > t[i - 1]);
+        assert_true(t[CLOCK_CALLS + i] > t[CLOCK_CALLS + i - 1]);
+    }
+    qsort(t, 2 * CLOCK_CALLS, sizeof(*t), cmp_u64);
+    for (size_t i = 1; i < 2 * CLOCK_CALLS; i++)
+        assert_true(t[i] != t[i - 1]);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -670,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_slice_csrs_share_a_group_claim_read),
         cmocka_unit_test(test_slice_read_kept_for_the_issue_pass),
         cmocka_unit_test(test_slice_user_taken_from_the_tenant_cache),
+        cmocka_unit_test(test_memo_clock_never_repeats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
