@@ -52,7 +52,7 @@ if(TG_FUZZ)
   foreach(what watch kubeconfig)
     tg_add_fuzz_target(fuzz_kube_${what} SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_${what}.c
       ${CMAKE_CURRENT_LIST_DIR}/cache.c ${CMAKE_CURRENT_LIST_DIR}/kubeconfig.c
-      ${CMAKE_CURRENT_LIST_DIR}/watch.c
+      ${CMAKE_CURRENT_LIST_DIR}/watch.c ${CMAKE_SOURCE_DIR}/common/strtab.c
       UNDER_TEST tg_kubedoc tg_pki CORPUS ${CMAKE_CURRENT_LIST_DIR}/fuzz/${what})
   endforeach()
   # The HTTP/1.1 response reader the webhook's client runs on every byte
