@@ -1,12 +1,13 @@
-"""`peer` of e2e/liqo_repeer.py without clusters: it peers again only when liqoctl failed for a
-slice never Accepted and Liqo's crd-replicator logged, during that peer, that it could not stop
-the old peering's reflections (docs/LIQO.md, "Liqo's own commands in each mode")."""
+"""`peer` of e2e/liqo_repeer.py without clusters: it peers again, at most WEDGE_RETRIES times,
+only when liqoctl failed for a slice never Accepted and Liqo's crd-replicator logged, during that
+peer, that it could not stop the old peering's reflections (docs/LIQO.md, "Liqo's own commands in
+each mode")."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from liqo_repeer import REPLICATOR_WEDGED, SLICE_NOT_ACCEPTED, peer
+from liqo_repeer import REPLICATOR_WEDGED, SLICE_NOT_ACCEPTED, WEDGE_RETRIES, peer
 
 ARGS = ("--kubeconfig", "consumer", "--remote-kubeconfig", "provider", "--timeout", "120s")
 NOT_ACCEPTED = (1, "", f"ERRO: {SLICE_NOT_ACCEPTED}: timed out waiting for the condition")
@@ -28,18 +29,23 @@ class FakeLiqo:
         return self.answers.pop(0)
 
 
-@pytest.mark.parametrize("first, line, calls, retried", [
-    (NOT_ACCEPTED, f"E1207 crdReplicator-operator.go:113] {REPLICATOR_WEDGED}: renews still present",
-     ["peer", "unpeer", "peer"], True),
-    (NOT_ACCEPTED, "", ["peer"], False),                         # nothing logged during this peer
-    ((1, "", "ERRO: forbidden"), REPLICATOR_WEDGED, ["peer"], False),   # another failure
-    ((0, "ok", ""), REPLICATOR_WEDGED, ["peer"], False),
-], ids=["wedged: peered again", "nothing logged", "another failure", "peered"])
-def test_peer_again_only_on_liqos_replicator_wedge(tmp_path, first, line, calls, retried):
+WEDGED = f"E1207 crdReplicator-operator.go:113] {REPLICATOR_WEDGED}: renews still present"
+OK = (0, "ok", "")
+
+
+@pytest.mark.parametrize("answers, line, calls, retried, rc", [
+    ([NOT_ACCEPTED, OK], WEDGED, ["peer", "unpeer", "peer"], 1, 0),
+    ([NOT_ACCEPTED, NOT_ACCEPTED, OK], WEDGED, ["peer", "unpeer", "peer", "unpeer", "peer"], 2, 0),
+    ([NOT_ACCEPTED] * 3, WEDGED, ["peer", "unpeer", "peer", "unpeer", "peer"], WEDGE_RETRIES, 1),
+    ([NOT_ACCEPTED], "", ["peer"], 0, 1),                          # nothing logged during this peer
+    ([(1, "", "ERRO: forbidden")], REPLICATOR_WEDGED, ["peer"], 0, 1),   # another failure
+    ([OK], REPLICATOR_WEDGED, ["peer"], 0, 0),
+], ids=["wedged: peered again", "wedged twice", "wedged past the retries", "nothing logged",
+        "another failure", "peered"])
+def test_peer_again_only_on_liqos_replicator_wedge(tmp_path, answers, line, calls, retried, rc):
     log = tmp_path / "crd-replicator.log"
     log.write_text(f"an earlier peering's line: {REPLICATOR_WEDGED}\n")     # before the peer: not counted
-    liqo = FakeLiqo([first, (0, "", "")], log, line)
+    liqo = FakeLiqo(answers, log, line)
     cons = SimpleNamespace(processes={"crd-replicator": SimpleNamespace(log_path=log)})
-    rc, _, _, again = peer(liqo, cons, *ARGS)
-    assert liqo.calls == calls and again == retried
-    assert rc == (0 if retried else first[0])
+    got_rc, _, _, again = peer(liqo, cons, *ARGS)
+    assert liqo.calls == calls and again == retried and got_rc == rc
