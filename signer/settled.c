@@ -220,41 +220,42 @@ uint64_t tg_settled_check(tg_settled *t, const char *key, const char *rv, const 
     return left;
 }
 
+/* Under mu: key's mark while before its due time, else NULL (an expired
+ * record is dropped; a settled record is not a mark). */
+static const settled_rec *live_mark(tg_settled *t, const char *key, uint64_t now_ms)
+{
+    settled_rec **pp = slot_of(t, key), *r = *pp;
+
+    if (r && r->due_ms <= now_ms) {
+        unlink_rec(t, pp);
+        return NULL;
+    }
+    return r && !r->rv ? r : NULL;
+}
+
 int tg_settled_marked(tg_settled *t, const char *key, char *value, size_t value_len, uint64_t now_ms)
 {
-    settled_rec **pp, *r;
-    int marked = 0;
+    const settled_rec *r;
 
     if (!key)
         return 0;
     pthread_mutex_lock(&t->mu);
-    if ((r = *(pp = slot_of(t, key)))) {
-        if (r->due_ms <= now_ms) {
-            unlink_rec(t, pp);
-        } else if (!r->rv) {
-            marked = 1;
-            if (value && value_len)
-                snprintf(value, value_len, "%s", r->dep_a ? r->dep_a : "");
-        }
-    }
+    if ((r = live_mark(t, key, now_ms)) && value && value_len)
+        snprintf(value, value_len, "%s", r->dep_a ? r->dep_a : "");
     pthread_mutex_unlock(&t->mu);
-    return marked;
+    return r != NULL;
 }
 
 char *tg_settled_marked_text(tg_settled *t, const char *key, uint64_t now_ms)
 {
-    settled_rec **pp, *r;
+    const settled_rec *r;
     char *text = NULL;
 
     if (!key)
         return NULL;
     pthread_mutex_lock(&t->mu);
-    if ((r = *(pp = slot_of(t, key)))) {
-        if (r->due_ms <= now_ms)
-            unlink_rec(t, pp);
-        else if (!r->rv)
-            text = strdup(r->dep_a ? r->dep_a : "");
-    }
+    if ((r = live_mark(t, key, now_ms)))
+        text = strdup(r->dep_a ? r->dep_a : "");
     pthread_mutex_unlock(&t->mu);
     return text;
 }
